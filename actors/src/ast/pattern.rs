@@ -1,0 +1,366 @@
+//! Compiling a pattern: the scaffold ladder.
+//!
+//! A fragment like `dispose($X)` means different things depending on where
+//! it stands: at the top level of a Dart file it is a valid *function
+//! signature*, inside a function body it is a call. Parsing fragments in
+//! isolation therefore finds the wrong kind of node and then silently
+//! matches nothing. Instead the fragment is tried inside a ladder of minimal
+//! contexts — a statement in a function body, an expression, a class member,
+//! a top-level declaration — and the first context that parses without any
+//! syntax error wins. The pattern is the node that spans exactly the
+//! fragment (or the fragment plus a `;` the ladder appended).
+//!
+//! A fragment no context accepts is an error that names the contexts tried,
+//! never a search that quietly finds nothing.
+
+use std::collections::BTreeSet;
+
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::{Language, Pattern};
+
+use super::lang::Lang;
+
+/// How many literal tokens the prefilter checks per file, longest first.
+const PREFILTER_TOKENS: usize = 4;
+
+/// One rung of the ladder: the fragment goes between `prefix` and `suffix`,
+/// each of its lines after the first indented by `indent`.
+struct Scaffold {
+    context: &'static str,
+    prefix: &'static str,
+    suffix: &'static str,
+    indent: &'static str,
+}
+
+const fn rung(
+    context: &'static str,
+    prefix: &'static str,
+    suffix: &'static str,
+    indent: &'static str,
+) -> Scaffold {
+    Scaffold {
+        context,
+        prefix,
+        suffix,
+        indent,
+    }
+}
+
+const STATEMENT: &str = "a statement";
+const EXPRESSION: &str = "an expression";
+const MEMBER: &str = "a class member";
+const DECLARATION: &str = "a top-level declaration";
+
+/// The ladder for each language, in the order it is tried.
+fn ladder(lang: Lang) -> &'static [Scaffold] {
+    const DART: &[Scaffold] = &[
+        rung(STATEMENT, "void __tetherScaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "var __tetherScaffold = ", ";\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const PYTHON: &[Scaffold] = &[
+        rung(STATEMENT, "def __tether_scaffold():\n    ", "\n", "    "),
+        rung(EXPRESSION, "__tether_scaffold = (\n", "\n)\n", ""),
+        rung(MEMBER, "class __TetherScaffold:\n    ", "\n", "    "),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const RUST: &[Scaffold] = &[
+        rung(STATEMENT, "fn __tether_scaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "fn __tether_scaffold() { let _ = ", "; }\n", ""),
+        rung(MEMBER, "impl __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const C: &[Scaffold] = &[
+        rung(STATEMENT, "void __tether_scaffold(void) {\n", "\n}\n", ""),
+        rung(
+            EXPRESSION,
+            "void __tether_scaffold(void) { __tether_value = ",
+            "; }\n",
+            "",
+        ),
+        rung(MEMBER, "struct __tether_scaffold {\n", "\n};\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const CPP: &[Scaffold] = &[
+        rung(STATEMENT, "void __tether_scaffold() {\n", "\n}\n", ""),
+        rung(
+            EXPRESSION,
+            "void __tether_scaffold() { __tether_value = ",
+            "; }\n",
+            "",
+        ),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n};\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const JS: &[Scaffold] = &[
+        rung(STATEMENT, "function __tetherScaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "__tetherScaffold = (", ");\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const GO: &[Scaffold] = &[
+        rung(
+            STATEMENT,
+            "package p\nfunc __tetherScaffold() {\n",
+            "\n}\n",
+            "",
+        ),
+        rung(EXPRESSION, "package p\nvar __tetherScaffold = ", "\n", ""),
+        rung(
+            MEMBER,
+            "package p\ntype __tetherScaffold struct {\n",
+            "\n}\n",
+            "",
+        ),
+        rung(DECLARATION, "package p\n", "\n", ""),
+    ];
+    match lang {
+        Lang::Dart => DART,
+        Lang::Python => PYTHON,
+        Lang::Rust => RUST,
+        Lang::C => C,
+        Lang::Cpp => CPP,
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => JS,
+        Lang::Go => GO,
+    }
+}
+
+/// Whether statements in the language end with `;`, so the ladder may append one.
+fn uses_semicolons(lang: Lang) -> bool {
+    !matches!(lang, Lang::Python | Lang::Go)
+}
+
+/// Why a pattern could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternCompileError {
+    /// The pattern is empty or only whitespace.
+    #[error("the pattern is empty; give a code fragment such as `print($A)`")]
+    Empty,
+    /// No rung of the ladder parsed the fragment without a syntax error.
+    #[error(
+        "the pattern `{pattern}` is not parseable {lang} code: tried it as {tried}, and each had a syntax error. Check brackets and quotes, and spell metavariables $NAME (upper case), $$$NAME or $_"
+    )]
+    Unparseable {
+        /// The pattern as given.
+        pattern: String,
+        /// The language it was parsed as.
+        lang: Lang,
+        /// The contexts tried, in order.
+        tried: String,
+    },
+    /// The fragment is a lone `$$$` metavariable, which cannot match a single node.
+    #[error(
+        "the pattern `{0}` is a lone multi-node metavariable; use `$VAR`, or wrap `$$$VAR` in a larger pattern such as `f($$$VAR)`"
+    )]
+    LoneMulti(String),
+}
+
+/// A pattern compiled for one language, ready to match.
+pub struct CompiledPattern {
+    /// The language it was compiled for.
+    pub lang: Lang,
+    /// The matcher.
+    pub pattern: Pattern,
+    /// Which rung of the ladder accepted it.
+    pub context: &'static str,
+    /// Literal tokens every match must contain; a file lacking one cannot match.
+    pub required_tokens: Vec<String>,
+    /// The metavariables the pattern binds (without the `$`).
+    pub bound_vars: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for CompiledPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledPattern")
+            .field("lang", &self.lang)
+            .field("context", &self.context)
+            .field("required_tokens", &self.required_tokens)
+            .field("bound_vars", &self.bound_vars)
+            .finish()
+    }
+}
+
+impl CompiledPattern {
+    /// Whether `source` contains every literal token the pattern requires.
+    pub fn may_match(&self, source: &[u8]) -> bool {
+        self.required_tokens
+            .iter()
+            .all(|t| memchr::memmem::find(source, t.as_bytes()).is_some())
+    }
+}
+
+/// Compiles `source` for `lang` through the scaffold ladder.
+pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompileError> {
+    let fragment = source.trim();
+    if fragment.is_empty() {
+        return Err(PatternCompileError::Empty);
+    }
+    let expanded = lang.pre_process_pattern(fragment);
+    let mut variants = vec![expanded.to_string()];
+    if uses_semicolons(lang) && !expanded.ends_with(';') && !expanded.ends_with('}') {
+        variants.push(format!("{expanded};"));
+    }
+    for scaffold in ladder(lang) {
+        for text in &variants {
+            if let Some(pattern) = try_rung(scaffold, text, lang) {
+                return finish(pattern, scaffold.context, lang, fragment);
+            }
+        }
+    }
+    let contexts: Vec<&str> = ladder(lang).iter().map(|s| s.context).collect();
+    Err(PatternCompileError::Unparseable {
+        pattern: fragment.to_string(),
+        lang,
+        tried: contexts.join(", "),
+    })
+}
+
+/// Parses the fragment inside one scaffold; returns the pattern when the
+/// whole text parses cleanly and a node spans exactly the fragment. A
+/// trailing `;` may or may not belong to that node (statements own theirs,
+/// TypeScript fields do not), so the node may end just before or after it.
+fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang) -> Option<Pattern> {
+    let body = indent_lines(fragment, scaffold.indent);
+    let start = scaffold.prefix.len();
+    let end_with_terminator = start + body.len();
+    let end = end_with_terminator - usize::from(body.ends_with(';'));
+    let wrapped = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
+    let root = lang.ast_grep(&wrapped);
+    let tree_root = root.root().get_inner_node();
+    if tree_root.has_error() {
+        return None;
+    }
+    let node = tree_root.descendant_for_byte_range(start, end)?;
+    if node.start_byte() != start || !(end..=end_with_terminator).contains(&node.end_byte()) {
+        return None;
+    }
+    let node = root.adopt(node);
+    Some(Pattern::from(node))
+}
+
+fn finish(
+    pattern: Pattern,
+    context: &'static str,
+    lang: Lang,
+    fragment: &str,
+) -> Result<CompiledPattern, PatternCompileError> {
+    if let PatternNode::MetaVar { meta_var } = &pattern.node {
+        use ast_grep_core::meta_var::MetaVariable;
+        if matches!(
+            meta_var,
+            MetaVariable::MultiCapture(_) | MetaVariable::Multiple
+        ) {
+            return Err(PatternCompileError::LoneMulti(fragment.to_string()));
+        }
+    }
+    let mut tokens = BTreeSet::new();
+    collect_named_terminals(&pattern.node, &mut tokens);
+    let mut required_tokens: Vec<String> = tokens.into_iter().collect();
+    required_tokens.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    required_tokens.truncate(PREFILTER_TOKENS);
+    let bound_vars = pattern
+        .defined_vars()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    Ok(CompiledPattern {
+        lang,
+        pattern,
+        context,
+        required_tokens,
+        bound_vars,
+    })
+}
+
+/// Named leaves must match the target's text exactly (ast-grep compares
+/// their text; unnamed tokens only by kind), so each must occur literally in
+/// any file that can match.
+fn collect_named_terminals(node: &PatternNode, out: &mut BTreeSet<String>) {
+    match node {
+        PatternNode::Terminal {
+            text,
+            is_named: true,
+            ..
+        } if !text.is_empty() => {
+            out.insert(text.clone());
+        }
+        PatternNode::Internal { children, .. } => {
+            for child in children {
+                collect_named_terminals(child, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn indent_lines(fragment: &str, indent: &str) -> String {
+    if indent.is_empty() {
+        return fragment.to_string();
+    }
+    let mut out = String::with_capacity(fragment.len() + 16);
+    for (i, line) in fragment.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(indent);
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dart_call_compiles_as_a_statement_not_a_signature() {
+        let p = compile("dispose($X)", Lang::Dart).unwrap();
+        assert_eq!(p.context, STATEMENT);
+        assert_eq!(p.required_tokens, vec!["dispose".to_string()]);
+        assert!(p.bound_vars.contains("X"));
+    }
+
+    #[test]
+    fn python_multiline_fragment_is_indented_into_the_scaffold() {
+        let p = compile("def $F($$$ARGS):\n    return $X", Lang::Python).unwrap();
+        assert_eq!(p.context, STATEMENT);
+        let vars: Vec<_> = p.bound_vars.iter().cloned().collect();
+        assert_eq!(vars, ["ARGS", "F", "X"]);
+    }
+
+    #[test]
+    fn class_members_fall_through_to_the_member_rung() {
+        let p = compile("private $NAME: $T;", Lang::TypeScript);
+        // `private` is not a statement or an expression in TypeScript.
+        assert_eq!(p.unwrap().context, MEMBER);
+    }
+
+    #[test]
+    fn go_declarations_reach_the_last_rung() {
+        let p = compile("func $F() {}", Lang::Go).unwrap();
+        assert_eq!(p.context, DECLARATION);
+    }
+
+    #[test]
+    fn unparseable_patterns_name_every_context_tried() {
+        let err = compile("print((", Lang::Python).unwrap_err().to_string();
+        for context in [STATEMENT, EXPRESSION, MEMBER, DECLARATION] {
+            assert!(err.contains(context), "{err}");
+        }
+        assert!(err.contains("not parseable python"), "{err}");
+    }
+
+    #[test]
+    fn empty_and_lone_multi_patterns_are_refused() {
+        assert_eq!(
+            compile("  ", Lang::Rust).unwrap_err(),
+            PatternCompileError::Empty
+        );
+        assert!(matches!(
+            compile("$$$A", Lang::JavaScript),
+            Err(PatternCompileError::LoneMulti(_))
+        ));
+    }
+}

@@ -1,0 +1,280 @@
+//! Staged rewrites: planned changes held under an id (`edit_N`) until they
+//! are accepted or discarded.
+//!
+//! Accepting re-reads every file and compares it with the content captured
+//! when the change was planned; one difference refuses the whole change.
+//! The writes then go through [`crate::fs::commit`], all or nothing.
+//! Every id, once resolved, remembers how, so a second `resolve` gets a
+//! clear answer instead of "unknown".
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::Serialize;
+use similar::TextDiff;
+
+use super::rewrite::{FileRewrite, RewritePlan};
+use crate::fs::{CommitError, FileChange, commit, relative};
+
+/// Most unresolved edits held at once; more are refused until some resolve.
+pub const MAX_STAGED: usize = 4096;
+/// Longest diff preview, in lines; the rest is counted, not shown.
+pub const MAX_PREVIEW_LINES: usize = 200;
+/// Most resolved ids remembered, oldest forgotten first.
+const MAX_REMEMBERED: usize = 16 * 1024;
+
+/// A change waiting for `resolve`.
+#[derive(Debug, Clone)]
+pub struct StagedEdit {
+    /// The id handed to the caller.
+    pub id: String,
+    /// The planned change.
+    pub plan: RewritePlan,
+}
+
+/// The summary of a staged change a caller sees.
+#[derive(Debug, Clone, Serialize)]
+pub struct StagedSummary {
+    /// The id to resolve.
+    pub edit_id: String,
+    /// Replacements across all files.
+    pub replacements: usize,
+    /// Files that change, with their replacement counts, ordered by path.
+    pub files: BTreeMap<String, usize>,
+    /// A unified diff, cut at [`MAX_PREVIEW_LINES`].
+    pub preview: String,
+    /// Diff lines left out of the preview.
+    pub preview_lines_omitted: usize,
+}
+
+/// How a staged change ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Resolution {
+    /// Every file was written.
+    Accepted {
+        /// Files written.
+        files: Vec<String>,
+        /// Replacements made.
+        replacements: usize,
+    },
+    /// Dropped without writing.
+    Discarded,
+    /// Refused because files changed after staging; nothing was written.
+    Refused {
+        /// The files that changed.
+        moved: Vec<String>,
+    },
+    /// A write failed; the files already written were restored.
+    Failed {
+        /// What went wrong, in a sentence.
+        reason: String,
+    },
+}
+
+impl Resolution {
+    /// A short phrase for "already resolved" errors.
+    pub fn phrase(&self) -> String {
+        match self {
+            Resolution::Accepted { files, .. } => {
+                format!("accepted ({} files written)", files.len())
+            }
+            Resolution::Discarded => "discarded".to_string(),
+            Resolution::Refused { moved } => {
+                format!("refused because {} changed after staging", moved.join(", "))
+            }
+            Resolution::Failed { reason } => format!("failed: {reason}"),
+        }
+    }
+}
+
+/// Why a resolve could not proceed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StagingError {
+    /// No such id was ever handed out.
+    #[error("no staged edit is called `{id}`; {}", pending_phrase(pending))]
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// The ids still waiting.
+        pending: Vec<String>,
+    },
+    /// The id was resolved before.
+    #[error(
+        "`{id}` was already resolved: {how}. Stage the change again with ast_edit if it is still wanted"
+    )]
+    AlreadyResolved {
+        /// The id asked for.
+        id: String,
+        /// How it ended.
+        how: String,
+    },
+    /// Too many edits are waiting.
+    #[error(
+        "{MAX_STAGED} edits are already staged and unresolved; accept or discard some with resolve first"
+    )]
+    Full,
+}
+
+fn pending_phrase(pending: &[String]) -> String {
+    if pending.is_empty() {
+        "nothing is staged; call ast_edit to stage a change".to_string()
+    } else {
+        let shown: Vec<&str> = pending.iter().take(10).map(String::as_str).collect();
+        let more = pending.len().saturating_sub(shown.len());
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("staged edits waiting: {}{tail}", shown.join(", "))
+    }
+}
+
+/// The staged edits of one run.
+#[derive(Debug, Default)]
+pub struct Staging {
+    next: u64,
+    pending: HashMap<String, StagedEdit>,
+    resolved: HashMap<String, Resolution>,
+    resolved_order: std::collections::VecDeque<String>,
+}
+
+impl Staging {
+    /// Holds `plan` under a fresh id and summarises it.
+    pub fn stage(&mut self, plan: RewritePlan) -> Result<StagedSummary, StagingError> {
+        if self.pending.len() >= MAX_STAGED {
+            return Err(StagingError::Full);
+        }
+        self.next += 1;
+        let id = format!("edit_{}", self.next);
+        let summary = summarise(&id, &plan);
+        self.pending.insert(id.clone(), StagedEdit { id, plan });
+        Ok(summary)
+    }
+
+    /// How many edits are waiting.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Takes the edit out for resolving.
+    pub fn take(&mut self, id: &str) -> Result<StagedEdit, StagingError> {
+        if let Some(edit) = self.pending.remove(id) {
+            return Ok(edit);
+        }
+        if let Some(how) = self.resolved.get(id) {
+            return Err(StagingError::AlreadyResolved {
+                id: id.to_string(),
+                how: how.phrase(),
+            });
+        }
+        let mut pending: Vec<String> = self.pending.keys().cloned().collect();
+        pending.sort_by_key(|id| id.trim_start_matches("edit_").parse::<u64>().unwrap_or(0));
+        Err(StagingError::Unknown {
+            id: id.to_string(),
+            pending,
+        })
+    }
+
+    /// Remembers how `id` ended.
+    pub fn record(&mut self, id: &str, how: Resolution) {
+        if self.resolved_order.len() >= MAX_REMEMBERED
+            && let Some(old) = self.resolved_order.pop_front()
+        {
+            self.resolved.remove(&old);
+        }
+        self.resolved_order.push_back(id.to_string());
+        self.resolved.insert(id.to_string(), how);
+    }
+}
+
+/// Writes a staged edit: drift check, then every file or none.
+pub fn accept(edit: &StagedEdit, root: &Path) -> Resolution {
+    let changes: Vec<FileChange> = edit.plan.files.iter().map(file_change).collect();
+    match commit(&changes) {
+        Ok(()) => Resolution::Accepted {
+            files: edit.plan.files.iter().map(|f| f.rel.clone()).collect(),
+            replacements: edit.plan.replacements(),
+        },
+        Err(CommitError::Drift { moved }) => Resolution::Refused {
+            moved: moved.iter().map(|p| relative(root, p)).collect(),
+        },
+        Err(e @ CommitError::WriteFailed { .. }) => Resolution::Failed {
+            reason: e.to_string(),
+        },
+    }
+}
+
+fn file_change(file: &FileRewrite) -> FileChange {
+    FileChange {
+        path: file.path.clone(),
+        before: Some(file.before.clone().into_bytes()),
+        after: Some(file.after.clone().into_bytes()),
+    }
+}
+
+fn summarise(id: &str, plan: &RewritePlan) -> StagedSummary {
+    let mut preview = String::new();
+    let mut lines = 0usize;
+    let mut omitted = 0usize;
+    for file in &plan.files {
+        let diff = TextDiff::from_lines(&file.before, &file.after);
+        let a = format!("a/{}", file.rel);
+        let b = format!("b/{}", file.rel);
+        let text = diff
+            .unified_diff()
+            .context_radius(2)
+            .header(&a, &b)
+            .to_string();
+        for line in text.lines() {
+            if lines < MAX_PREVIEW_LINES {
+                preview.push_str(line);
+                preview.push('\n');
+                lines += 1;
+            } else {
+                omitted += 1;
+            }
+        }
+    }
+    StagedSummary {
+        edit_id: id.to_string(),
+        replacements: plan.replacements(),
+        files: plan
+            .files
+            .iter()
+            .map(|f| (f.rel.clone(), f.replacements))
+            .collect(),
+        preview,
+        preview_lines_omitted: omitted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::scan::Coverage;
+
+    fn plan(n: usize) -> RewritePlan {
+        RewritePlan {
+            files: Vec::new(),
+            coverage: Coverage {
+                files: n,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn ids_count_up_and_resolved_ids_say_how_they_ended() {
+        let mut staging = Staging::default();
+        assert_eq!(staging.stage(plan(0)).unwrap().edit_id, "edit_1");
+        assert_eq!(staging.stage(plan(0)).unwrap().edit_id, "edit_2");
+        let edit = staging.take("edit_1").unwrap();
+        staging.record(&edit.id, Resolution::Discarded);
+        let again = staging.take("edit_1").unwrap_err().to_string();
+        assert!(again.contains("already resolved: discarded"), "{again}");
+        let unknown = staging.take("edit_9").unwrap_err().to_string();
+        assert!(unknown.contains("edit_2"), "{unknown}");
+    }
+}

@@ -1,0 +1,133 @@
+//! The supervision tree: every actor answers [`Describe`] with an
+//! [`ActorNode`], and the router assembles them into one tree that hosts
+//! print (`tether tree`) or read as JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// Asks an actor to describe itself and its children.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Describe;
+
+impl actix::Message for Describe {
+    type Result = ActorNode;
+}
+
+/// One actor in the supervision tree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActorNode {
+    /// What kind of actor (`router`, `ast`, `serial-lane`, `lsp-server`, …).
+    pub kind: String,
+    /// Which one of its kind (a root, a language, a conversation).
+    pub id: String,
+    /// Its state in a word or two (`ready`, `starting`, `crashed`, …).
+    pub state: String,
+    /// The OS process it owns, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Milliseconds since it (or its process) started.
+    pub uptime_ms: u64,
+    /// How many times it was restarted, where restarts apply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u32>,
+    /// Work accepted and not yet answered.
+    pub pending: u64,
+    /// Anything else worth a glance, by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub detail: BTreeMap<String, serde_json::Value>,
+    /// The actors it supervises.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ActorNode>,
+}
+
+impl ActorNode {
+    /// A node with no process, no restarts, no detail and no children.
+    pub fn new(kind: &str, id: &str, state: &str, uptime_ms: u64, pending: u64) -> Self {
+        Self {
+            kind: kind.to_string(),
+            id: id.to_string(),
+            state: state.to_string(),
+            pid: None,
+            uptime_ms,
+            restarts: None,
+            pending,
+            detail: BTreeMap::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Adds a detail entry.
+    pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.detail.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// The tree as indented text, one actor a line.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        self.write_text(&mut out, 0);
+        out
+    }
+
+    fn write_text(&self, out: &mut String, depth: usize) {
+        let _ = write!(
+            out,
+            "{}{} {} [{}]",
+            "  ".repeat(depth),
+            self.kind,
+            self.id,
+            self.state
+        );
+        if let Some(pid) = self.pid {
+            let _ = write!(out, " pid={pid}");
+        }
+        let _ = write!(out, " up={}", format_uptime(self.uptime_ms));
+        if let Some(restarts) = self.restarts {
+            let _ = write!(out, " restarts={restarts}");
+        }
+        let _ = write!(out, " pending={}", self.pending);
+        for (key, value) in &self.detail {
+            match value {
+                serde_json::Value::String(s) => {
+                    let _ = write!(out, " {key}={s}");
+                }
+                other => {
+                    let _ = write!(out, " {key}={other}");
+                }
+            }
+        }
+        out.push('\n');
+        for child in &self.children {
+            child.write_text(out, depth + 1);
+        }
+    }
+}
+
+fn format_uptime(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        _ => format!("{}m{}s", ms / 60_000, (ms / 1000) % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_form_indents_children() {
+        let mut root = ActorNode::new("router", "run", "ready", 1500, 2);
+        root.children
+            .push(ActorNode::new("ast", "grammars", "ready", 20, 0).with_detail("staged", 3));
+        let text = root.to_text();
+        assert_eq!(
+            text,
+            "router run [ready] up=1.5s pending=2\n  ast grammars [ready] up=20ms pending=0 staged=3\n"
+        );
+        let json = serde_json::to_value(&root).unwrap();
+        assert_eq!(json["children"][0]["detail"]["staged"], 3);
+    }
+}

@@ -1,0 +1,391 @@
+//! Files: confinement to the working directory, atomic writes, and
+//! all-or-nothing commits of multi-file changes.
+//!
+//! Every path that comes from a tool argument goes through [`confine`]
+//! before it is touched. Every write goes through [`atomic_write`] (a
+//! temporary file in the same directory, then a rename), so a reader never
+//! sees half a file. A change to several files goes through [`commit`]: it
+//! first checks that no file moved since the change was prepared, then writes
+//! them one by one and, if one write fails, puts back the ones already
+//! written — the tree ends in the old state or the new one, never a mix.
+
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path argument was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PathError {
+    /// The argument was empty.
+    #[error("the path is empty; give a path relative to the working directory")]
+    Empty,
+    /// The argument leaves the working directory, lexically or through a symlink.
+    #[error(
+        "`{path}` is outside the working directory {root}; give a path inside it (relative paths are resolved against it)"
+    )]
+    Outside {
+        /// The argument as given.
+        path: String,
+        /// The working directory.
+        root: String,
+    },
+    /// The working directory itself cannot be resolved.
+    #[error("the working directory {root} cannot be resolved: {reason}")]
+    BadRoot {
+        /// The working directory.
+        root: String,
+        /// The I/O error.
+        reason: String,
+    },
+}
+
+/// Resolves `user` (relative to `root`, or absolute) to an absolute path
+/// inside `root`, refusing anything that escapes: `..` past the root, an
+/// absolute path elsewhere, or a symlink (anywhere along the existing part
+/// of the path) that points out. The path need not exist yet.
+///
+/// `root` should already be canonical (see [`canonical_root`]).
+pub fn confine(root: &Path, user: &str) -> Result<PathBuf, PathError> {
+    if user.trim().is_empty() {
+        return Err(PathError::Empty);
+    }
+    let outside = || PathError::Outside {
+        path: user.to_string(),
+        root: root.display().to_string(),
+    };
+    let given = Path::new(user);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        root.join(given)
+    };
+    // Lexical pass: fold `.` and `..` without touching the disk.
+    let mut lexical = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                if !lexical.pop() {
+                    return Err(outside());
+                }
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    if !lexical.starts_with(root) {
+        return Err(outside());
+    }
+    // Physical pass: the longest existing prefix, with symlinks resolved,
+    // must still be inside the root.
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match existing.symlink_metadata() {
+            Ok(_) => break,
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => return Err(outside()),
+            },
+        }
+    }
+    let mut resolved = existing.canonicalize().map_err(|_| outside())?;
+    if !resolved.starts_with(root) {
+        return Err(outside());
+    }
+    for name in rest.into_iter().rev() {
+        resolved.push(name);
+    }
+    Ok(resolved)
+}
+
+/// The canonical form of a working directory, which [`confine`] compares against.
+pub fn canonical_root(root: &Path) -> Result<PathBuf, PathError> {
+    root.canonicalize().map_err(|e| PathError::BadRoot {
+        root: root.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// `path` relative to `root`, with `/` separators, for results a model reads.
+pub fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let text = rel.to_string_lossy().replace('\\', "/");
+    if text.is_empty() {
+        ".".to_string()
+    } else {
+        text
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, flushed
+/// to disk, then renamed over the target. An existing file keeps its
+/// permissions. Missing parent directories are created.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tether-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Some(permissions) = permissions {
+        tmp.as_file().set_permissions(permissions)?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// One file's part in a multi-file change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Absolute path, already confined.
+    pub path: PathBuf,
+    /// What the file held when the change was prepared; `None` if it did not exist.
+    pub before: Option<Vec<u8>>,
+    /// What it should hold; `None` deletes it.
+    pub after: Option<Vec<u8>>,
+}
+
+/// Why a multi-file change was not applied. In every case no file is left changed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// Files changed on disk since the change was prepared.
+    #[error("{} file(s) changed since the change was prepared", moved.len())]
+    Drift {
+        /// The files whose content no longer matches.
+        moved: Vec<PathBuf>,
+    },
+    /// A write failed; the files already written were put back.
+    #[error(
+        "writing {path} failed ({source}); the {restored} file(s) already written were restored"
+    )]
+    WriteFailed {
+        /// The file whose write failed.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+        /// How many files were rolled back.
+        restored: usize,
+        /// Files that could not be rolled back (should be empty; listed so
+        /// nothing is lost silently).
+        unrestored: Vec<PathBuf>,
+    },
+}
+
+/// The files of `changes` whose current content differs from `before`.
+pub fn moved_files(changes: &[FileChange]) -> Vec<PathBuf> {
+    changes
+        .iter()
+        .filter(|c| read_optional(&c.path).ok().as_ref() != Some(&c.before))
+        .map(|c| c.path.clone())
+        .collect()
+}
+
+fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Applies one file's new state: write atomically, or delete.
+fn apply_state(path: &Path, state: Option<&[u8]>) -> io::Result<()> {
+    match state {
+        Some(bytes) => atomic_write(path, bytes),
+        None => match std::fs::remove_file(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        },
+    }
+}
+
+/// Applies every change or none: refuses the whole change if any file moved
+/// since it was prepared, and rolls back the files already written if a
+/// later write fails.
+pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
+    commit_with(changes, &|path, state| apply_state(path, state))
+}
+
+/// [`commit`] with the write step supplied, so tests can make a write fail
+/// half-way through.
+pub fn commit_with(
+    changes: &[FileChange],
+    write: &dyn Fn(&Path, Option<&[u8]>) -> io::Result<()>,
+) -> Result<(), CommitError> {
+    let moved = moved_files(changes);
+    if !moved.is_empty() {
+        return Err(CommitError::Drift { moved });
+    }
+    for (done, change) in changes.iter().enumerate() {
+        if let Err(source) = write(&change.path, change.after.as_deref()) {
+            let mut unrestored = Vec::new();
+            for earlier in changes[..done].iter().rev() {
+                if apply_state(&earlier.path, earlier.before.as_deref()).is_err() {
+                    unrestored.push(earlier.path.clone());
+                }
+            }
+            return Err(CommitError::WriteFailed {
+                path: change.path.clone(),
+                source,
+                restored: done - unrestored.len(),
+                unrestored,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canonical_root(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn confine_accepts_paths_inside_and_new_files() {
+        let (_d, root) = root();
+        std::fs::create_dir(root.join("src")).unwrap();
+        assert_eq!(confine(&root, "src").unwrap(), root.join("src"));
+        assert_eq!(
+            confine(&root, "src/new/x.py").unwrap(),
+            root.join("src/new/x.py")
+        );
+        assert_eq!(confine(&root, "src/../a.py").unwrap(), root.join("a.py"));
+        let abs = root.join("src").display().to_string();
+        assert_eq!(confine(&root, &abs).unwrap(), root.join("src"));
+        assert_eq!(confine(&root, ".").unwrap(), root);
+    }
+
+    #[test]
+    fn confine_refuses_escapes() {
+        let (_d, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        for bad in ["..", "../x", "a/../../x", "/etc/passwd"] {
+            assert!(
+                matches!(confine(&root, bad), Err(PathError::Outside { .. })),
+                "{bad} should be refused"
+            );
+        }
+        std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
+        assert!(matches!(
+            confine(&root, "link"),
+            Err(PathError::Outside { .. })
+        ));
+        assert!(matches!(
+            confine(&root, "link/new.txt"),
+            Err(PathError::Outside { .. })
+        ));
+        assert_eq!(confine(&root, " "), Err(PathError::Empty));
+    }
+
+    #[test]
+    fn atomic_write_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, root) = root();
+        let path = root.join("run.sh");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        atomic_write(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    fn change(path: &Path, before: &str, after: &str) -> FileChange {
+        FileChange {
+            path: path.to_path_buf(),
+            before: Some(before.as_bytes().to_vec()),
+            after: Some(after.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn commit_refuses_the_whole_change_on_drift() {
+        let (_d, root) = root();
+        let names = ["a", "b", "c"].map(|n| root.join(n));
+        for p in &names {
+            std::fs::write(p, "old").unwrap();
+        }
+        let changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
+        std::fs::write(&names[1], "moved").unwrap();
+        match commit(&changes) {
+            Err(CommitError::Drift { moved }) => assert_eq!(moved, vec![names[1].clone()]),
+            other => panic!("expected drift, got {other:?}"),
+        }
+        for (p, want) in names.iter().zip(["old", "moved", "old"]) {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn a_failed_write_restores_the_files_already_written() {
+        let (_d, root) = root();
+        let names = ["a", "b", "c"].map(|n| root.join(n));
+        for p in &names {
+            std::fs::write(p, "old").unwrap();
+        }
+        let mut changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
+        changes.push(FileChange {
+            path: root.join("created"),
+            before: None,
+            after: Some(b"fresh".to_vec()),
+        });
+        let fail_on = names[2].clone();
+        let result = commit_with(&changes, &|path, state| {
+            if path == fail_on {
+                Err(io::Error::other("disk full"))
+            } else {
+                apply_state(path, state)
+            }
+        });
+        match result {
+            Err(CommitError::WriteFailed {
+                path,
+                restored,
+                unrestored,
+                ..
+            }) => {
+                assert_eq!(path, names[2]);
+                assert_eq!(restored, 2);
+                assert!(unrestored.is_empty());
+            }
+            other => panic!("expected a write failure, got {other:?}"),
+        }
+        for p in &names {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), "old");
+        }
+        assert!(!root.join("created").exists());
+    }
+
+    #[test]
+    fn commit_creates_and_deletes() {
+        let (_d, root) = root();
+        std::fs::write(root.join("gone"), "x").unwrap();
+        let changes = vec![
+            FileChange {
+                path: root.join("gone"),
+                before: Some(b"x".to_vec()),
+                after: None,
+            },
+            FileChange {
+                path: root.join("d/new"),
+                before: None,
+                after: Some(b"y".to_vec()),
+            },
+        ];
+        commit(&changes).unwrap();
+        assert!(!root.join("gone").exists());
+        assert_eq!(std::fs::read_to_string(root.join("d/new")).unwrap(), "y");
+    }
+}

@@ -1,0 +1,298 @@
+//! The command line: `tether tools | call | batch | tree | status`.
+//!
+//! The contract other tools build on: `call` prints the result text (or,
+//! with `--json`, the result object) and exits 0, 1 when the tool reported
+//! an error, 2 for bad usage. `batch` reads one JSON request a line and
+//! writes one JSON answer a line, in order, flushed as each call finishes,
+//! all in one run (staged edits live for the whole batch). Logs go to
+//! stderr (`RUST_LOG=tether=debug`); stdout carries only results.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::approval::ApprovalPolicy;
+use crate::result::ToolResult;
+use crate::runtime::{DEFAULT_CONVERSATION, Runtime};
+use crate::spec::{Resource, Surface};
+
+/// Exit code for a call whose tool reported an error.
+const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit code for bad usage.
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tether",
+    version,
+    about = "Tools bound to live resources, for coding agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command shares.
+#[derive(Debug, Args, Clone)]
+struct RunOpts {
+    /// Working directory every path is confined to.
+    #[arg(long, default_value = ".")]
+    workdir: PathBuf,
+    /// Surface the calls come from: full or read-only.
+    #[arg(long, default_value = "full")]
+    surface: Surface,
+    /// Conversation id.
+    #[arg(long, default_value = DEFAULT_CONVERSATION)]
+    conversation: String,
+    /// Approval policy for write/exec tools: auto or deny.
+    #[arg(long, default_value = "auto")]
+    approval: ApprovalPolicy,
+    /// Leave a resource unconnected (repeatable): parsers.
+    #[arg(long = "without", value_name = "RESOURCE")]
+    without: Vec<Resource>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools a surface sees, with their schemas.
+    Tools(RunOpts),
+    /// Make one call: tether call TOOL 'ARGS_JSON'.
+    Call {
+        #[command(flatten)]
+        opts: RunOpts,
+        /// The tool's name.
+        tool: String,
+        /// Its arguments as a JSON object (default `{}`).
+        args: Option<String>,
+    },
+    /// Make many calls in one run: one JSON request a line on stdin.
+    Batch(RunOpts),
+    /// Print the supervision tree.
+    Tree(RunOpts),
+    /// What is connected and usable here, and why not.
+    Status(RunOpts),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tether: cannot start: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    rt.block_on(run(cli))
+}
+
+fn start(opts: &RunOpts) -> Result<Runtime, ExitCode> {
+    let mut builder = Runtime::builder()
+        .workdir(&opts.workdir)
+        .conversation(&opts.conversation)
+        .surface(opts.surface)
+        .approval(opts.approval);
+    for resource in Resource::ALL {
+        if !opts.without.contains(&resource) {
+            builder = builder.connect(resource);
+        }
+    }
+    builder.start().map_err(|e| {
+        eprintln!("tether: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Tools(opts) => {
+            let runtime = match start(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let specs = runtime.tools(opts.surface);
+            if opts.json {
+                print_json(&serde_json::to_value(&specs).unwrap_or_default());
+            } else {
+                for spec in specs {
+                    let lane = if spec.parallel_safe {
+                        "parallel"
+                    } else {
+                        "serial"
+                    };
+                    println!(
+                        "{:<12} {:<5} {lane:<8} {}",
+                        spec.name,
+                        spec.level.as_str(),
+                        spec.description
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Call { opts, tool, args } => {
+            let args: Value = match args.as_deref().map(serde_json::from_str).transpose() {
+                Ok(v) => v.unwrap_or_else(|| json!({})),
+                Err(e) => {
+                    eprintln!(
+                        "tether call: ARGS_JSON is not valid JSON ({e}); pass one object, e.g. '{{\"pattern\": \"print($A)\"}}'"
+                    );
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            let runtime = match start(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let result = runtime.call(&tool, args).await;
+            if opts.json {
+                print_json(&result_json(&tool, &result));
+            } else {
+                println!("{}", result.text);
+            }
+            if result.is_error {
+                ExitCode::from(EXIT_TOOL_ERROR)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Command::Batch(opts) => {
+            let runtime = match start(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            batch(&runtime, opts.surface).await
+        }
+        Command::Tree(opts) => {
+            let runtime = match start(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let tree = runtime.tree().await;
+            if opts.json {
+                print_json(&tree.json());
+            } else {
+                print!("{}", tree.text());
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Status(opts) => {
+            let runtime = match start(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let connected: Vec<Resource> = runtime.resources().iter().copied().collect();
+            let report =
+                crate::status::report(runtime.workdir(), runtime.conversation(), &connected);
+            if opts.json {
+                print_json(&serde_json::to_value(&report).unwrap_or_default());
+            } else {
+                print!("{}", report.text());
+                let names: Vec<String> = runtime
+                    .tools(opts.surface)
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect();
+                println!(
+                    "tools on the {} surface: {}",
+                    opts.surface.as_str(),
+                    names.join(", ")
+                );
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// The result object of the CLI contract.
+fn result_json(tool: &str, result: &ToolResult) -> Value {
+    json!({
+        "tool": tool,
+        "is_error": result.is_error,
+        "text": result.text,
+        "data": result.data,
+        "images": result.images,
+    })
+}
+
+fn print_json(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, value);
+    let _ = writeln!(out);
+    let _ = out.flush();
+}
+
+async fn batch(runtime: &Runtime, surface: Surface) -> ExitCode {
+    let stdin = std::io::stdin();
+    for (n, line) in stdin.lock().lines().enumerate() {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                eprintln!("tether batch: cannot read stdin: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = answer_line(runtime, surface, n + 1, &line).await;
+        print_json(&answer);
+    }
+    ExitCode::SUCCESS
+}
+
+async fn answer_line(runtime: &Runtime, surface: Surface, n: usize, line: &str) -> Value {
+    let request: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return bad_line(n, &format!("not JSON ({e})")),
+    };
+    if let Some(op) = request.get("op").and_then(Value::as_str) {
+        return match op {
+            "tree" => {
+                let tree = runtime.tree().await;
+                json!({"op": "tree", "text": tree.text(), "data": tree.json()})
+            }
+            "tools" => {
+                let specs = runtime.tools(surface);
+                let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+                json!({"op": "tools", "text": names.join(", "), "data": specs})
+            }
+            other => bad_line(
+                n,
+                &format!("unknown op `{other}`; use \"tree\" or \"tools\""),
+            ),
+        };
+    }
+    let Some(tool) = request.get("tool").and_then(Value::as_str) else {
+        return bad_line(
+            n,
+            "expected {\"tool\": NAME, \"args\": {...}} or {\"op\": \"tree\"|\"tools\"}",
+        );
+    };
+    let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
+    let result = runtime.call(tool, args).await;
+    result_json(tool, &result)
+}
+
+fn bad_line(n: usize, why: &str) -> Value {
+    json!({
+        "tool": null,
+        "is_error": true,
+        "text": format!("batch line {n}: {why}"),
+        "data": null,
+        "images": [],
+    })
+}

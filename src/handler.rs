@@ -1,0 +1,92 @@
+//! The contract between the router and a tool: a [`ToolHandler`] declares
+//! its [`ToolSpec`], parses its arguments synchronously (so argument errors
+//! come back before any work is queued), and returns the work as a future.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::result::ToolResult;
+use crate::spec::{Surface, ToolSpec};
+
+/// The work a call turned into.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>>;
+
+/// An error to hand back to the model; the message says what to do next.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+impl From<ToolError> for ToolResult {
+    fn from(e: ToolError) -> Self {
+        ToolResult::error(e.0)
+    }
+}
+
+/// Runs after a tool wrote files; whatever text it returns is appended to
+/// the tool's result. The language-server layer uses it to report the
+/// diagnostics a write introduced.
+pub trait AfterWrite: Send + Sync + 'static {
+    /// Called with the absolute paths just written.
+    fn after_write(
+        &self,
+        paths: Vec<PathBuf>,
+    ) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+}
+
+/// What every call can see of its run.
+#[derive(Clone)]
+pub struct CallContext {
+    /// The working directory, canonical.
+    pub workdir: Arc<PathBuf>,
+    /// The conversation this run belongs to.
+    pub conversation: Arc<str>,
+    /// The surface the call came from.
+    pub surface: Surface,
+    /// The after-write hook, if the run has one.
+    pub after_write: Option<Arc<dyn AfterWrite>>,
+}
+
+impl CallContext {
+    /// The working directory.
+    pub fn root(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Runs the after-write hook for `paths` and appends its text to `result`.
+    pub async fn report_write(&self, paths: Vec<PathBuf>, mut result: ToolResult) -> ToolResult {
+        if let Some(hook) = &self.after_write
+            && let Some(text) = hook.after_write(paths).await
+        {
+            result.append(&text);
+        }
+        result
+    }
+}
+
+/// One tool. Built-in tools implement it, and so can an embedding host's own.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// The tool's declaration.
+    fn spec(&self) -> ToolSpec;
+
+    /// Parses `args` and returns the work, or an argument error.
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError>;
+}
+
+/// The JSON Schema of `T`, as a tool's `input_schema`.
+pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    schema
+}

@@ -1,0 +1,42 @@
+//! tether: tools for coding agents bound to live resources — language
+//! servers, tree-sitter parsers, debug adapters, interpreters, the human —
+//! each resource an actix actor, every call routed by one router actor.
+//!
+//! # Layout
+//!
+//! Start at [`runtime`]: `Runtime::builder()…start()` wires the actors and
+//! returns the handle hosts hold. A call then flows:
+//!
+//! - [`router`] — the `RouterActor`: registered? on this surface? approved?
+//!   arguments parse? then routes, parallel-safe tools concurrently and the
+//!   rest through [`router::serial`], one at a time.
+//! - [`spec`] — what a tool declares (`ToolSpec`: level, parallel safety,
+//!   schema), surfaces and resources; [`approval`] — the approval policy.
+//! - [`handler`] — the `ToolHandler` trait every tool implements, the call
+//!   context, and the after-write hook; [`args`] — typed argument parsing
+//!   with errors that name the field.
+//! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
+//!   and the minimal host tools `read`, `write`, `edit`, `apply_patch`.
+//! - [`result`] — what a call returns (text, data, images).
+//! - [`status`] — what is connected and usable here, and why not.
+//! - [`cli`] — `tether tools|call|batch|tree|status`.
+//!
+//! The live resources themselves (actors, grammars, file commits) are in
+//! the `tether-actors` crate, which knows nothing of tool names or schemas.
+
+pub mod approval;
+pub mod args;
+pub mod cli;
+pub mod handler;
+pub mod result;
+pub mod router;
+pub mod runtime;
+pub mod spec;
+pub mod status;
+pub mod tools;
+
+pub use approval::ApprovalPolicy;
+pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler};
+pub use result::{Image, ToolResult};
+pub use runtime::{Runtime, RuntimeBuilder, Tree};
+pub use spec::{Level, Resource, Surface, ToolSpec};

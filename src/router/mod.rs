@@ -1,0 +1,251 @@
+//! The router: the one actor every call passes through.
+//!
+//! For each call, in order: (1) is the tool registered for this run — its
+//! resource connected (S1)? (2) is it on the caller's surface (S2)? (3) does
+//! the approval policy let a write/exec tool run? (4) do the arguments parse
+//! into the tool's typed request? (5) route: parallel-safe tools run
+//! concurrently; the rest go through the [`serial::SerialLane`], one at a
+//! time. Steps 1–4 answer synchronously, so a bad call never queues.
+
+pub mod serial;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use actix::prelude::*;
+use tether_actors::describe::{ActorNode, Describe};
+
+use crate::approval::ApprovalPolicy;
+use crate::handler::{CallContext, ToolFuture, ToolHandler};
+use crate::result::ToolResult;
+use crate::spec::{Level, Resource, Surface, ToolSpec};
+use serial::{Exclusive, SerialLane};
+
+/// Tools tether knows, by the resource that must be connected for them.
+const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
+    ("ast_grep", Resource::Parsers),
+    ("ast_edit", Resource::Parsers),
+    ("resolve", Resource::Parsers),
+];
+
+/// The tools registered for one run, fixed when the run starts.
+pub struct Registry {
+    tools: BTreeMap<String, (ToolSpec, Arc<dyn ToolHandler>)>,
+}
+
+impl Registry {
+    /// A registry of `handlers`; a later handler replaces an earlier one of
+    /// the same name (so a host can replace a built-in tool).
+    pub fn new(handlers: Vec<Arc<dyn ToolHandler>>) -> Self {
+        let tools = handlers
+            .into_iter()
+            .map(|h| (h.spec().name.clone(), (h.spec(), h)))
+            .collect();
+        Self { tools }
+    }
+
+    /// The tools a surface sees, by name.
+    pub fn specs(&self, surface: Surface) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .filter(|(spec, _)| surface.allows(spec.level))
+            .map(|(spec, _)| spec.clone())
+            .collect()
+    }
+
+    fn names(&self, surface: Surface) -> String {
+        let names: Vec<&str> = self
+            .tools
+            .values()
+            .filter(|(spec, _)| surface.allows(spec.level))
+            .map(|(spec, _)| spec.name.as_str())
+            .collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+/// One tool call.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The tool's name.
+    pub tool: String,
+    /// Its arguments, a JSON object.
+    pub args: serde_json::Value,
+    /// Where the call comes from.
+    pub surface: Surface,
+}
+
+impl Message for Call {
+    type Result = ToolResult;
+}
+
+/// The router actor.
+pub struct RouterActor {
+    registry: Arc<Registry>,
+    base: CallContext,
+    approval: ApprovalPolicy,
+    lane: Addr<SerialLane>,
+    lane_queued: Arc<AtomicU64>,
+    children: Vec<Recipient<Describe>>,
+    in_flight: Arc<AtomicU64>,
+    calls: u64,
+    started: Instant,
+}
+
+impl RouterActor {
+    /// A router over `registry`, with the resource actors it reports in the tree.
+    pub fn new(
+        registry: Arc<Registry>,
+        base: CallContext,
+        approval: ApprovalPolicy,
+        children: Vec<Recipient<Describe>>,
+    ) -> Self {
+        let lane_queued = Arc::new(AtomicU64::new(0));
+        let lane = SerialLane::new(lane_queued.clone()).start();
+        Self {
+            registry,
+            base,
+            approval,
+            lane,
+            lane_queued,
+            children,
+            in_flight: Arc::new(AtomicU64::new(0)),
+            calls: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// Steps 1–4: the checks and the argument parse. Returns the work and
+    /// whether it must run alone.
+    fn prepare(&self, call: Call) -> Result<(ToolFuture, bool), ToolResult> {
+        let Some((spec, handler)) = self.registry.tools.get(&call.tool) else {
+            return Err(self.not_registered(&call));
+        };
+        if !call.surface.allows(spec.level) {
+            return Err(ToolResult::error(format!(
+                "`{}` is a {}-level tool, and the {} surface (plan mode, read-only sub-agents) has only read-level tools: {}. Ask the main agent to make this change",
+                spec.name,
+                spec.level.as_str(),
+                call.surface.as_str(),
+                self.registry.names(call.surface)
+            )));
+        }
+        if spec.level != Level::Read
+            && let Err(why) = self.approval.approve(spec)
+        {
+            return Err(ToolResult::error(why));
+        }
+        let mut ctx = self.base.clone();
+        ctx.surface = call.surface;
+        let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
+        Ok((work, !spec.parallel_safe))
+    }
+
+    fn not_registered(&self, call: &Call) -> ToolResult {
+        if let Some((_, resource)) = TOOLS_BY_RESOURCE
+            .iter()
+            .find(|(name, _)| *name == call.tool)
+        {
+            return ToolResult::error(format!(
+                "`{}` is not available in this run: it needs {}, which is not connected. Tools available here: {}",
+                call.tool,
+                resource.describe(),
+                self.registry.names(call.surface)
+            ));
+        }
+        ToolResult::error(format!(
+            "unknown tool `{}`; the tools available here are: {}",
+            call.tool,
+            self.registry.names(call.surface)
+        ))
+    }
+}
+
+impl Actor for RouterActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(4096);
+    }
+}
+
+impl Handler<Call> for RouterActor {
+    type Result = ResponseFuture<ToolResult>;
+
+    fn handle(&mut self, call: Call, _ctx: &mut Self::Context) -> Self::Result {
+        self.calls += 1;
+        let started = Instant::now();
+        let tool = call.tool.clone();
+        let work = match self.prepare(call) {
+            Ok((work, false)) => work,
+            Ok((work, true)) => {
+                let lane = self.lane.clone();
+                self.lane_queued.fetch_add(1, Ordering::Relaxed);
+                Box::pin(async move {
+                    lane.send(Exclusive { work }).await.unwrap_or_else(|e| {
+                        ToolResult::error(format!(
+                            "the serial lane stopped before the call ran ({e}); nothing ran, call again"
+                        ))
+                    })
+                })
+            }
+            Err(refused) => {
+                tracing::debug!(tool = %tool, refused = true, "tool call");
+                return Box::pin(std::future::ready(refused));
+            }
+        };
+        let in_flight = self.in_flight.clone();
+        in_flight.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            let result = work.await;
+            in_flight.fetch_sub(1, Ordering::Relaxed);
+            tracing::debug!(
+                tool = %tool,
+                is_error = result.is_error,
+                micros = started.elapsed().as_micros() as u64,
+                "tool call"
+            );
+            result
+        })
+    }
+}
+
+impl Handler<Describe> for RouterActor {
+    type Result = ResponseFuture<ActorNode>;
+
+    fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
+        let mut node = ActorNode::new(
+            "router",
+            &self.base.conversation,
+            "ready",
+            self.started.elapsed().as_millis() as u64,
+            self.in_flight.load(Ordering::Relaxed),
+        )
+        .with_detail("calls", self.calls)
+        .with_detail("tools", self.registry.tools.len())
+        .with_detail("approval", self.approval.as_str());
+        let mut asks: Vec<Recipient<Describe>> = vec![self.lane.clone().recipient()];
+        asks.extend(self.children.iter().cloned());
+        Box::pin(async move {
+            for ask in asks {
+                match ask.send(Describe).await {
+                    Ok(child) => node.children.push(child),
+                    Err(e) => node.children.push(ActorNode::new(
+                        "unknown",
+                        "?",
+                        &format!("unreachable: {e}"),
+                        0,
+                        0,
+                    )),
+                }
+            }
+            node
+        })
+    }
+}

@@ -1,0 +1,326 @@
+//! The embedding API: [`Runtime::builder`] → [`RuntimeBuilder::start`] →
+//! [`Runtime`], whose handle lists tools, calls them and dumps the
+//! supervision tree.
+//!
+//! When the host already runs inside an actix system (on one of its
+//! threads), the actors join it; otherwise the runtime starts its own
+//! system on a dedicated thread, and stops it when the handle is dropped.
+//! Either way [`Runtime::call`] is a plain future any executor can await.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tether_actors::ast::actor::AstActor;
+use tether_actors::describe::{ActorNode, Describe};
+
+use crate::approval::ApprovalPolicy;
+use crate::handler::{AfterWrite, CallContext, ToolHandler};
+use crate::result::ToolResult;
+use crate::router::{Call, Registry, RouterActor};
+use crate::spec::{Resource, Surface, ToolSpec};
+use crate::tools;
+
+/// The conversation id used when the host gives none.
+pub const DEFAULT_CONVERSATION: &str = "default";
+
+/// Why a runtime did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The working directory is missing or unreadable.
+    #[error("working directory: {0}")]
+    Workdir(#[from] tether_actors::fs::PathError),
+    /// The actor system thread could not be started.
+    #[error("could not start the actor system: {0}")]
+    System(String),
+}
+
+/// Configures a run.
+pub struct RuntimeBuilder {
+    workdir: PathBuf,
+    conversation: String,
+    surface: Surface,
+    resources: BTreeSet<Resource>,
+    approval: ApprovalPolicy,
+    host_files: bool,
+    extra: Vec<Arc<dyn ToolHandler>>,
+    after_write: Option<Arc<dyn AfterWrite>>,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        Self {
+            workdir: PathBuf::from("."),
+            conversation: DEFAULT_CONVERSATION.to_string(),
+            surface: Surface::Full,
+            resources: BTreeSet::new(),
+            approval: ApprovalPolicy::AutoApprove,
+            host_files: true,
+            extra: Vec::new(),
+            after_write: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// The working directory every path is confined to (default `.`).
+    pub fn workdir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workdir = dir.into();
+        self
+    }
+
+    /// The conversation this run belongs to.
+    pub fn conversation(mut self, id: impl Into<String>) -> Self {
+        self.conversation = id.into();
+        self
+    }
+
+    /// The surface calls come from unless a call says otherwise.
+    pub fn surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// Connects a resource; its tools are registered (S1).
+    pub fn connect(mut self, resource: Resource) -> Self {
+        self.resources.insert(resource);
+        self
+    }
+
+    /// Connects every resource tether has.
+    pub fn connect_all(mut self) -> Self {
+        self.resources.extend(Resource::ALL);
+        self
+    }
+
+    /// The approval policy for write- and exec-level calls.
+    pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
+    }
+
+    /// Whether to offer the minimal host tools (`read`, `write`, `edit`,
+    /// `apply_patch`); a host with its own turns them off.
+    pub fn host_file_tools(mut self, on: bool) -> Self {
+        self.host_files = on;
+        self
+    }
+
+    /// Registers a host tool; it replaces a built-in tool of the same name.
+    pub fn tool(mut self, handler: Arc<dyn ToolHandler>) -> Self {
+        self.extra.push(handler);
+        self
+    }
+
+    /// The hook run after file-writing tools; its text joins their result.
+    pub fn after_write(mut self, hook: Arc<dyn AfterWrite>) -> Self {
+        self.after_write = Some(hook);
+        self
+    }
+
+    /// Starts the actors.
+    pub fn start(self) -> Result<Runtime, StartError> {
+        let workdir = tether_actors::fs::canonical_root(&self.workdir)?;
+        if !workdir.is_dir() {
+            return Err(StartError::Workdir(tether_actors::fs::PathError::BadRoot {
+                root: workdir.display().to_string(),
+                reason: "not a directory".into(),
+            }));
+        }
+        let surface = self.surface;
+        let resources = self.resources.clone();
+        let conversation = self.conversation.clone();
+        let parts = Parts::new(self, workdir.clone());
+        let (router, registry, system) = if System::try_current().is_some() {
+            let (router, registry) = parts.start();
+            (router, registry, None)
+        } else {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("tether-actors".into())
+                .spawn(move || {
+                    let system = System::new();
+                    system.block_on(async move {
+                        let _ = tx.send((parts.start(), System::current()));
+                    });
+                    let _ = system.run();
+                })
+                .map_err(|e| StartError::System(e.to_string()))?;
+            let ((router, registry), system) =
+                rx.recv().map_err(|e| StartError::System(e.to_string()))?;
+            (
+                router,
+                registry,
+                Some(OwnSystem {
+                    system,
+                    _thread: thread,
+                }),
+            )
+        };
+        Ok(Runtime {
+            router,
+            registry,
+            surface,
+            resources,
+            workdir,
+            conversation,
+            _system: system,
+        })
+    }
+}
+
+/// Everything needed to start the actors, moved onto the actor thread.
+struct Parts {
+    builder: RuntimeBuilder,
+    workdir: PathBuf,
+}
+
+impl Parts {
+    fn new(builder: RuntimeBuilder, workdir: PathBuf) -> Self {
+        Self { builder, workdir }
+    }
+
+    fn start(self) -> (Addr<RouterActor>, Arc<Registry>) {
+        let b = self.builder;
+        let mut handlers: Vec<Arc<dyn ToolHandler>> = Vec::new();
+        let mut children: Vec<Recipient<Describe>> = Vec::new();
+        if b.resources.contains(&Resource::Parsers) {
+            let root = self.workdir.clone();
+            let ast =
+                AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
+            handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: ast.clone() }));
+            handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: ast.clone() }));
+            handlers.push(Arc::new(tools::resolve::Resolve { ast: ast.clone() }));
+            children.push(ast.recipient());
+        }
+        if b.host_files {
+            handlers.extend(tools::host_file_tools());
+        }
+        handlers.extend(b.extra);
+        let registry = Arc::new(Registry::new(handlers));
+        let base = CallContext {
+            workdir: Arc::new(self.workdir),
+            conversation: Arc::from(b.conversation.as_str()),
+            surface: b.surface,
+            after_write: b.after_write,
+        };
+        let router = RouterActor::new(registry.clone(), base, b.approval, children).start();
+        (router, registry)
+    }
+}
+
+/// The actor system a runtime started for itself; stopped on drop.
+struct OwnSystem {
+    system: System,
+    _thread: std::thread::JoinHandle<()>,
+}
+
+impl Drop for OwnSystem {
+    fn drop(&mut self) {
+        self.system.stop();
+    }
+}
+
+/// The supervision tree, as JSON and as indented text.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// The root (the router) and everything below it.
+    pub root: ActorNode,
+}
+
+impl Tree {
+    /// The tree as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.root).unwrap_or_default()
+    }
+
+    /// The tree as indented text, one actor a line.
+    pub fn text(&self) -> String {
+        self.root.to_text()
+    }
+}
+
+/// A running tether: the handle hosts hold.
+pub struct Runtime {
+    router: Addr<RouterActor>,
+    registry: Arc<Registry>,
+    surface: Surface,
+    resources: BTreeSet<Resource>,
+    workdir: PathBuf,
+    conversation: String,
+    _system: Option<OwnSystem>,
+}
+
+impl Runtime {
+    /// Starts configuring a run.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The tools `surface` sees, with their schemas.
+    pub fn tools(&self, surface: Surface) -> Vec<ToolSpec> {
+        self.registry.specs(surface)
+    }
+
+    /// Calls `tool` from the run's default surface.
+    pub async fn call(&self, tool: &str, args: serde_json::Value) -> ToolResult {
+        self.call_from(self.surface, tool, args).await
+    }
+
+    /// Calls `tool` from `surface`.
+    pub async fn call_from(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> ToolResult {
+        let call = Call {
+            tool: tool.to_string(),
+            args,
+            surface,
+        };
+        self.router.send(call).await.unwrap_or_else(|e| {
+            ToolResult::error(format!("the runtime is not running ({e}); start a new one"))
+        })
+    }
+
+    /// The supervision tree.
+    pub async fn tree(&self) -> Tree {
+        let root = self.router.send(Describe).await.unwrap_or_else(|e| {
+            ActorNode::new(
+                "router",
+                &self.conversation,
+                &format!("unreachable: {e}"),
+                0,
+                0,
+            )
+        });
+        Tree { root }
+    }
+
+    /// The router's address, for actix hosts that send [`Call`] directly.
+    pub fn router(&self) -> Addr<RouterActor> {
+        self.router.clone()
+    }
+
+    /// The connected resources.
+    pub fn resources(&self) -> &BTreeSet<Resource> {
+        &self.resources
+    }
+
+    /// The working directory (canonical).
+    pub fn workdir(&self) -> &std::path::Path {
+        &self.workdir
+    }
+
+    /// The conversation id.
+    pub fn conversation(&self) -> &str {
+        &self.conversation
+    }
+
+    /// The default surface.
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+}

@@ -1,0 +1,153 @@
+//! What a tool declares about itself, and who may see it.
+//!
+//! Levels decide visibility, not just approval (S2): the read-only surface —
+//! plan mode, read-only sub-agents — has no write- or exec-level tool in its
+//! schema at all. Parallel safety decides routing: a tool that is not
+//! parallel-safe runs through the router's single serial lane.
+
+use serde::Serialize;
+
+/// What a tool may do, which decides the surfaces that see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// No side effects.
+    Read,
+    /// Changes files.
+    Write,
+    /// Starts or controls a process.
+    Exec,
+}
+
+impl Level {
+    /// The level's name as tools and errors spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Read => "read",
+            Level::Write => "write",
+            Level::Exec => "exec",
+        }
+    }
+}
+
+/// Who is calling, which decides the tools they see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Surface {
+    /// The main agent: every level.
+    #[default]
+    Full,
+    /// Plan mode and read-only sub-agents: read level only.
+    ReadOnly,
+}
+
+impl Surface {
+    /// Whether a tool of `level` is on this surface.
+    pub fn allows(self, level: Level) -> bool {
+        match self {
+            Surface::Full => true,
+            Surface::ReadOnly => level == Level::Read,
+        }
+    }
+
+    /// The surface's name as the CLI spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Full => "full",
+            Surface::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::str::FromStr for Surface {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "full" => Ok(Surface::Full),
+            "read-only" | "readonly" | "read_only" | "plan" => Ok(Surface::ReadOnly),
+            other => Err(format!(
+                "`{other}` is not a surface; use `full` or `read-only`"
+            )),
+        }
+    }
+}
+
+/// A live resource a run may have connected; a tool is registered only
+/// when its resource is (S1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// The tree-sitter parser set (`ast_grep`, `ast_edit`, `resolve`).
+    Parsers,
+}
+
+impl Resource {
+    /// Every resource tether has; a CLI run connects them all by default.
+    pub const ALL: [Resource; 1] = [Resource::Parsers];
+
+    /// The resource's name as the CLI spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Parsers => "parsers",
+        }
+    }
+
+    /// What it is, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Resource::Parsers => "the tree-sitter parser set",
+        }
+    }
+}
+
+impl std::str::FromStr for Resource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Resource::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Resource::ALL.iter().map(|r| r.as_str()).collect();
+                format!("`{s}` is not a resource; use one of: {}", names.join(", "))
+            })
+    }
+}
+
+/// A tool's declaration: the router reads these instead of special-casing
+/// names. Undeclared means exclusive and mutating, so a handler that is
+/// unsure must say `parallel_safe: false` and a level above read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The name models call it by.
+    pub name: String,
+    /// What it may do.
+    pub level: Level,
+    /// Whether calls may run concurrently; if not, they go one at a time.
+    pub parallel_safe: bool,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_surface_sees_only_read_level() {
+        assert!(Surface::ReadOnly.allows(Level::Read));
+        assert!(!Surface::ReadOnly.allows(Level::Write));
+        assert!(!Surface::ReadOnly.allows(Level::Exec));
+        assert!(Surface::Full.allows(Level::Exec));
+    }
+
+    #[test]
+    fn names_parse() {
+        assert_eq!("read-only".parse::<Surface>(), Ok(Surface::ReadOnly));
+        assert!("root".parse::<Surface>().unwrap_err().contains("read-only"));
+        assert_eq!("parsers".parse::<Resource>(), Ok(Resource::Parsers));
+    }
+}

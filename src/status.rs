@@ -1,0 +1,116 @@
+//! `tether status`: what is connected and usable in this working directory,
+//! and for whatever is not, why — in the spirit of `hx --health`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+use tether_actors::ast::lang::Lang;
+use tether_actors::ast::scan::count_files_by_language;
+
+use crate::spec::Resource;
+
+/// Most files counted per status run; past this the count says "or more".
+const MAX_COUNTED_FILES: usize = 50_000;
+
+/// One component of a resource (a grammar; later a server or adapter).
+#[derive(Debug, Clone, Serialize)]
+pub struct Component {
+    /// Its name.
+    pub name: String,
+    /// Whether it can be used here.
+    pub usable: bool,
+    /// Why, or why not.
+    pub detail: String,
+}
+
+/// One resource's status.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceStatus {
+    /// The resource's name.
+    pub resource: String,
+    /// Whether this run connected it.
+    pub connected: bool,
+    /// Its components.
+    pub components: Vec<Component>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    /// The working directory.
+    pub workdir: String,
+    /// The conversation id.
+    pub conversation: String,
+    /// Every resource tether has, connected or not.
+    pub resources: Vec<ResourceStatus>,
+}
+
+impl StatusReport {
+    /// The report as text.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "working directory: {}", self.workdir);
+        let _ = writeln!(out, "conversation: {}", self.conversation);
+        for r in &self.resources {
+            let state = if r.connected {
+                "connected"
+            } else {
+                "not connected (its tools are absent)"
+            };
+            let _ = writeln!(out, "{}: {state}", r.resource);
+            for c in &r.components {
+                let mark = if c.usable { "ok" } else { "unusable" };
+                let _ = writeln!(out, "  {:<11} {mark:<8} {}", c.name, c.detail);
+            }
+        }
+        out
+    }
+}
+
+/// Checks every resource for `workdir`.
+pub fn report(workdir: &Path, conversation: &str, connected: &[Resource]) -> StatusReport {
+    let resources = Resource::ALL
+        .into_iter()
+        .map(|resource| ResourceStatus {
+            resource: resource.as_str().to_string(),
+            connected: connected.contains(&resource),
+            components: match resource {
+                Resource::Parsers => grammars(workdir),
+            },
+        })
+        .collect();
+    StatusReport {
+        workdir: workdir.display().to_string(),
+        conversation: conversation.to_string(),
+        resources,
+    }
+}
+
+fn grammars(workdir: &Path) -> Vec<Component> {
+    let (counts, capped) = count_files_by_language(workdir, MAX_COUNTED_FILES);
+    Lang::ALL
+        .into_iter()
+        .map(|lang| {
+            let exts: Vec<String> = lang.extensions().iter().map(|e| format!(".{e}")).collect();
+            let n = counts.get(&lang).copied().unwrap_or(0);
+            let files = format!(
+                "{n}{} file{} here",
+                if capped { " or more" } else { "" },
+                if n == 1 { "" } else { "s" }
+            );
+            match lang.check() {
+                Ok(abi) => Component {
+                    name: lang.id().to_string(),
+                    usable: true,
+                    detail: format!("bundled, ABI {}; {}; {files}", abi, exts.join(" ")),
+                },
+                Err(e) => Component {
+                    name: lang.id().to_string(),
+                    usable: false,
+                    detail: format!("the bundled grammar does not load: {e}"),
+                },
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,108 @@
+//! `ast_edit`: stage a structural rewrite (S6), level write. Nothing is
+//! written here; `resolve` does that.
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::fmt::Write as _;
+use tether_actors::ast::actor::{AstActor, Stage, StageOutcome};
+
+use super::{coverage_phrase, nothing_to_search, plural, scope};
+use crate::args::parse;
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// Arguments of `ast_edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditArgs {
+    /// The code fragment to find, with metavariables ($NAME, $$$NAME, $_), as for ast_grep.
+    pub pattern: String,
+    /// What each match becomes; may use the metavariables the pattern binds (and no others).
+    pub rewrite: String,
+    /// File or directory to rewrite in, relative to the working directory; default the whole workspace.
+    pub path: Option<String>,
+    /// Grammar id (dart, python, rust, c, cpp, javascript, typescript, tsx, go); inferred from a file's extension.
+    pub language: Option<String>,
+}
+
+/// The `ast_edit` tool.
+pub struct AstEdit {
+    /// The parser set's actor.
+    pub ast: Addr<AstActor>,
+}
+
+impl ToolHandler for AstEdit {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "ast_edit".into(),
+            level: Level::Write,
+            parallel_safe: true,
+            description: "Stage a structural rewrite: every match of `pattern` becomes `rewrite` with its metavariables substituted. Writes nothing; returns a diff preview and an edit_id to pass to resolve (accept or discard).".into(),
+            input_schema: schema_of::<AstEditArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        let args: AstEditArgs = parse("ast_edit", args)?;
+        let scope = scope(ctx, args.path.as_deref(), args.language.as_deref())?;
+        let rel = tether_actors::fs::relative(ctx.root(), &scope.path);
+        let ast = self.ast.clone();
+        Ok(Box::pin(async move {
+            let stage = Stage {
+                scope: scope.clone(),
+                pattern: args.pattern.clone(),
+                rewrite: args.rewrite,
+            };
+            match ast.send(stage).await {
+                Ok(Ok(outcome)) => render(&args.pattern, &rel, &scope, outcome),
+                Ok(Err(e)) => ToolResult::error(format!("ast_edit: {e}")),
+                Err(e) => ToolResult::error(format!(
+                    "ast_edit: the parser set is not running ({e}); try again"
+                )),
+            }
+        }))
+    }
+}
+
+fn render(
+    pattern: &str,
+    rel: &str,
+    scope: &tether_actors::ast::scan::Scope,
+    outcome: StageOutcome,
+) -> ToolResult {
+    let Some(staged) = &outcome.staged else {
+        let text = match nothing_to_search(scope, rel).filter(|_| outcome.coverage.files == 0) {
+            Some(text) => text,
+            None => format!(
+                "no matches for `{pattern}`, so nothing was staged; {}",
+                coverage_phrase(&outcome.coverage)
+            ),
+        };
+        return ToolResult::text(text).with_data(&outcome);
+    };
+    let mut text = String::new();
+    let n_files = staged.files.len();
+    let _ = writeln!(
+        text,
+        "(proposed) {} replacement{} in {} file{}; nothing is written yet: call resolve with edit_id \"{}\" and action \"accept\" to write them all, or \"discard\".",
+        staged.replacements,
+        plural(staged.replacements),
+        n_files,
+        plural(n_files),
+        staged.edit_id
+    );
+    for (file, count) in &staged.files {
+        let _ = writeln!(text, "  {file}: {count}");
+    }
+    text.push_str(&staged.preview);
+    if staged.preview_lines_omitted > 0 {
+        let _ = writeln!(
+            text,
+            "… preview cut: {} more diff lines not shown",
+            staged.preview_lines_omitted
+        );
+    }
+    ToolResult::text(text.trim_end()).with_data(&outcome)
+}

@@ -1,0 +1,127 @@
+//! `ast_grep`: structural search (S5), level read, parallel-safe.
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::fmt::Write as _;
+use tether_actors::ast::actor::{AstActor, Search};
+use tether_actors::ast::search::{MAX_RESULTS_LIMIT, SearchOutcome};
+
+use super::{coverage_phrase, nothing_to_search, plural, scope};
+use crate::args::{in_range, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// Matches listed in the text when `max_results` is not given.
+const DEFAULT_MAX_RESULTS: usize = 50;
+
+/// Arguments of `ast_grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepArgs {
+    /// A code fragment with metavariables: `$NAME` matches one node, `$$$NAME` a sequence, `$_` anything without binding. A repeated metavariable must match the same text.
+    pub pattern: String,
+    /// File or directory to search, relative to the working directory; default the whole workspace.
+    pub path: Option<String>,
+    /// Grammar id: dart, python, rust, c, cpp, javascript, typescript, tsx, go. Inferred from a file's extension; a directory search without it searches every bundled language present.
+    pub language: Option<String>,
+    /// How many matches to return (default 50, at most 100000).
+    pub max_results: Option<usize>,
+}
+
+/// The `ast_grep` tool.
+pub struct AstGrep {
+    /// The parser set's actor.
+    pub ast: Addr<AstActor>,
+}
+
+impl ToolHandler for AstGrep {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "ast_grep".into(),
+            level: Level::Read,
+            parallel_safe: true,
+            description: "Find code by its syntax-tree shape, not its text: never matches inside strings or comments. Example: pattern `if ($X != null) $X.dispose()` with language dart. Returns path:line:col and the line of each match.".into(),
+            input_schema: schema_of::<AstGrepArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        let args: AstGrepArgs = parse("ast_grep", args)?;
+        let max_results = in_range(
+            "max_results",
+            args.max_results.unwrap_or(DEFAULT_MAX_RESULTS),
+            1,
+            MAX_RESULTS_LIMIT,
+        )?;
+        let scope = scope(ctx, args.path.as_deref(), args.language.as_deref())?;
+        let rel = tether_actors::fs::relative(ctx.root(), &scope.path);
+        let ast = self.ast.clone();
+        let pattern = args.pattern;
+        Ok(Box::pin(async move {
+            let sent = ast.send(Search {
+                scope: scope.clone(),
+                pattern: pattern.clone(),
+                max_results,
+            });
+            match sent.await {
+                Ok(Ok(outcome)) => render(&pattern, &rel, &scope, outcome),
+                Ok(Err(e)) => ToolResult::error(format!("ast_grep: {e}")),
+                Err(e) => ToolResult::error(format!(
+                    "ast_grep: the parser set is not running ({e}); try again"
+                )),
+            }
+        }))
+    }
+}
+
+fn render(
+    pattern: &str,
+    rel: &str,
+    scope: &tether_actors::ast::scan::Scope,
+    outcome: SearchOutcome,
+) -> ToolResult {
+    let cov = &outcome.coverage;
+    if cov.files == 0
+        && let Some(text) = nothing_to_search(scope, rel)
+    {
+        return ToolResult::text(text).with_data(&outcome);
+    }
+    let files: std::collections::BTreeSet<&str> =
+        outcome.matches.iter().map(|m| m.path.as_str()).collect();
+    let mut text = String::new();
+    if outcome.total == 0 {
+        let _ = write!(text, "no matches for `{pattern}`; {}", coverage_phrase(cov));
+    } else {
+        let _ = writeln!(
+            text,
+            "{} match{} for `{pattern}`; {}",
+            outcome.total,
+            if outcome.total == 1 { "" } else { "es" },
+            coverage_phrase(cov)
+        );
+        for m in &outcome.matches {
+            let _ = writeln!(
+                text,
+                "{}:{}:{}: {}",
+                m.path,
+                m.line,
+                m.column,
+                m.line_text.trim()
+            );
+        }
+        if outcome.total > outcome.matches.len() {
+            let _ = write!(
+                text,
+                "showing {} of {} matches (in {} file{}; max_results={}); raise max_results or narrow `path`",
+                outcome.matches.len(),
+                outcome.total,
+                files.len(),
+                plural(files.len()),
+                outcome.max_results
+            );
+        }
+    }
+    ToolResult::text(text.trim_end()).with_data(&outcome)
+}

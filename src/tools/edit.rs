@@ -1,0 +1,103 @@
+//! `edit`: replace one exact occurrence of a string in a file, level write.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::args::{confined, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// Arguments of `edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// File to edit, relative to the working directory.
+    pub path: String,
+    /// The exact text to replace; it must occur exactly once in the file.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+}
+
+/// The `edit` tool.
+pub struct Edit;
+
+impl ToolHandler for Edit {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "edit".into(),
+            level: Level::Write,
+            parallel_safe: false,
+            description: "Replace the one occurrence of old_string in a file with new_string (written atomically). old_string must be unique in the file; include surrounding lines if it is not.".into(),
+            input_schema: schema_of::<EditArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        let args: EditArgs = parse("edit", args)?;
+        if args.old_string.is_empty() {
+            return Err(ToolError::new(
+                "edit: argument `old_string` is empty; give the exact text to replace (use write to create a file)",
+            ));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::new(
+                "edit: `old_string` and `new_string` are the same, so nothing would change; give the new text",
+            ));
+        }
+        let path = confined(ctx.root(), "path", &args.path)?;
+        let rel = tether_actors::fs::relative(ctx.root(), &path);
+        let ctx = ctx.clone();
+        Ok(Box::pin(async move {
+            let target = path.clone();
+            let result = super::blocking("edit", move || edit(&target, &rel, &args)).await;
+            if result.is_error {
+                return result;
+            }
+            ctx.report_write(vec![path], result).await
+        }))
+    }
+}
+
+fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
+    let before = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolResult::error(format!(
+                "edit: `{rel}` does not exist; check the path, or use write to create it"
+            ));
+        }
+        Err(e) => return ToolResult::error(format!("edit: cannot read `{rel}` as text: {e}")),
+    };
+    let count = before.matches(&args.old_string).count();
+    match count {
+        0 => {
+            return ToolResult::error(format!(
+                "edit: `old_string` does not occur in `{rel}`; read the file and copy the text exactly, whitespace included"
+            ));
+        }
+        1 => {}
+        n => {
+            return ToolResult::error(format!(
+                "edit: `old_string` occurs {n} times in `{rel}`; include enough surrounding lines to make it unique"
+            ));
+        }
+    }
+    let after = before.replacen(&args.old_string, &args.new_string, 1);
+    let line = before[..before.find(&args.old_string).unwrap_or(0)]
+        .matches('\n')
+        .count()
+        + 1;
+    let change = tether_actors::fs::FileChange {
+        path: path.to_path_buf(),
+        before: Some(before.into_bytes()),
+        after: Some(after.into_bytes()),
+    };
+    match tether_actors::fs::commit(&[change]) {
+        Ok(()) => ToolResult::text(format!("edited `{rel}` at line {line}")),
+        Err(e) => ToolResult::error(format!(
+            "edit: `{rel}` was not changed: {e}; read it again and retry"
+        )),
+    }
+}

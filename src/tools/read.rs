@@ -1,0 +1,82 @@
+//! `read`: a file's text, level read. A minimal host tool; an embedding
+//! host usually brings its own.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::args::{confined, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// Most bytes returned; the rest is cut and the cut stated.
+pub const MAX_READ_BYTES: usize = 256 * 1024;
+
+/// Arguments of `read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// File to read, relative to the working directory.
+    pub path: String,
+}
+
+/// The `read` tool.
+pub struct Read;
+
+impl ToolHandler for Read {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read".into(),
+            level: Level::Read,
+            parallel_safe: true,
+            description: "Read a text file in the working directory.".into(),
+            input_schema: schema_of::<ReadArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        let args: ReadArgs = parse("read", args)?;
+        let path = confined(ctx.root(), "path", &args.path)?;
+        let rel = tether_actors::fs::relative(ctx.root(), &path);
+        Ok(Box::pin(super::blocking("read", move || read(&path, &rel))))
+    }
+}
+
+fn read(path: &std::path::Path, rel: &str) -> ToolResult {
+    if path.is_dir() {
+        return ToolResult::error(format!("read: `{rel}` is a directory; give a file path"));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolResult::error(format!(
+                "read: `{rel}` does not exist; check the path (relative to the working directory)"
+            ));
+        }
+        Err(e) => return ToolResult::error(format!("read: cannot read `{rel}`: {e}")),
+    };
+    let total = bytes.len();
+    let shown = &bytes[..total.min(MAX_READ_BYTES)];
+    let text = match std::str::from_utf8(shown) {
+        Ok(text) => text.to_string(),
+        // A cut may split a character; only the tail is allowed to be ragged.
+        Err(e) if total > MAX_READ_BYTES && e.valid_up_to() + 4 >= shown.len() => {
+            String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned()
+        }
+        Err(_) => {
+            return ToolResult::error(format!(
+                "read: `{rel}` is not UTF-8 text ({total} bytes); it looks binary"
+            ));
+        }
+    };
+    let mut result = ToolResult::text(text);
+    if total > MAX_READ_BYTES {
+        result.append(&format!(
+            "… cut at {} KiB of {total} bytes; the file is larger than read returns",
+            MAX_READ_BYTES / 1024
+        ));
+    }
+    result.with_data(
+        serde_json::json!({"path": rel, "bytes": total, "truncated": total > MAX_READ_BYTES}),
+    )
+}

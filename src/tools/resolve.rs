@@ -1,0 +1,112 @@
+//! `resolve`: accept or discard a staged rewrite (S6), level write, not
+//! parallel-safe. Acceptance re-checks every file against what was staged
+//! and writes all of them or none.
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tether_actors::ast::actor::{AstActor, Resolve as ResolveMsg, ResolveAction};
+use tether_actors::ast::staging::Resolution;
+
+use super::plural;
+use crate::args::parse;
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// What to do with the staged change.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Write every file of the change (or none, if any moved).
+    Accept,
+    /// Drop the change.
+    Discard,
+}
+
+/// Arguments of `resolve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveArgs {
+    /// The id ast_edit returned, e.g. "edit_1".
+    pub edit_id: String,
+    /// "accept" writes the change, "discard" drops it.
+    pub action: Action,
+}
+
+/// The `resolve` tool.
+pub struct Resolve {
+    /// The parser set's actor, which holds the staged edits.
+    pub ast: Addr<AstActor>,
+}
+
+impl ToolHandler for Resolve {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "resolve".into(),
+            level: Level::Write,
+            parallel_safe: false,
+            description: "Accept or discard a change staged by ast_edit. Accept writes every file or none: if any file changed since staging, the whole change is refused.".into(),
+            input_schema: schema_of::<ResolveArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        let args: ResolveArgs = parse("resolve", args)?;
+        let action = match args.action {
+            Action::Accept => ResolveAction::Accept,
+            Action::Discard => ResolveAction::Discard,
+        };
+        let ast = self.ast.clone();
+        let ctx = ctx.clone();
+        let id = args.edit_id;
+        Ok(Box::pin(async move {
+            let sent = ast
+                .send(ResolveMsg {
+                    edit_id: id.clone(),
+                    action,
+                })
+                .await;
+            let resolution = match sent {
+                Ok(Ok(resolution)) => resolution,
+                Ok(Err(e)) => return ToolResult::error(format!("resolve: {e}")),
+                Err(e) => {
+                    return ToolResult::error(format!(
+                        "resolve: the parser set is not running ({e}); try again"
+                    ));
+                }
+            };
+            let result = render(&id, &resolution).with_data(&resolution);
+            match resolution {
+                Resolution::Accepted { files, .. } => {
+                    let paths = files.iter().map(|f| ctx.root().join(f)).collect();
+                    ctx.report_write(paths, result).await
+                }
+                _ => result,
+            }
+        }))
+    }
+}
+
+fn render(id: &str, resolution: &Resolution) -> ToolResult {
+    match resolution {
+        Resolution::Accepted {
+            files,
+            replacements,
+        } => ToolResult::text(format!(
+            "accepted {id}: wrote {replacements} replacement{} in {} file{}: {}",
+            plural(*replacements),
+            files.len(),
+            plural(files.len()),
+            files.join(", ")
+        )),
+        Resolution::Discarded => ToolResult::text(format!("discarded {id}; nothing was written")),
+        Resolution::Refused { moved } => ToolResult::error(format!(
+            "refused {id}: {} changed since it was staged, so nothing was written (a partial rewrite would leave code in neither form). Run ast_edit again to stage against the current files",
+            moved.join(", ")
+        )),
+        Resolution::Failed { reason } => ToolResult::error(format!(
+            "{id} was not applied: {reason}; no file is left changed. Fix the cause and stage it again"
+        )),
+    }
+}

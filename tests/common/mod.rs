@@ -1,0 +1,124 @@
+//! The actor test harness: a runtime on a temporary working directory,
+//! calls with bounded waits, and concurrent fan-out for invariant checks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use tether::{Runtime, RuntimeBuilder, Surface, ToolResult};
+
+/// Longest any single call may take in a test before it counts as a hang.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest a whole fan-out may take.
+pub const FANOUT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A runtime over a temporary directory holding the given files.
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub rt: Runtime,
+}
+
+impl Harness {
+    /// Every resource connected, auto-approval, full surface.
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        Self::with(files, |b| b.connect_all())
+    }
+
+    /// A runtime configured by `configure`.
+    pub fn with(
+        files: &[(&str, &str)],
+        configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+    ) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, content).unwrap();
+        }
+        let rt = configure(Runtime::builder().workdir(dir.path()).conversation("test"))
+            .start()
+            .expect("runtime starts");
+        Self { dir, rt }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.rt.workdir().to_path_buf()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    /// One call from the full surface, bounded by [`CALL_TIMEOUT`].
+    pub async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        self.call_from(Surface::Full, tool, args).await
+    }
+
+    /// One call from `surface`, bounded by [`CALL_TIMEOUT`].
+    pub async fn call_from(&self, surface: Surface, tool: &str, args: Value) -> ToolResult {
+        tokio::time::timeout(CALL_TIMEOUT, self.rt.call_from(surface, tool, args))
+            .await
+            .unwrap_or_else(|_| panic!("`{tool}` did not answer within {CALL_TIMEOUT:?}"))
+    }
+
+    /// A call that must succeed; returns its result.
+    pub async fn ok(&self, tool: &str, args: Value) -> ToolResult {
+        let result = self.call(tool, args.clone()).await;
+        assert!(!result.is_error, "{tool} {args} failed: {}", result.text);
+        result
+    }
+
+    /// A call that must fail; returns its text.
+    pub async fn err(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args.clone()).await;
+        assert!(
+            result.is_error,
+            "{tool} {args} should have failed, got: {}",
+            result.text
+        );
+        result.text
+    }
+
+    /// Fires every call at once and waits for all, bounded by [`FANOUT_TIMEOUT`].
+    pub async fn fan_out(&self, calls: Vec<(String, Value)>) -> Vec<ToolResult> {
+        let futures = calls
+            .iter()
+            .map(|(tool, args)| self.rt.call(tool, args.clone()));
+        tokio::time::timeout(FANOUT_TIMEOUT, futures::future::join_all(futures))
+            .await
+            .expect("the fan-out finished (no deadlock)")
+    }
+}
+
+/// The match list of an `ast_grep` result as `path:line:col` strings.
+pub fn positions(result: &ToolResult) -> Vec<String> {
+    result.data.as_ref().expect("ast_grep returns data")["matches"]
+        .as_array()
+        .expect("matches is an array")
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}",
+                m["path"].as_str().unwrap(),
+                m["line"],
+                m["column"]
+            )
+        })
+        .collect()
+}
+
+/// Whether `path` exists under `root`.
+pub fn exists(root: &Path, rel: &str) -> bool {
+    root.join(rel).exists()
+}
