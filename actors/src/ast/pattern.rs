@@ -202,10 +202,16 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
     if uses_semicolons(lang) && !expanded.ends_with(';') && !expanded.ends_with('}') {
         variants.push(format!("{expanded};"));
     }
-    for scaffold in ladder(lang) {
-        for text in &variants {
-            if let Some(pattern) = try_rung(scaffold, text, lang) {
-                return finish(pattern, scaffold.context, lang, fragment);
+    // First a clean parse anywhere on the ladder; only then a parse whose
+    // sole errors are metavariables standing where the grammar wants
+    // something else (`impl $T for $U { $$$ITEMS }`: an identifier is not
+    // an item, but the metavariable stands for items).
+    for tolerant in [false, true] {
+        for scaffold in ladder(lang) {
+            for text in &variants {
+                if let Some(pattern) = try_rung(scaffold, text, lang, tolerant) {
+                    return finish(pattern, scaffold.context, lang, fragment);
+                }
             }
         }
     }
@@ -221,7 +227,7 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
 /// whole text parses cleanly and a node spans exactly the fragment. A
 /// trailing `;` may or may not belong to that node (statements own theirs,
 /// TypeScript fields do not), so the node may end just before or after it.
-fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang) -> Option<Pattern> {
+fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang, tolerant: bool) -> Option<Pattern> {
     let body = indent_lines(fragment, scaffold.indent);
     let start = scaffold.prefix.len();
     let end_with_terminator = start + body.len();
@@ -229,7 +235,7 @@ fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang) -> Option<Pattern> 
     let wrapped = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
     let root = lang.ast_grep(&wrapped);
     let tree_root = root.root().get_inner_node();
-    if tree_root.has_error() {
+    if tree_root.has_error() && !(tolerant && only_metavariable_errors(tree_root, &wrapped, lang)) {
         return None;
     }
     let node = tree_root.descendant_for_byte_range(start, end)?;
@@ -238,6 +244,26 @@ fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang) -> Option<Pattern> 
     }
     let node = root.adopt(node);
     Some(Pattern::from(node))
+}
+
+/// Whether every syntax error in the tree is an ERROR node whose whole
+/// text is one metavariable (no MISSING nodes, no other ERROR nodes).
+fn only_metavariable_errors(node: tree_sitter::Node<'_>, source: &str, lang: Lang) -> bool {
+    if node.is_missing() {
+        return false;
+    }
+    if node.is_error() {
+        let text = source[node.byte_range()].trim();
+        return lang.extract_meta_var(text).is_some();
+    }
+    if !node.has_error() {
+        return true;
+    }
+    let mut cursor = node.walk();
+    let ok = node
+        .children(&mut cursor)
+        .all(|child| only_metavariable_errors(child, source, lang));
+    ok
 }
 
 fn finish(
@@ -341,6 +367,12 @@ mod tests {
     fn go_declarations_reach_the_last_rung() {
         let p = compile("func $F() {}", Lang::Go).unwrap();
         assert_eq!(p.context, DECLARATION);
+    }
+
+    #[test]
+    fn a_multi_metavariable_may_stand_where_the_grammar_wants_items() {
+        let p = compile("impl $T for $U { $$$ITEMS }", Lang::Rust).unwrap();
+        assert!(p.bound_vars.contains("ITEMS"), "{p:?}");
     }
 
     #[test]
