@@ -213,12 +213,12 @@ pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
     commit_with(changes, &|path, state| apply_state(path, state))
 }
 
+/// One file's write step: put `Some(bytes)` there, or delete it for `None`.
+pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>) -> io::Result<()> + 'a;
+
 /// [`commit`] with the write step supplied, so tests can make a write fail
 /// half-way through.
-pub fn commit_with(
-    changes: &[FileChange],
-    write: &dyn Fn(&Path, Option<&[u8]>) -> io::Result<()>,
-) -> Result<(), CommitError> {
+pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), CommitError> {
     let moved = moved_files(changes);
     if !moved.is_empty() {
         return Err(CommitError::Drift { moved });

@@ -93,3 +93,26 @@ fn real_rust_sources_give_identical_results_with_and_without_the_prefilter() {
         );
     }
 }
+
+#[test]
+fn the_python_standard_library_gives_identical_results_with_and_without_the_prefilter() {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
+        .output()
+        .expect("python3 runs (the README's test command installs it)");
+    let stdlib = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    for package in ["json", "email", "asyncio", "logging", "unittest"] {
+        for pattern in [
+            "print($A)",
+            "1 if $X else $Y",
+            "self.$A = $A",
+            "isinstance($O, $T)",
+            "'utf-8'",
+        ] {
+            both(&stdlib.join(package), Some(Lang::Python), pattern);
+        }
+    }
+}

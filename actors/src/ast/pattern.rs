@@ -166,7 +166,7 @@ pub struct CompiledPattern {
     /// Which rung of the ladder accepted it.
     pub context: &'static str,
     /// Literal tokens every match must contain; a file lacking one cannot match.
-    pub required_tokens: Vec<String>,
+    pub required_tokens: Vec<RequiredToken>,
     /// The metavariables the pattern binds (without the `$`).
     pub bound_vars: BTreeSet<String>,
 }
@@ -182,12 +182,43 @@ impl std::fmt::Debug for CompiledPattern {
     }
 }
 
+/// A literal a matching file must contain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequiredToken {
+    /// The text.
+    pub text: String,
+    /// It is an identifier, so it must stand as a whole word: `print` is
+    /// not present in a file that only says `pprint` or `print_function`.
+    pub whole_word: bool,
+}
+
+impl RequiredToken {
+    /// Whether `source` contains the token.
+    pub fn occurs_in(&self, source: &[u8]) -> bool {
+        let needle = self.text.as_bytes();
+        let mut hits = memchr::memmem::find_iter(source, needle);
+        if !self.whole_word {
+            return hits.next().is_some();
+        }
+        hits.any(|at| {
+            let before = at.checked_sub(1).map(|i| source[i]);
+            let after = source.get(at + needle.len()).copied();
+            !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte)
+        })
+    }
+}
+
+/// ASCII letters, digits and `_`: bytes that would make a longer identifier.
+/// Anything else (`$` of a Dart interpolation, non-ASCII) counts as a
+/// boundary, which can only let more files through, never fewer.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
 impl CompiledPattern {
     /// Whether `source` contains every literal token the pattern requires.
     pub fn may_match(&self, source: &[u8]) -> bool {
-        self.required_tokens
-            .iter()
-            .all(|t| memchr::memmem::find(source, t.as_bytes()).is_some())
+        self.required_tokens.iter().all(|t| t.occurs_in(source))
     }
 }
 
@@ -260,10 +291,8 @@ fn only_metavariable_errors(node: tree_sitter::Node<'_>, source: &str, lang: Lan
         return true;
     }
     let mut cursor = node.walk();
-    let ok = node
-        .children(&mut cursor)
-        .all(|child| only_metavariable_errors(child, source, lang));
-    ok
+    node.children(&mut cursor)
+        .all(|child| only_metavariable_errors(child, source, lang))
 }
 
 fn finish(
@@ -282,9 +311,12 @@ fn finish(
         }
     }
     let mut tokens = BTreeSet::new();
-    collect_named_terminals(&pattern.node, &mut tokens);
-    let mut required_tokens: Vec<String> = tokens.into_iter().collect();
-    required_tokens.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    collect_named_terminals(&pattern.node, lang, &mut tokens);
+    let mut required_tokens: Vec<RequiredToken> = tokens
+        .into_iter()
+        .map(|(text, whole_word)| RequiredToken { text, whole_word })
+        .collect();
+    required_tokens.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
     required_tokens.truncate(PREFILTER_TOKENS);
     let bound_vars = pattern
         .defined_vars()
@@ -302,19 +334,24 @@ fn finish(
 
 /// Named leaves must match the target's text exactly (ast-grep compares
 /// their text; unnamed tokens only by kind), so each must occur literally in
-/// any file that can match.
-fn collect_named_terminals(node: &PatternNode, out: &mut BTreeSet<String>) {
+/// any file that can match. Identifier leaves must occur as whole words;
+/// other leaves (string contents, numbers) may sit next to anything — a
+/// string's content can follow an escape like `\n`, and Python lexes `1if`.
+fn collect_named_terminals(node: &PatternNode, lang: Lang, out: &mut BTreeSet<(String, bool)>) {
     match node {
         PatternNode::Terminal {
             text,
             is_named: true,
-            ..
+            kind_id,
         } if !text.is_empty() => {
-            out.insert(text.clone());
+            let grammar = lang.grammar();
+            let kind = grammar.node_kind_for_id(*kind_id).unwrap_or("");
+            let whole_word = kind.ends_with("identifier") && text.bytes().all(is_word_byte);
+            out.insert((text.clone(), whole_word));
         }
         PatternNode::Internal { children, .. } => {
             for child in children {
-                collect_named_terminals(child, out);
+                collect_named_terminals(child, lang, out);
             }
         }
         _ => {}
@@ -344,8 +381,26 @@ mod tests {
     fn dart_call_compiles_as_a_statement_not_a_signature() {
         let p = compile("dispose($X)", Lang::Dart).unwrap();
         assert_eq!(p.context, STATEMENT);
-        assert_eq!(p.required_tokens, vec!["dispose".to_string()]);
+        let token = RequiredToken {
+            text: "dispose".to_string(),
+            whole_word: true,
+        };
+        assert_eq!(p.required_tokens, vec![token]);
         assert!(p.bound_vars.contains("X"));
+    }
+
+    #[test]
+    fn identifiers_must_stand_as_whole_words_other_tokens_need_not() {
+        let p = compile("print($A)", Lang::Python).unwrap();
+        assert!(p.may_match(b"x = 1\nprint(x)\n"));
+        assert!(p.may_match(b"f\"{print}\""));
+        assert!(!p.may_match(b"pprint(x)\nprint_function(y)\nsprint"));
+        // Only identifiers are whole words; string pieces sit next to anything.
+        let s = compile("f(\"\\nabc\")", Lang::Python).unwrap();
+        for token in &s.required_tokens {
+            assert_eq!(token.whole_word, token.text == "f", "{s:?}");
+        }
+        assert!(s.may_match(b"f(\"\\nabc\")"));
     }
 
     #[test]

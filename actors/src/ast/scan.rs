@@ -177,7 +177,9 @@ where
         return Ok((out, cov));
     }
 
-    let results: Mutex<PerFile<T>> = Mutex::new(Vec::new());
+    // Each walker thread keeps its findings to itself and hands them over
+    // once, when the walk drops it: no lock on the per-file path.
+    let (results, findings) = crossbeam_channel::unbounded::<PerFile<T>>();
     let coverage: Mutex<Coverage> = Mutex::new(Coverage::default());
     let walker = ignore::WalkBuilder::new(&scope.path)
         .threads(scan_threads())
@@ -201,7 +203,8 @@ where
             ignore::WalkState::Continue
         })
     });
-    let mut out = results.into_inner();
+    drop(results);
+    let mut out: PerFile<T> = findings.into_iter().flatten().collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     let cov = coverage.into_inner();
     if cov.per_language.is_empty() {
@@ -222,7 +225,7 @@ struct Worker<'s, T, F> {
     each: &'s F,
     found: PerFile<T>,
     cov: Coverage,
-    results: &'s Mutex<PerFile<T>>,
+    results: &'s crossbeam_channel::Sender<PerFile<T>>,
     coverage: &'s Mutex<Coverage>,
 }
 
@@ -246,7 +249,7 @@ where
 
 impl<T, F> Drop for Worker<'_, T, F> {
     fn drop(&mut self) {
-        self.results.lock().append(&mut self.found);
+        let _ = self.results.send(std::mem::take(&mut self.found));
         self.coverage.lock().merge(std::mem::take(&mut self.cov));
     }
 }
