@@ -131,6 +131,7 @@ impl RuntimeBuilder {
         let surface = self.surface;
         let resources = self.resources.clone();
         let conversation = self.conversation.clone();
+        let after_write_hook = self.after_write.clone();
         let parts = Parts::new(self, workdir.clone());
         let (router, registry, system) = if System::try_current().is_some() {
             let (router, registry) = parts.start();
@@ -165,6 +166,7 @@ impl RuntimeBuilder {
             resources,
             workdir,
             conversation,
+            after_write: after_write_hook,
             _system: system,
         })
     }
@@ -249,6 +251,7 @@ pub struct Runtime {
     resources: BTreeSet<Resource>,
     workdir: PathBuf,
     conversation: String,
+    after_write: Option<Arc<dyn AfterWrite>>,
     _system: Option<OwnSystem>,
 }
 
@@ -297,6 +300,21 @@ impl Runtime {
             )
         });
         Tree { root }
+    }
+
+    /// Runs the after-write hook for files the host wrote with its own
+    /// tools; returns the text to append to that tool's result, if any.
+    pub async fn after_write(&self, paths: Vec<PathBuf>) -> Option<String> {
+        match &self.after_write {
+            Some(hook) => hook.after_write(paths).await,
+            None => None,
+        }
+    }
+
+    /// Whether the runtime started its own actor system (on its own
+    /// thread), rather than joining the host's.
+    pub fn owns_actor_system(&self) -> bool {
+        self._system.is_some()
     }
 
     /// The router's address, for actix hosts that send [`Call`] directly.
