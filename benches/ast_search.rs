@@ -26,10 +26,7 @@ type MatchSet = BTreeSet<(String, u64)>;
 
 fn stdlib() -> PathBuf {
     let out = Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
-        ])
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
         .expect("python3 runs");
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
@@ -47,11 +44,7 @@ fn run_cli(dir: &Path, pattern: &str) -> (Duration, MatchSet) {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            let file = v["file"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches("./")
-                .to_string();
+            let file = v["file"].as_str().unwrap().trim_start_matches("./").to_string();
             (file, v["range"]["byteOffset"]["start"].as_u64().unwrap())
         })
         .collect();
@@ -63,12 +56,7 @@ fn set_of(data: &Value) -> MatchSet {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| {
-            (
-                m["path"].as_str().unwrap().to_string(),
-                m["start_byte"].as_u64().unwrap(),
-            )
-        })
+        .map(|m| (m["path"].as_str().unwrap().to_string(), m["start_byte"].as_u64().unwrap()))
         .collect()
 }
 
@@ -110,20 +98,11 @@ fn main() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
-    let runs: usize = std::env::var("AST_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_RUNS);
+    let runs: usize =
+        std::env::var("AST_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_RUNS);
     let dir = stdlib();
-    let tokio = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let rt = Runtime::builder()
-        .workdir(&dir)
-        .connect_all()
-        .start()
-        .unwrap();
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = Runtime::builder().workdir(&dir).connect_all().start().unwrap();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("corpus: {} ({threads} threads each)", dir.display());
     for pattern in PATTERNS {
@@ -135,14 +114,8 @@ fn main() {
             let (t_in, s_in, cov) = run_in_process(&rt, &tokio, pattern);
             if run == 0 {
                 assert_eq!(s_bin, s_cli, "`{pattern}`: tether and the CLI disagree");
-                assert_eq!(
-                    s_in, s_cli,
-                    "`{pattern}`: in-process tether and the CLI disagree"
-                );
-                println!(
-                    "`{pattern}`: {} matches, identical in all three",
-                    s_cli.len()
-                );
+                assert_eq!(s_in, s_cli, "`{pattern}`: in-process tether and the CLI disagree");
+                println!("`{pattern}`: {} matches, identical in all three", s_cli.len());
             }
             coverage = cov;
             cli.push(t_cli);

@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group};
 use serde_json::json;
-use tether::{
-    CallContext, Level, Runtime, ToolError, ToolFuture, ToolHandler, ToolResult, ToolSpec,
-};
+use tether::{CallContext, Level, Runtime, ToolError, ToolFuture, ToolHandler, ToolResult, ToolSpec};
 
 /// Calls in flight at once, as a host with many agents would have.
 const CONCURRENCY: usize = 64;
@@ -51,11 +49,7 @@ impl ToolHandler for Ping {
 
 fn runtime() -> (tempfile::TempDir, Arc<Runtime>) {
     let dir = tempfile::tempdir().unwrap();
-    let rt = Runtime::builder()
-        .workdir(dir.path())
-        .tool(Arc::new(Ping))
-        .start()
-        .unwrap();
+    let rt = Runtime::builder().workdir(dir.path()).tool(Arc::new(Ping)).start().unwrap();
     (dir, Arc::new(rt))
 }
 
@@ -85,11 +79,7 @@ async fn drive(rt: &Arc<Runtime>, total: usize, in_flight: usize) -> Vec<Duratio
 
 fn dispatch(c: &mut Criterion) {
     let (_dir, rt) = runtime();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut group = c.benchmark_group("router");
     group.throughput(Throughput::Elements(BATCH as u64));
     group.bench_function("dispatch_trivial_read_tool_x64", |b| {
@@ -106,11 +96,7 @@ fn dispatch(c: &mut Criterion) {
 
 fn latency_report(in_flight: usize, total: usize) {
     let (_dir, rt) = runtime();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     tokio.block_on(drive(&rt, total / 10, in_flight)); // warm up
     let start = Instant::now();
     let mut latencies = tokio.block_on(drive(&rt, total, in_flight));

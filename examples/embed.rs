@@ -17,21 +17,11 @@ async fn main() -> anyhow::Result<()> {
 
     // What a plan-mode sub-agent would be offered: read-level tools only.
     for spec in runtime.tools(Surface::ReadOnly) {
-        println!(
-            "{} ({}): {}",
-            spec.name,
-            spec.level.as_str(),
-            spec.description
-        );
+        println!("{} ({}): {}", spec.name, spec.level.as_str(), spec.description);
     }
 
     // A model's call, routed through the router actor.
-    let result = runtime
-        .call(
-            "ast_grep",
-            json!({"pattern": "$A.unwrap()", "language": "rust"}),
-        )
-        .await;
+    let result = runtime.call("ast_grep", json!({"pattern": "$A.unwrap()", "language": "rust"})).await;
     println!("{}", result.text);
 
     // The supervision tree, for logs and dashboards.

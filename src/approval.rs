@@ -43,9 +43,7 @@ impl std::str::FromStr for ApprovalPolicy {
         match s {
             "auto" | "auto-approve" => Ok(ApprovalPolicy::AutoApprove),
             "deny" => Ok(ApprovalPolicy::Deny),
-            other => Err(format!(
-                "`{other}` is not an approval policy; use `auto` or `deny`"
-            )),
+            other => Err(format!("`{other}` is not an approval policy; use `auto` or `deny`")),
         }
     }
 }

@@ -57,8 +57,7 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// Confines the path argument `field` to the working directory.
 pub fn confined(root: &Path, field: &str, value: &str) -> Result<PathBuf, ToolError> {
-    tether_actors::fs::confine(root, value)
-        .map_err(|e| ToolError::new(format!("argument `{field}`: {e}")))
+    tether_actors::fs::confine(root, value).map_err(|e| ToolError::new(format!("argument `{field}`: {e}")))
 }
 
 /// Checks an integer argument against its range.
@@ -87,28 +86,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_field_and_the_expected_type() {
-        let err = parse::<Probe>(
-            "ast_grep",
-            serde_json::json!({"pattern": "x", "max_results": "ten"}),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("`max_results`"), "{err}");
-        assert!(err.contains("non-negative integer"), "{err}");
-        let err = parse::<Probe>("ast_grep", serde_json::json!({}))
+        let err = parse::<Probe>("ast_grep", serde_json::json!({"pattern": "x", "max_results": "ten"}))
             .unwrap_err()
             .to_string();
+        assert!(err.contains("`max_results`"), "{err}");
+        assert!(err.contains("non-negative integer"), "{err}");
+        let err = parse::<Probe>("ast_grep", serde_json::json!({})).unwrap_err().to_string();
         assert!(err.contains("missing field `pattern`"), "{err}");
         let err = parse::<Probe>("ast_grep", serde_json::json!({"pattern": "x", "colour": 1}))
             .unwrap_err()
             .to_string();
-        assert!(
-            err.contains("unknown field `colour`") && err.contains("`pattern`"),
-            "{err}"
-        );
-        let err = parse::<Probe>("ast_grep", serde_json::json!([1]))
-            .unwrap_err()
-            .to_string();
+        assert!(err.contains("unknown field `colour`") && err.contains("`pattern`"), "{err}");
+        let err = parse::<Probe>("ast_grep", serde_json::json!([1])).unwrap_err().to_string();
         assert!(err.contains("must be a JSON object"), "{err}");
     }
 }

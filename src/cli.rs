@@ -25,11 +25,7 @@ const EXIT_TOOL_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "tether",
-    version,
-    about = "Tools bound to live resources, for coding agents"
-)]
+#[command(name = "tether", version, about = "Tools bound to live resources, for coding agents")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -86,10 +82,7 @@ pub fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("tether: cannot start: {e}");
@@ -128,17 +121,8 @@ async fn run(cli: Cli) -> ExitCode {
                 print_json(&serde_json::to_value(&specs).unwrap_or_default());
             } else {
                 for spec in specs {
-                    let lane = if spec.parallel_safe {
-                        "parallel"
-                    } else {
-                        "serial"
-                    };
-                    println!(
-                        "{:<12} {:<5} {lane:<8} {}",
-                        spec.name,
-                        spec.level.as_str(),
-                        spec.description
-                    );
+                    let lane = if spec.parallel_safe { "parallel" } else { "serial" };
+                    println!("{:<12} {:<5} {lane:<8} {}", spec.name, spec.level.as_str(), spec.description);
                 }
             }
             ExitCode::SUCCESS
@@ -163,11 +147,7 @@ async fn run(cli: Cli) -> ExitCode {
             } else {
                 println!("{}", result.text);
             }
-            if result.is_error {
-                ExitCode::from(EXIT_TOOL_ERROR)
-            } else {
-                ExitCode::SUCCESS
-            }
+            if result.is_error { ExitCode::from(EXIT_TOOL_ERROR) } else { ExitCode::SUCCESS }
         }
         Command::Batch(opts) => {
             let runtime = match start(&opts) {
@@ -195,22 +175,13 @@ async fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let connected: Vec<Resource> = runtime.resources().iter().copied().collect();
-            let report =
-                crate::status::report(runtime.workdir(), runtime.conversation(), &connected);
+            let report = crate::status::report(runtime.workdir(), runtime.conversation(), &connected);
             if opts.json {
                 print_json(&serde_json::to_value(&report).unwrap_or_default());
             } else {
                 print!("{}", report.text());
-                let names: Vec<String> = runtime
-                    .tools(opts.surface)
-                    .into_iter()
-                    .map(|s| s.name)
-                    .collect();
-                println!(
-                    "tools on the {} surface: {}",
-                    opts.surface.as_str(),
-                    names.join(", ")
-                );
+                let names: Vec<String> = runtime.tools(opts.surface).into_iter().map(|s| s.name).collect();
+                println!("tools on the {} surface: {}", opts.surface.as_str(), names.join(", "));
             }
             ExitCode::SUCCESS
         }
@@ -270,17 +241,11 @@ async fn answer_line(runtime: &Runtime, surface: Surface, n: usize, line: &str) 
                 let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
                 json!({"op": "tools", "text": names.join(", "), "data": specs})
             }
-            other => bad_line(
-                n,
-                &format!("unknown op `{other}`; use \"tree\" or \"tools\""),
-            ),
+            other => bad_line(n, &format!("unknown op `{other}`; use \"tree\" or \"tools\"")),
         };
     }
     let Some(tool) = request.get("tool").and_then(Value::as_str) else {
-        return bad_line(
-            n,
-            "expected {\"tool\": NAME, \"args\": {...}} or {\"op\": \"tree\"|\"tools\"}",
-        );
+        return bad_line(n, "expected {\"tool\": NAME, \"args\": {...}} or {\"op\": \"tree\"|\"tools\"}");
     };
     let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
     let result = runtime.call(tool, args).await;

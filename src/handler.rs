@@ -36,10 +36,7 @@ impl From<ToolError> for ToolResult {
 /// diagnostics a write introduced.
 pub trait AfterWrite: Send + Sync + 'static {
     /// Called with the absolute paths just written.
-    fn after_write(
-        &self,
-        paths: Vec<PathBuf>,
-    ) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+    fn after_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
 }
 
 /// What every call can see of its run.

@@ -28,22 +28,12 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            is_error: false,
-            text: text.into(),
-            data: None,
-            images: Vec::new(),
-        }
+        Self { is_error: false, text: text.into(), data: None, images: Vec::new() }
     }
 
     /// An error result; `text` should say what to do next.
     pub fn error(text: impl Into<String>) -> Self {
-        Self {
-            is_error: true,
-            text: text.into(),
-            data: None,
-            images: Vec::new(),
-        }
+        Self { is_error: true, text: text.into(), data: None, images: Vec::new() }
     }
 
     /// Attaches structured data.

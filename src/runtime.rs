@@ -148,16 +148,8 @@ impl RuntimeBuilder {
                     let _ = system.run();
                 })
                 .map_err(|e| StartError::System(e.to_string()))?;
-            let ((router, registry), system) =
-                rx.recv().map_err(|e| StartError::System(e.to_string()))?;
-            (
-                router,
-                registry,
-                Some(OwnSystem {
-                    system,
-                    _thread: thread,
-                }),
-            )
+            let ((router, registry), system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
+            (router, registry, Some(OwnSystem { system, _thread: thread }))
         };
         Ok(Runtime {
             router,
@@ -189,8 +181,7 @@ impl Parts {
         let mut children: Vec<Recipient<Describe>> = Vec::new();
         if b.resources.contains(&Resource::Parsers) {
             let root = self.workdir.clone();
-            let ast =
-                AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
+            let ast = AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
             handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: ast.clone() }));
             handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: ast.clone() }));
             handlers.push(Arc::new(tools::resolve::Resolve { ast: ast.clone() }));
@@ -272,17 +263,8 @@ impl Runtime {
     }
 
     /// Calls `tool` from `surface`.
-    pub async fn call_from(
-        &self,
-        surface: Surface,
-        tool: &str,
-        args: serde_json::Value,
-    ) -> ToolResult {
-        let call = Call {
-            tool: tool.to_string(),
-            args,
-            surface,
-        };
+    pub async fn call_from(&self, surface: Surface, tool: &str, args: serde_json::Value) -> ToolResult {
+        let call = Call { tool: tool.to_string(), args, surface };
         self.router.send(call).await.unwrap_or_else(|e| {
             ToolResult::error(format!("the runtime is not running ({e}); start a new one"))
         })
@@ -291,13 +273,7 @@ impl Runtime {
     /// The supervision tree.
     pub async fn tree(&self) -> Tree {
         let root = self.router.send(Describe).await.unwrap_or_else(|e| {
-            ActorNode::new(
-                "router",
-                &self.conversation,
-                &format!("unreachable: {e}"),
-                0,
-                0,
-            )
+            ActorNode::new("router", &self.conversation, &format!("unreachable: {e}"), 0, 0)
         });
         Tree { root }
     }

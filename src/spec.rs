@@ -66,9 +66,7 @@ impl std::str::FromStr for Surface {
         match s {
             "full" => Ok(Surface::Full),
             "read-only" | "readonly" | "read_only" | "plan" => Ok(Surface::ReadOnly),
-            other => Err(format!(
-                "`{other}` is not a surface; use `full` or `read-only`"
-            )),
+            other => Err(format!("`{other}` is not a surface; use `full` or `read-only`")),
         }
     }
 }
@@ -105,13 +103,10 @@ impl std::str::FromStr for Resource {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Resource::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Resource::ALL.iter().map(|r| r.as_str()).collect();
-                format!("`{s}` is not a resource; use one of: {}", names.join(", "))
-            })
+        Resource::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
+            let names: Vec<&str> = Resource::ALL.iter().map(|r| r.as_str()).collect();
+            format!("`{s}` is not a resource; use one of: {}", names.join(", "))
+        })
     }
 }
 

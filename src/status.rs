@@ -53,11 +53,7 @@ impl StatusReport {
         let _ = writeln!(out, "working directory: {}", self.workdir);
         let _ = writeln!(out, "conversation: {}", self.conversation);
         for r in &self.resources {
-            let state = if r.connected {
-                "connected"
-            } else {
-                "not connected (its tools are absent)"
-            };
+            let state = if r.connected { "connected" } else { "not connected (its tools are absent)" };
             let _ = writeln!(out, "{}: {state}", r.resource);
             for c in &r.components {
                 let mark = if c.usable { "ok" } else { "unusable" };
@@ -80,11 +76,7 @@ pub fn report(workdir: &Path, conversation: &str, connected: &[Resource]) -> Sta
             },
         })
         .collect();
-    StatusReport {
-        workdir: workdir.display().to_string(),
-        conversation: conversation.to_string(),
-        resources,
-    }
+    StatusReport { workdir: workdir.display().to_string(), conversation: conversation.to_string(), resources }
 }
 
 fn grammars(workdir: &Path) -> Vec<Component> {

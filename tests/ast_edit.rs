@@ -18,113 +18,57 @@ fn three_files() -> Harness {
 #[tokio::test]
 async fn staging_writes_nothing_and_accept_writes_everything() {
     let h = three_files();
-    let r = h
-        .ok(
-            "ast_edit",
-            json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-        )
-        .await;
+    let r = h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     assert!(
         r.text.starts_with("(proposed) 4 replacements in 3 files"),
         "nested old(old(3)) counts once (the outer match): {}",
         r.text
     );
     assert!(r.text.contains("edit_id \"edit_1\""), "{}", r.text);
-    assert!(
-        r.text.contains("-old(1)\n+new(1)"),
-        "the preview is a unified diff: {}",
-        r.text
-    );
-    assert_eq!(
-        h.read("a.py"),
-        "import os\nold(1)\n",
-        "staging writes nothing"
-    );
+    assert!(r.text.contains("-old(1)\n+new(1)"), "the preview is a unified diff: {}", r.text);
+    assert_eq!(h.read("a.py"), "import os\nold(1)\n", "staging writes nothing");
 
-    let r = h
-        .ok("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
-    assert!(
-        r.text.contains("wrote 4 replacements in 3 files"),
-        "{}",
-        r.text
-    );
+    let r = h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(r.text.contains("wrote 4 replacements in 3 files"), "{}", r.text);
     assert_eq!(h.read("a.py"), "import os\nnew(1)\n");
     assert_eq!(h.read("pkg/b.py"), "new(2)\nnew(old(3))\n");
     assert_eq!(h.read("pkg/c.py"), "def f():\n    return new(4)\n");
     assert_eq!(h.read("untouched.py"), "new(0)\n");
 
-    let again = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
+    let again = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
     assert!(again.contains("already resolved: accepted"), "{again}");
 }
 
 #[tokio::test]
 async fn drift_in_one_file_refuses_the_whole_change() {
     let h = three_files();
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
-    h.write(
-        "pkg/b.py",
-        "old(2)\nold(old(3))\n# edited by someone else\n",
-    );
-    let text = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
-    assert!(
-        text.contains("pkg/b.py") && text.contains("nothing was written"),
-        "{text}"
-    );
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    h.write("pkg/b.py", "old(2)\nold(old(3))\n# edited by someone else\n");
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(text.contains("pkg/b.py") && text.contains("nothing was written"), "{text}");
     assert_eq!(h.read("a.py"), "import os\nold(1)\n");
     assert_eq!(h.read("pkg/c.py"), "def f():\n    return old(4)\n");
-    assert_eq!(
-        h.read("pkg/b.py"),
-        "old(2)\nold(old(3))\n# edited by someone else\n"
-    );
-    let again = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
-        .await;
-    assert!(
-        again.contains("already resolved: refused because pkg/b.py changed"),
-        "{again}"
-    );
+    assert_eq!(h.read("pkg/b.py"), "old(2)\nold(old(3))\n# edited by someone else\n");
+    let again = h.err("resolve", json!({"edit_id": "edit_1", "action": "discard"})).await;
+    assert!(again.contains("already resolved: refused because pkg/b.py changed"), "{again}");
 }
 
 #[tokio::test]
 async fn a_deleted_file_is_drift_too() {
     let h = three_files();
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     std::fs::remove_file(h.path("pkg/c.py")).unwrap();
-    let text = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
     assert!(text.contains("pkg/c.py"), "{text}");
-    assert!(
-        !h.path("pkg/c.py").exists(),
-        "a deleted file is not resurrected"
-    );
+    assert!(!h.path("pkg/c.py").exists(), "a deleted file is not resurrected");
     assert_eq!(h.read("a.py"), "import os\nold(1)\n");
 }
 
 #[tokio::test]
 async fn discard_drops_the_change() {
     let h = three_files();
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)", "path": "pkg"}),
-    )
-    .await;
-    let r = h
-        .ok("resolve", json!({"edit_id": "edit_1", "action": "discard"}))
-        .await;
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)", "path": "pkg"})).await;
+    let r = h.ok("resolve", json!({"edit_id": "edit_1", "action": "discard"})).await;
     assert!(r.text.contains("discarded edit_1"), "{}", r.text);
     assert_eq!(h.read("pkg/b.py"), "old(2)\nold(old(3))\n");
 }
@@ -132,89 +76,40 @@ async fn discard_drops_the_change() {
 #[tokio::test]
 async fn a_rewrite_with_an_unbound_metavariable_is_refused() {
     let h = three_files();
-    let text = h
-        .err(
-            "ast_edit",
-            json!({"pattern": "old($A)", "rewrite": "new($A, $B)"}),
-        )
-        .await;
-    assert!(
-        text.contains("$B") && text.contains("does not bind"),
-        "{text}"
-    );
-    let text = h
-        .err(
-            "ast_edit",
-            json!({"pattern": "old($_)", "rewrite": "new($_)"}),
-        )
-        .await;
+    let text = h.err("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A, $B)"})).await;
+    assert!(text.contains("$B") && text.contains("does not bind"), "{text}");
+    let text = h.err("ast_edit", json!({"pattern": "old($_)", "rewrite": "new($_)"})).await;
     assert!(text.contains("$_"), "{text}");
-    let unknown = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
-    assert!(
-        unknown.contains("nothing is staged"),
-        "a refused rewrite stages nothing: {unknown}"
-    );
+    let unknown = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(unknown.contains("nothing is staged"), "a refused rewrite stages nothing: {unknown}");
 }
 
 #[tokio::test]
 async fn multi_metavariables_and_indentation_survive_the_rewrite() {
     let h = Harness::new(&[("m.py", "class A:\n    def f(self):\n        log(a, b, c)\n")]);
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "log($$$ARGS)", "rewrite": "logger.info($$$ARGS)"}),
-    )
-    .await;
-    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
-    assert_eq!(
-        h.read("m.py"),
-        "class A:\n    def f(self):\n        logger.info(a, b, c)\n"
-    );
+    h.ok("ast_edit", json!({"pattern": "log($$$ARGS)", "rewrite": "logger.info($$$ARGS)"})).await;
+    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert_eq!(h.read("m.py"), "class A:\n    def f(self):\n        logger.info(a, b, c)\n");
 }
 
 #[tokio::test]
 async fn no_match_stages_nothing_and_says_so() {
     let h = three_files();
-    let r = h
-        .ok(
-            "ast_edit",
-            json!({"pattern": "missing($A)", "rewrite": "x($A)"}),
-        )
-        .await;
+    let r = h.ok("ast_edit", json!({"pattern": "missing($A)", "rewrite": "x($A)"})).await;
     assert!(r.text.contains("nothing was staged"), "{}", r.text);
-    let text = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
     assert!(text.contains("no staged edit is called `edit_1`"), "{text}");
 }
 
 #[tokio::test]
 async fn resolve_validates_its_arguments() {
     let h = three_files();
-    let text = h
-        .err("resolve", json!({"edit_id": "edit_1", "action": "apply"}))
-        .await;
-    assert!(
-        text.contains("`action`") && text.contains("accept"),
-        "{text}"
-    );
-    let text = h
-        .err("resolve", json!({"edit_id": 1, "action": "accept"}))
-        .await;
-    assert!(
-        text.contains("`edit_id`") && text.contains("string"),
-        "{text}"
-    );
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
-    let text = h
-        .err("resolve", json!({"edit_id": "edit_7", "action": "accept"}))
-        .await;
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "apply"})).await;
+    assert!(text.contains("`action`") && text.contains("accept"), "{text}");
+    let text = h.err("resolve", json!({"edit_id": 1, "action": "accept"})).await;
+    assert!(text.contains("`edit_id`") && text.contains("string"), "{text}");
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    let text = h.err("resolve", json!({"edit_id": "edit_7", "action": "accept"})).await;
     assert!(text.contains("staged edits waiting: edit_1"), "{text}");
 }
 
@@ -223,16 +118,16 @@ async fn file_permissions_survive_an_accepted_rewrite() {
     use std::os::unix::fs::PermissionsExt;
     let h = Harness::new(&[("run.py", "#!/usr/bin/env python3\nold(1)\n")]);
     std::fs::set_permissions(h.path("run.py"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
-    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
-    let mode = std::fs::metadata(h.path("run.py"))
-        .unwrap()
-        .permissions()
-        .mode();
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    let mode = std::fs::metadata(h.path("run.py")).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o755);
+}
+
+#[tokio::test]
+async fn a_metavariable_spelled_inside_a_string_binds_nothing() {
+    let h = Harness::new(&[("a.js", "console.log(\"x: $A\");\n")]);
+    let text = h.err("ast_edit", json!({"pattern": "console.log(\"x: $A\")", "rewrite": "log($A)"})).await;
+    assert!(text.contains("$A") && text.contains("does not bind"), "{text}");
+    assert_eq!(h.read("a.js"), "console.log(\"x: $A\");\n");
 }

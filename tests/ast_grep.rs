@@ -24,32 +24,17 @@ void dispose(Object? x) {}
 #[tokio::test]
 async fn the_spec_example_matches_only_the_guard_that_disposes_what_it_tested() {
     let h = Harness::new(&[("lib/holder.dart", DART)]);
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "if ($X != null) $X.dispose()", "language": "dart"}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": "if ($X != null) $X.dispose()", "language": "dart"})).await;
     assert_eq!(positions(&r), vec!["lib/holder.dart:6:5"], "{}", r.text);
     let data = r.data.unwrap();
     assert_eq!(data["matches"][0]["captures"]["X"], "a");
-    assert!(
-        r.text
-            .contains("lib/holder.dart:6:5: if (a != null) a.dispose();"),
-        "{}",
-        r.text
-    );
+    assert!(r.text.contains("lib/holder.dart:6:5: if (a != null) a.dispose();"), "{}", r.text);
 }
 
 #[tokio::test]
 async fn the_ladder_finds_dart_calls_inside_function_bodies_but_not_in_strings_or_comments() {
     let h = Harness::new(&[("lib/holder.dart", DART)]);
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "dispose($X)", "path": "lib/holder.dart"}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": "dispose($X)", "path": "lib/holder.dart"})).await;
     // The call on line 8 only: not the comment, not the string, and not the
     // function *declaration* on line 14 that top-level parsing would match.
     assert_eq!(positions(&r), vec!["lib/holder.dart:8:5"], "{}", r.text);
@@ -59,69 +44,35 @@ async fn the_ladder_finds_dart_calls_inside_function_bodies_but_not_in_strings_o
 async fn metavariables_single_multi_and_wildcard() {
     let py = "f(1)\nf(1, 2, 3)\nf()\ng(x, x)\ng(x, y)\n";
     let h = Harness::new(&[("a.py", py)]);
-    let single = h
-        .ok("ast_grep", json!({"pattern": "f($A)", "path": "a.py"}))
-        .await;
+    let single = h.ok("ast_grep", json!({"pattern": "f($A)", "path": "a.py"})).await;
     assert_eq!(positions(&single), vec!["a.py:1:1"]);
-    let multi = h
-        .ok("ast_grep", json!({"pattern": "f($$$ARGS)", "path": "a.py"}))
-        .await;
+    let multi = h.ok("ast_grep", json!({"pattern": "f($$$ARGS)", "path": "a.py"})).await;
     assert_eq!(positions(&multi), vec!["a.py:1:1", "a.py:2:1", "a.py:3:1"]);
     let data = multi.data.unwrap();
     assert_eq!(data["matches"][1]["captures"]["ARGS"], "1, 2, 3");
-    let wild = h
-        .ok("ast_grep", json!({"pattern": "g($_, $_)", "path": "a.py"}))
-        .await;
-    assert_eq!(
-        positions(&wild),
-        vec!["a.py:4:1", "a.py:5:1"],
-        "$_ binds nothing, so both match"
-    );
-    let same = h
-        .ok("ast_grep", json!({"pattern": "g($A, $A)", "path": "a.py"}))
-        .await;
-    assert_eq!(
-        positions(&same),
-        vec!["a.py:4:1"],
-        "a repeated metavariable captures the same text"
-    );
+    let wild = h.ok("ast_grep", json!({"pattern": "g($_, $_)", "path": "a.py"})).await;
+    assert_eq!(positions(&wild), vec!["a.py:4:1", "a.py:5:1"], "$_ binds nothing, so both match");
+    let same = h.ok("ast_grep", json!({"pattern": "g($A, $A)", "path": "a.py"})).await;
+    assert_eq!(positions(&same), vec!["a.py:4:1"], "a repeated metavariable captures the same text");
 }
 
 #[tokio::test]
 async fn matches_are_structural_across_spacing_and_line_breaks() {
     let c = "int main(void) {\n  printf(\"%d\",\n         1);\n  printf ( \"x\" );\n  /* printf(\"no\") */\n  return 0;\n}\n";
     let h = Harness::new(&[("m.c", c)]);
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "printf($$$A)", "path": "m.c"}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": "printf($$$A)", "path": "m.c"})).await;
     assert_eq!(positions(&r), vec!["m.c:2:3", "m.c:4:3"], "{}", r.text);
     let data = r.data.unwrap();
     let first = &data["matches"][0];
-    assert_eq!(
-        (first["end_line"].as_u64(), first["end_column"].as_u64()),
-        (Some(3), Some(12))
-    );
+    assert_eq!((first["end_line"].as_u64(), first["end_column"].as_u64()), (Some(3), Some(12)));
     assert!(first["start_byte"].as_u64().unwrap() < first["end_byte"].as_u64().unwrap());
 }
 
 #[tokio::test]
 async fn unparseable_patterns_are_errors_naming_the_contexts_tried() {
     let h = Harness::new(&[("a.py", "x = 1\n")]);
-    let text = h
-        .err(
-            "ast_grep",
-            json!({"pattern": "def (:", "language": "python"}),
-        )
-        .await;
-    for context in [
-        "a statement",
-        "an expression",
-        "a class member",
-        "a top-level declaration",
-    ] {
+    let text = h.err("ast_grep", json!({"pattern": "def (:", "language": "python"})).await;
+    for context in ["a statement", "an expression", "a class member", "a top-level declaration"] {
         assert!(text.contains(context), "{text}");
     }
     // In a directory of one language, the same pattern is an error, not "no matches".
@@ -131,24 +82,11 @@ async fn unparseable_patterns_are_errors_naming_the_contexts_tried() {
 
 #[tokio::test]
 async fn a_directory_without_language_searches_every_language_present_and_says_which() {
-    let h = Harness::new(&[
-        ("a.py", "print(1)\n"),
-        ("b.js", "print(2);\n"),
-        ("notes.txt", "print(3)\n"),
-    ]);
+    let h = Harness::new(&[("a.py", "print(1)\n"), ("b.js", "print(2);\n"), ("notes.txt", "print(3)\n")]);
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;
     assert_eq!(positions(&r), vec!["a.py:1:1", "b.js:1:1"]);
-    assert!(
-        r.text.contains("javascript 1") && r.text.contains("python 1"),
-        "{}",
-        r.text
-    );
-    let only = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "print($A)", "language": "javascript"}),
-        )
-        .await;
+    assert!(r.text.contains("javascript 1") && r.text.contains("python 1"), "{}", r.text);
+    let only = h.ok("ast_grep", json!({"pattern": "print($A)", "language": "javascript"})).await;
     assert_eq!(positions(&only), vec!["b.js:1:1"]);
 }
 
@@ -156,15 +94,8 @@ async fn a_directory_without_language_searches_every_language_present_and_says_w
 async fn empty_results_say_what_was_searched() {
     let h = Harness::new(&[("a.py", "x = 1\n"), ("docs/readme.md", "# hi\n")]);
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;
-    assert!(
-        r.text
-            .starts_with("no matches for `print($A)`; searched 1 file (python 1)"),
-        "{}",
-        r.text
-    );
-    let r = h
-        .ok("ast_grep", json!({"pattern": "print($A)", "path": "docs"}))
-        .await;
+    assert!(r.text.starts_with("no matches for `print($A)`; searched 1 file (python 1)"), "{}", r.text);
+    let r = h.ok("ast_grep", json!({"pattern": "print($A)", "path": "docs"})).await;
     assert!(r.text.contains("nothing was searched"), "{}", r.text);
 }
 
@@ -182,11 +113,7 @@ async fn gitignored_binary_and_large_files_are_skipped_and_counted() {
     std::fs::create_dir(h.path(".git")).unwrap();
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;
     assert_eq!(positions(&r), vec!["src/a.py:1:1"], "{}", r.text);
-    assert!(
-        r.text.contains("1 binary") && r.text.contains("1 over 4 MiB"),
-        "{}",
-        r.text
-    );
+    assert!(r.text.contains("1 binary") && r.text.contains("1 over 4 MiB"), "{}", r.text);
 }
 
 #[tokio::test]
@@ -197,24 +124,11 @@ async fn the_cap_is_stated_and_data_carries_up_to_max_results() {
     assert_eq!(positions(&r).len(), 50);
     assert!(r.text.contains("showing 50 of 120 matches"), "{}", r.text);
     assert_eq!(r.data.as_ref().unwrap()["total"], 120);
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "print($A)", "max_results": 100000}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": "print($A)", "max_results": 100000})).await;
     assert_eq!(positions(&r).len(), 120);
     assert!(!r.text.contains("showing"), "{}", r.text);
-    let text = h
-        .err(
-            "ast_grep",
-            json!({"pattern": "print($A)", "max_results": 100001}),
-        )
-        .await;
-    assert!(
-        text.contains("`max_results`") && text.contains("1 to 100000"),
-        "{text}"
-    );
+    let text = h.err("ast_grep", json!({"pattern": "print($A)", "max_results": 100001})).await;
+    assert!(text.contains("`max_results`") && text.contains("1 to 100000"), "{text}");
 }
 
 #[tokio::test]
@@ -232,9 +146,7 @@ async fn every_bundled_grammar_finds_a_call() {
     ];
     let h = Harness::new(&files);
     for (path, _) in files {
-        let r = h
-            .ok("ast_grep", json!({"pattern": "foo($A)", "path": path}))
-            .await;
+        let r = h.ok("ast_grep", json!({"pattern": "foo($A)", "path": path})).await;
         assert_eq!(positions(&r).len(), 1, "{path}: {}", r.text);
     }
 }
@@ -242,25 +154,10 @@ async fn every_bundled_grammar_finds_a_call() {
 #[tokio::test]
 async fn a_file_of_unknown_type_needs_a_language() {
     let h = Harness::new(&[("script", "print(1)\n")]);
-    let text = h
-        .err(
-            "ast_grep",
-            json!({"pattern": "print($A)", "path": "script"}),
-        )
-        .await;
+    let text = h.err("ast_grep", json!({"pattern": "print($A)", "path": "script"})).await;
     assert!(text.contains("pass `language`"), "{text}");
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": "print($A)", "path": "script", "language": "python"}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": "print($A)", "path": "script", "language": "python"})).await;
     assert_eq!(positions(&r), vec!["script:1:1"]);
-    let text = h
-        .err("ast_grep", json!({"pattern": "x", "language": "cobol"}))
-        .await;
-    assert!(
-        text.contains("`language`") && text.contains("dart"),
-        "{text}"
-    );
+    let text = h.err("ast_grep", json!({"pattern": "x", "language": "cobol"})).await;
+    assert!(text.contains("`language`") && text.contains("dart"), "{text}");
 }

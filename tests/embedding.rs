@@ -15,22 +15,11 @@ fn workdir() -> tempfile::TempDir {
 #[actix::test]
 async fn a_host_inside_an_actix_system_shares_it() {
     let dir = workdir();
-    let rt = Runtime::builder()
-        .workdir(dir.path())
-        .connect_all()
-        .start()
-        .unwrap();
-    assert!(
-        !rt.owns_actor_system(),
-        "the actors joined the host's system"
-    );
+    let rt = Runtime::builder().workdir(dir.path()).connect_all().start().unwrap();
+    assert!(!rt.owns_actor_system(), "the actors joined the host's system");
     let r = rt.call("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(!r.is_error && r.text.contains("a.py:1:1"), "{}", r.text);
-    let call = Call {
-        tool: "read".into(),
-        args: json!({"path": "a.py"}),
-        surface: Surface::ReadOnly,
-    };
+    let call = Call { tool: "read".into(), args: json!({"path": "a.py"}), surface: Surface::ReadOnly };
     let r = rt.router().send(call).await.unwrap();
     assert_eq!(r.text, "print(1)\n");
 }
@@ -38,27 +27,15 @@ async fn a_host_inside_an_actix_system_shares_it() {
 #[tokio::test]
 async fn a_host_outside_actix_gets_its_own_system() {
     let dir = workdir();
-    let rt = Runtime::builder()
-        .workdir(dir.path())
-        .connect_all()
-        .start()
-        .unwrap();
+    let rt = Runtime::builder().workdir(dir.path()).connect_all().start().unwrap();
     assert!(rt.owns_actor_system());
     let r = rt.call("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(!r.is_error, "{}", r.text);
-    assert_eq!(
-        rt.after_write(vec![dir.path().join("a.py")]).await,
-        None,
-        "no hook configured"
-    );
+    assert_eq!(rt.after_write(vec![dir.path().join("a.py")]).await, None, "no hook configured");
 }
 
 #[test]
 fn a_missing_working_directory_is_a_start_error() {
-    let err = Runtime::builder()
-        .workdir("/no/such/dir")
-        .start()
-        .err()
-        .expect("refused");
+    let err = Runtime::builder().workdir("/no/such/dir").start().err().expect("refused");
     assert!(err.to_string().contains("/no/such/dir"), "{err}");
 }

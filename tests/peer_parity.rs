@@ -33,28 +33,15 @@ fn cli_matches(dir: &Path, pattern: &str, lang: &str) -> BTreeSet<(String, u64, 
         .lines()
         .map(|line| {
             let v: Value = serde_json::from_str(line).unwrap();
-            let file = v["file"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches("./")
-                .to_string();
+            let file = v["file"].as_str().unwrap().trim_start_matches("./").to_string();
             let range = &v["range"]["byteOffset"];
-            (
-                file,
-                range["start"].as_u64().unwrap(),
-                range["end"].as_u64().unwrap(),
-            )
+            (file, range["start"].as_u64().unwrap(), range["end"].as_u64().unwrap())
         })
         .collect()
 }
 
 async fn our_matches(h: &Harness, pattern: &str, lang: &str) -> BTreeSet<(String, u64, u64)> {
-    let r = h
-        .ok(
-            "ast_grep",
-            json!({"pattern": pattern, "language": lang, "max_results": 100000}),
-        )
-        .await;
+    let r = h.ok("ast_grep", json!({"pattern": pattern, "language": lang, "max_results": 100000})).await;
     let data = r.data.unwrap();
     assert!(data["total"].as_u64().unwrap() <= 100_000);
     data["matches"]
@@ -73,10 +60,7 @@ async fn our_matches(h: &Harness, pattern: &str, lang: &str) -> BTreeSet<(String
 
 fn python_stdlib() -> PathBuf {
     let out = Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
-        ])
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
         .expect("python3 runs (the README's test command installs it)");
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
@@ -125,21 +109,13 @@ async fn python_stdlib_packages_match_the_cli() {
 async fn rust_sources_match_the_cli() {
     let h = Harness::new(&[]);
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (dir, files) in [
-        ("src", &src.join("src")),
-        ("actors", &src.join("actors/src")),
-    ] {
+    for (dir, files) in [("src", &src.join("src")), ("actors", &src.join("actors/src"))] {
         copy_tree(files, &h.path(dir));
     }
     // Patterns the CLI also parses at the top level. Where it does not
     // (`Lang::$X` is no Rust item), the scaffold ladder finds matches the CLI
     // cannot — see `the_ladder_goes_where_top_level_parsing_cannot`.
-    for pattern in [
-        "Ok($X)",
-        "$A.map_err($F)",
-        "format!($$$A)",
-        "if let Some($X) = $Y { $$$B }",
-    ] {
+    for pattern in ["Ok($X)", "$A.map_err($F)", "format!($$$A)", "if let Some($X) = $Y { $$$B }"] {
         let ours = our_matches(&h, pattern, "rust").await;
         let theirs = cli_matches(&h.root(), pattern, "rust");
         assert!(!ours.is_empty(), "`{pattern}` matches something");

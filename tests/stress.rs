@@ -20,13 +20,8 @@ fn new_form(i: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_mixed_calls() {
-    let files: Vec<(String, String)> = (0..FILES)
-        .map(|i| (format!("src/m{i}.py"), old_form(i)))
-        .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
+    let files: Vec<(String, String)> = (0..FILES).map(|i| (format!("src/m{i}.py"), old_form(i))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
     let h = Harness::new(&refs);
 
     let mut calls = Vec::with_capacity(CALLS);
@@ -34,23 +29,16 @@ async fn ten_thousand_concurrent_mixed_calls() {
     for n in 0..CALLS {
         let file = format!("src/m{}.py", n % FILES);
         let call = match n % 10 {
-            0..=3 => (
-                "ast_grep",
-                json!({"pattern": "old($$$A)", "path": if n % 2 == 0 { "src" } else { &file }}),
-            ),
+            0..=3 => {
+                ("ast_grep", json!({"pattern": "old($$$A)", "path": if n % 2 == 0 { "src" } else { &file }}))
+            }
             4 => ("ast_grep", json!({"pattern": "new($A, $A)"})),
             5 | 6 => {
                 stages += 1;
-                let (from, to) = if n % 4 == 1 {
-                    ("old($$$A)", "new($$$A)")
-                } else {
-                    ("new($$$A)", "old($$$A)")
-                };
+                let (from, to) =
+                    if n % 4 == 1 { ("old($$$A)", "new($$$A)") } else { ("new($$$A)", "old($$$A)") };
                 let path = if n % 3 == 0 { "src".to_string() } else { file };
-                (
-                    "ast_edit",
-                    json!({"pattern": from, "rewrite": to, "path": path}),
-                )
+                ("ast_edit", json!({"pattern": from, "rewrite": to, "path": path}))
             }
             7 | 8 => {
                 let action = if n % 3 == 0 { "discard" } else { "accept" };
@@ -87,23 +75,14 @@ async fn ten_thousand_concurrent_mixed_calls() {
         }
     }
     let (accepted_ok, _) = by_tool["resolve"];
-    assert!(
-        by_tool["ast_grep"].0 == 5_000,
-        "every search answered: {by_tool:?}"
-    );
-    assert!(
-        by_tool["ast_edit"].0 == 2_000,
-        "every staging answered: {by_tool:?}"
-    );
+    assert!(by_tool["ast_grep"].0 == 5_000, "every search answered: {by_tool:?}");
+    assert!(by_tool["ast_edit"].0 == 2_000, "every staging answered: {by_tool:?}");
     assert!(accepted_ok > 0, "some resolves went through: {by_tool:?}");
 
     let tree = h.rt.tree().await.json();
     let ast = &tree["children"][1];
     assert_eq!(ast["kind"], "ast");
-    assert_eq!(
-        ast["detail"]["max_concurrent_resolves"], 1,
-        "resolves never interleave: {ast}"
-    );
+    assert_eq!(ast["detail"]["max_concurrent_resolves"], 1, "resolves never interleave: {ast}");
     assert_eq!(ast["pending"], 0, "nothing is left in flight: {ast}");
     assert_eq!(tree["children"][0]["pending"], 0, "the serial lane drained");
 

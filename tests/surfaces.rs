@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use common::Harness;
 use serde_json::json;
-use tether::{
-    ApprovalPolicy, Level, Surface, ToolError, ToolFuture, ToolHandler, ToolResult, ToolSpec,
-};
+use tether::{ApprovalPolicy, Level, Surface, ToolError, ToolFuture, ToolHandler, ToolResult, ToolSpec};
 
 fn names(specs: Vec<ToolSpec>) -> Vec<String> {
     specs.into_iter().map(|s| s.name).collect()
@@ -20,53 +18,25 @@ async fn the_read_only_surface_neither_sees_nor_calls_write_tools() {
     let h = Harness::new(&[("a.py", "old(1)\n")]);
     assert_eq!(names(h.rt.tools(Surface::ReadOnly)), ["ast_grep", "read"]);
     let full = names(h.rt.tools(Surface::Full));
-    for tool in [
-        "ast_edit",
-        "resolve",
-        "write",
-        "edit",
-        "apply_patch",
-        "ast_grep",
-        "read",
-    ] {
-        assert!(
-            full.contains(&tool.to_string()),
-            "{tool} on the full surface"
-        );
+    for tool in ["ast_edit", "resolve", "write", "edit", "apply_patch", "ast_grep", "read"] {
+        assert!(full.contains(&tool.to_string()), "{tool} on the full surface");
     }
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     let calls = [
-        (
-            "ast_edit",
-            json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-        ),
+        ("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})),
         ("resolve", json!({"edit_id": "edit_1", "action": "accept"})),
         ("write", json!({"path": "a.py", "content": "x"})),
-        (
-            "edit",
-            json!({"path": "a.py", "old_string": "old", "new_string": "new"}),
-        ),
-        (
-            "apply_patch",
-            json!({"patch": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old(1)\n+new(1)\n"}),
-        ),
+        ("edit", json!({"path": "a.py", "old_string": "old", "new_string": "new"})),
+        ("apply_patch", json!({"patch": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old(1)\n+new(1)\n"})),
     ];
     for (tool, args) in calls {
         let r = h.call_from(Surface::ReadOnly, tool, args).await;
-        assert!(
-            r.is_error,
-            "{tool} must be refused on the read-only surface"
-        );
+        assert!(r.is_error, "{tool} must be refused on the read-only surface");
         assert!(r.text.contains("read-only surface"), "{}", r.text);
     }
     assert_eq!(h.read("a.py"), "old(1)\n");
     // The staged edit is still there for the full surface.
-    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
-        .await;
+    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
     assert_eq!(h.read("a.py"), "new(1)\n");
 }
 
@@ -76,37 +46,22 @@ async fn a_tool_whose_resource_is_not_connected_is_absent() {
     let tools = names(h.rt.tools(Surface::Full));
     assert!(!tools.contains(&"ast_grep".to_string()), "{tools:?}");
     let text = h.err("ast_grep", json!({"pattern": "x"})).await;
-    assert!(
-        text.contains("not connected") && text.contains("tree-sitter"),
-        "{text}"
-    );
+    assert!(text.contains("not connected") && text.contains("tree-sitter"), "{text}");
 }
 
 #[tokio::test]
 async fn unknown_tools_list_the_available_ones() {
     let h = Harness::new(&[]);
     let text = h.err("grep", json!({})).await;
-    assert!(
-        text.contains("unknown tool `grep`") && text.contains("ast_grep"),
-        "{text}"
-    );
+    assert!(text.contains("unknown tool `grep`") && text.contains("ast_grep"), "{text}");
 }
 
 #[tokio::test]
 async fn the_deny_policy_refuses_write_tools_but_not_reads() {
-    let h = Harness::with(&[("a.py", "old(1)\n")], |b| {
-        b.connect_all().approval(ApprovalPolicy::Deny)
-    });
-    let text = h
-        .err("write", json!({"path": "a.py", "content": "x"}))
-        .await;
+    let h = Harness::with(&[("a.py", "old(1)\n")], |b| b.connect_all().approval(ApprovalPolicy::Deny));
+    let text = h.err("write", json!({"path": "a.py", "content": "x"})).await;
     assert!(text.contains("approval policy denies"), "{text}");
-    let text = h
-        .err(
-            "ast_edit",
-            json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-        )
-        .await;
+    let text = h.err("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     assert!(text.contains("approval policy denies"), "{text}");
     h.ok("ast_grep", json!({"pattern": "old($A)"})).await;
     assert_eq!(h.read("a.py"), "old(1)\n");
@@ -117,38 +72,14 @@ async fn bad_argument_types_name_the_field() {
     let h = Harness::new(&[("a.py", "x\n")]);
     let cases = [
         ("ast_grep", json!({"pattern": 42}), "`pattern`"),
-        (
-            "ast_grep",
-            json!({"pattern": "x", "max_results": "ten"}),
-            "`max_results`",
-        ),
-        (
-            "ast_grep",
-            json!({"pattern": "x", "max_results": 0}),
-            "`max_results`",
-        ),
+        ("ast_grep", json!({"pattern": "x", "max_results": "ten"}), "`max_results`"),
+        ("ast_grep", json!({"pattern": "x", "max_results": 0}), "`max_results`"),
         ("ast_grep", json!({}), "missing field `pattern`"),
-        (
-            "ast_grep",
-            json!({"pattern": "x", "lang": "python"}),
-            "unknown field `lang`",
-        ),
+        ("ast_grep", json!({"pattern": "x", "lang": "python"}), "unknown field `lang`"),
         ("ast_grep", json!("print"), "must be a JSON object"),
-        (
-            "ast_edit",
-            json!({"pattern": "x"}),
-            "missing field `rewrite`",
-        ),
-        (
-            "write",
-            json!({"path": "a.py", "content": null}),
-            "`content`",
-        ),
-        (
-            "edit",
-            json!({"path": "a.py", "old_string": "", "new_string": "y"}),
-            "`old_string`",
-        ),
+        ("ast_edit", json!({"pattern": "x"}), "missing field `rewrite`"),
+        ("write", json!({"path": "a.py", "content": null}), "`content`"),
+        ("edit", json!({"path": "a.py", "old_string": "", "new_string": "y"}), "`old_string`"),
         ("read", json!({"path": ["a.py"]}), "`path`"),
     ];
     for (tool, args, needle) in cases {
@@ -164,25 +95,13 @@ async fn every_path_argument_refuses_escapes() {
     let h = Harness::new(&[("in.py", "old(1)\n")]);
     std::os::unix::fs::symlink(outside.path(), h.path("link")).unwrap();
     let abs = outside.path().join("secret.py").display().to_string();
-    for bad in [
-        "../x.py",
-        "a/../../x.py",
-        abs.as_str(),
-        "link/secret.py",
-        "link",
-    ] {
+    for bad in ["../x.py", "a/../../x.py", abs.as_str(), "link/secret.py", "link"] {
         let calls = [
             ("ast_grep", json!({"pattern": "old($A)", "path": bad})),
-            (
-                "ast_edit",
-                json!({"pattern": "old($A)", "rewrite": "new($A)", "path": bad}),
-            ),
+            ("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)", "path": bad})),
             ("read", json!({"path": bad})),
             ("write", json!({"path": bad, "content": "pwned"})),
-            (
-                "edit",
-                json!({"path": bad, "old_string": "old", "new_string": "new"}),
-            ),
+            ("edit", json!({"path": bad, "old_string": "old", "new_string": "new"})),
             (
                 "apply_patch",
                 json!({"patch": format!("--- a/{bad}\n+++ b/{bad}\n@@ -1 +1 @@\n-old(1)\n+new(1)\n")}),
@@ -190,16 +109,10 @@ async fn every_path_argument_refuses_escapes() {
         ];
         for (tool, args) in calls {
             let text = h.err(tool, args).await;
-            assert!(
-                text.contains("outside the working directory"),
-                "{tool} {bad}: {text}"
-            );
+            assert!(text.contains("outside the working directory"), "{tool} {bad}: {text}");
         }
     }
-    assert_eq!(
-        std::fs::read_to_string(outside.path().join("secret.py")).unwrap(),
-        "old(1)\n"
-    );
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.py")).unwrap(), "old(1)\n");
     // A directory search never follows the symlink out either.
     let r = h.ok("ast_grep", json!({"pattern": "old($A)"})).await;
     assert_eq!(common::positions(&r), vec!["in.py:1:1"]);
@@ -219,14 +132,8 @@ impl ToolHandler for HostRead {
         }
     }
 
-    fn start(
-        &self,
-        _ctx: &tether::CallContext,
-        args: serde_json::Value,
-    ) -> Result<ToolFuture, ToolError> {
-        Ok(Box::pin(async move {
-            ToolResult::text(format!("host read {args}"))
-        }))
+    fn start(&self, _ctx: &tether::CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+        Ok(Box::pin(async move { ToolResult::text(format!("host read {args}")) }))
     }
 }
 
@@ -242,21 +149,13 @@ async fn a_host_can_replace_the_built_in_host_tools() {
 #[tokio::test]
 async fn the_tree_describes_the_router_the_lane_and_the_parsers() {
     let h = Harness::new(&[("a.py", "old(1)\n")]);
-    h.ok(
-        "ast_edit",
-        json!({"pattern": "old($A)", "rewrite": "new($A)"}),
-    )
-    .await;
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     let tree = h.rt.tree().await;
     let json = tree.json();
     assert_eq!(json["kind"], "router");
     assert_eq!(json["id"], "test");
-    let kinds: Vec<&str> = json["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> =
+        json["children"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["serial-lane", "ast"]);
     assert_eq!(json["children"][1]["detail"]["staged"], 1);
     let text = tree.text();

@@ -72,14 +72,7 @@ impl ActorNode {
     }
 
     fn write_text(&self, out: &mut String, depth: usize) {
-        let _ = write!(
-            out,
-            "{}{} {} [{}]",
-            "  ".repeat(depth),
-            self.kind,
-            self.id,
-            self.state
-        );
+        let _ = write!(out, "{}{} {} [{}]", "  ".repeat(depth), self.kind, self.id, self.state);
         if let Some(pid) = self.pid {
             let _ = write!(out, " pid={pid}");
         }
@@ -120,8 +113,7 @@ mod tests {
     #[test]
     fn text_form_indents_children() {
         let mut root = ActorNode::new("router", "run", "ready", 1500, 2);
-        root.children
-            .push(ActorNode::new("ast", "grammars", "ready", 20, 0).with_detail("staged", 3));
+        root.children.push(ActorNode::new("ast", "grammars", "ready", 20, 0).with_detail("staged", 3));
         let text = root.to_text();
         assert_eq!(
             text,

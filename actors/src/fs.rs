@@ -48,16 +48,9 @@ pub fn confine(root: &Path, user: &str) -> Result<PathBuf, PathError> {
     if user.trim().is_empty() {
         return Err(PathError::Empty);
     }
-    let outside = || PathError::Outside {
-        path: user.to_string(),
-        root: root.display().to_string(),
-    };
+    let outside = || PathError::Outside { path: user.to_string(), root: root.display().to_string() };
     let given = Path::new(user);
-    let joined = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        root.join(given)
-    };
+    let joined = if given.is_absolute() { given.to_path_buf() } else { root.join(given) };
     // Lexical pass: fold `.` and `..` without touching the disk.
     let mut lexical = PathBuf::new();
     for part in joined.components() {
@@ -102,36 +95,43 @@ pub fn confine(root: &Path, user: &str) -> Result<PathBuf, PathError> {
 
 /// The canonical form of a working directory, which [`confine`] compares against.
 pub fn canonical_root(root: &Path) -> Result<PathBuf, PathError> {
-    root.canonicalize().map_err(|e| PathError::BadRoot {
-        root: root.display().to_string(),
-        reason: e.to_string(),
-    })
+    root.canonicalize()
+        .map_err(|e| PathError::BadRoot { root: root.display().to_string(), reason: e.to_string() })
 }
 
 /// `path` relative to `root`, with `/` separators, for results a model reads.
 pub fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let text = rel.to_string_lossy().replace('\\', "/");
-    if text.is_empty() {
-        ".".to_string()
-    } else {
-        text
-    }
+    if text.is_empty() { ".".to_string() } else { text }
 }
+
+/// Permissions of a file tether creates (the temporary file it is written
+/// through would otherwise leave it at 0600).
+pub const NEW_FILE_MODE: u32 = 0o644;
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, flushed
 /// to disk, then renamed over the target. An existing file keeps its
-/// permissions. Missing parent directories are created.
+/// permissions; a new one gets [`NEW_FILE_MODE`]. Missing parent
+/// directories are created.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    atomic_write_mode(path, bytes, None)
+}
+
+/// [`atomic_write`], giving a new file `mode` instead of [`NEW_FILE_MODE`].
+pub fn atomic_write_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir =
+        path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
     std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tether-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        Ok(meta) => Some(meta.permissions()),
+        Err(_) => Some(std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE))),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".tether-").suffix(".tmp").tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Some(permissions) = permissions {
@@ -142,7 +142,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// One file's part in a multi-file change.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileChange {
     /// Absolute path, already confined.
     pub path: PathBuf,
@@ -150,21 +150,21 @@ pub struct FileChange {
     pub before: Option<Vec<u8>>,
     /// What it should hold; `None` deletes it.
     pub after: Option<Vec<u8>>,
+    /// Permissions for the file if it is created (default [`NEW_FILE_MODE`]).
+    pub mode: Option<u32>,
 }
 
 /// Why a multi-file change was not applied. In every case no file is left changed.
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
     /// Files changed on disk since the change was prepared.
-    #[error("{} file(s) changed since the change was prepared", moved.len())]
+    #[error("{} changed since the change was prepared", list(moved))]
     Drift {
         /// The files whose content no longer matches.
         moved: Vec<PathBuf>,
     },
     /// A write failed; the files already written were put back.
-    #[error(
-        "writing {path} failed ({source}); the {restored} file(s) already written were restored"
-    )]
+    #[error("writing {path} failed ({source}); the {restored} file(s) already written were restored")]
     WriteFailed {
         /// The file whose write failed.
         path: PathBuf,
@@ -176,6 +176,33 @@ pub enum CommitError {
         /// nothing is lost silently).
         unrestored: Vec<PathBuf>,
     },
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
+impl CommitError {
+    /// The error in a sentence, with paths relative to `root`.
+    pub fn describe(&self, root: &Path) -> String {
+        let rel = |paths: &[PathBuf]| paths.iter().map(|p| relative(root, p)).collect::<Vec<_>>().join(", ");
+        match self {
+            CommitError::Drift { moved } => {
+                format!("{} changed since the change was prepared", rel(moved))
+            }
+            CommitError::WriteFailed { path, source, restored, unrestored } => {
+                let mut text = format!(
+                    "writing {} failed ({source}); the {restored} file(s) already written were restored",
+                    relative(root, path)
+                );
+                if !unrestored.is_empty() {
+                    text.push_str(&format!("; could NOT restore {}", rel(unrestored)));
+                }
+                text
+            }
+        }
+    }
 }
 
 /// The files of `changes` whose current content differs from `before`.
@@ -195,10 +222,10 @@ fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Applies one file's new state: write atomically, or delete.
-fn apply_state(path: &Path, state: Option<&[u8]>) -> io::Result<()> {
+/// Applies one file's new state: write atomically (a new file gets `mode`), or delete.
+fn apply_state(path: &Path, state: Option<&[u8]>, mode: Option<u32>) -> io::Result<()> {
     match state {
-        Some(bytes) => atomic_write(path, bytes),
+        Some(bytes) => atomic_write_mode(path, bytes, mode),
         None => match std::fs::remove_file(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             other => other,
@@ -210,7 +237,10 @@ fn apply_state(path: &Path, state: Option<&[u8]>) -> io::Result<()> {
 /// since it was prepared, and rolls back the files already written if a
 /// later write fails.
 pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
-    commit_with(changes, &|path, state| apply_state(path, state))
+    commit_with(changes, &|path, state| {
+        let mode = changes.iter().find(|c| c.path == path).and_then(|c| c.mode);
+        apply_state(path, state, mode)
+    })
 }
 
 /// One file's write step: put `Some(bytes)` there, or delete it for `None`.
@@ -219,15 +249,19 @@ pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>) -> io::Result<()> + 'a;
 /// [`commit`] with the write step supplied, so tests can make a write fail
 /// half-way through.
 pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), CommitError> {
+    use std::os::unix::fs::PermissionsExt;
     let moved = moved_files(changes);
     if !moved.is_empty() {
         return Err(CommitError::Drift { moved });
     }
+    // A file deleted and then restored on rollback gets its mode back.
+    let modes: Vec<Option<u32>> =
+        changes.iter().map(|c| std::fs::metadata(&c.path).ok().map(|m| m.permissions().mode())).collect();
     for (done, change) in changes.iter().enumerate() {
         if let Err(source) = write(&change.path, change.after.as_deref()) {
             let mut unrestored = Vec::new();
-            for earlier in changes[..done].iter().rev() {
-                if apply_state(&earlier.path, earlier.before.as_deref()).is_err() {
+            for (k, earlier) in changes[..done].iter().enumerate().rev() {
+                if apply_state(&earlier.path, earlier.before.as_deref(), modes[k]).is_err() {
                     unrestored.push(earlier.path.clone());
                 }
             }
@@ -257,10 +291,7 @@ mod tests {
         let (_d, root) = root();
         std::fs::create_dir(root.join("src")).unwrap();
         assert_eq!(confine(&root, "src").unwrap(), root.join("src"));
-        assert_eq!(
-            confine(&root, "src/new/x.py").unwrap(),
-            root.join("src/new/x.py")
-        );
+        assert_eq!(confine(&root, "src/new/x.py").unwrap(), root.join("src/new/x.py"));
         assert_eq!(confine(&root, "src/../a.py").unwrap(), root.join("a.py"));
         let abs = root.join("src").display().to_string();
         assert_eq!(confine(&root, &abs).unwrap(), root.join("src"));
@@ -272,20 +303,11 @@ mod tests {
         let (_d, root) = root();
         let outside = tempfile::tempdir().unwrap();
         for bad in ["..", "../x", "a/../../x", "/etc/passwd"] {
-            assert!(
-                matches!(confine(&root, bad), Err(PathError::Outside { .. })),
-                "{bad} should be refused"
-            );
+            assert!(matches!(confine(&root, bad), Err(PathError::Outside { .. })), "{bad} should be refused");
         }
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
-        assert!(matches!(
-            confine(&root, "link"),
-            Err(PathError::Outside { .. })
-        ));
-        assert!(matches!(
-            confine(&root, "link/new.txt"),
-            Err(PathError::Outside { .. })
-        ));
+        assert!(matches!(confine(&root, "link"), Err(PathError::Outside { .. })));
+        assert!(matches!(confine(&root, "link/new.txt"), Err(PathError::Outside { .. })));
         assert_eq!(confine(&root, " "), Err(PathError::Empty));
     }
 
@@ -307,6 +329,7 @@ mod tests {
             path: path.to_path_buf(),
             before: Some(before.as_bytes().to_vec()),
             after: Some(after.as_bytes().to_vec()),
+            mode: None,
         }
     }
 
@@ -340,22 +363,14 @@ mod tests {
             path: root.join("created"),
             before: None,
             after: Some(b"fresh".to_vec()),
+            mode: None,
         });
         let fail_on = names[2].clone();
         let result = commit_with(&changes, &|path, state| {
-            if path == fail_on {
-                Err(io::Error::other("disk full"))
-            } else {
-                apply_state(path, state)
-            }
+            if path == fail_on { Err(io::Error::other("disk full")) } else { apply_state(path, state, None) }
         });
         match result {
-            Err(CommitError::WriteFailed {
-                path,
-                restored,
-                unrestored,
-                ..
-            }) => {
+            Err(CommitError::WriteFailed { path, restored, unrestored, .. }) => {
                 assert_eq!(path, names[2]);
                 assert_eq!(restored, 2);
                 assert!(unrestored.is_empty());
@@ -370,22 +385,24 @@ mod tests {
 
     #[test]
     fn commit_creates_and_deletes() {
+        use std::os::unix::fs::PermissionsExt;
         let (_d, root) = root();
         std::fs::write(root.join("gone"), "x").unwrap();
-        let changes = vec![
-            FileChange {
-                path: root.join("gone"),
-                before: Some(b"x".to_vec()),
-                after: None,
-            },
-            FileChange {
-                path: root.join("d/new"),
-                before: None,
-                after: Some(b"y".to_vec()),
-            },
-        ];
-        commit(&changes).unwrap();
+        let gone =
+            FileChange { path: root.join("gone"), before: Some(b"x".to_vec()), after: None, mode: None };
+        let new =
+            FileChange { path: root.join("d/new"), before: None, after: Some(b"y".to_vec()), mode: None };
+        let run = FileChange {
+            path: root.join("d/run"),
+            before: None,
+            after: Some(b"z".to_vec()),
+            mode: Some(0o755),
+        };
+        commit(&[gone, new, run]).unwrap();
         assert!(!root.join("gone").exists());
         assert_eq!(std::fs::read_to_string(root.join("d/new")).unwrap(), "y");
+        let mode = |p: &str| std::fs::metadata(root.join(p)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode("d/new"), NEW_FILE_MODE, "not the temporary file's 0600");
+        assert_eq!(mode("d/run"), 0o755);
     }
 }

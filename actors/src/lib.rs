@@ -1,3 +1,6 @@
 pub mod ast;
 pub mod describe;
 pub mod fs;
+pub mod lsp;
+pub mod process;
+pub mod wire;

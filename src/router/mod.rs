@@ -24,11 +24,8 @@ use crate::spec::{Level, Resource, Surface, ToolSpec};
 use serial::{Exclusive, SerialLane};
 
 /// Tools tether knows, by the resource that must be connected for them.
-const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
-    ("ast_grep", Resource::Parsers),
-    ("ast_edit", Resource::Parsers),
-    ("resolve", Resource::Parsers),
-];
+const TOOLS_BY_RESOURCE: &[(&str, Resource)] =
+    &[("ast_grep", Resource::Parsers), ("ast_edit", Resource::Parsers), ("resolve", Resource::Parsers)];
 
 /// The tools registered for one run, fixed when the run starts.
 pub struct Registry {
@@ -39,10 +36,7 @@ impl Registry {
     /// A registry of `handlers`; a later handler replaces an earlier one of
     /// the same name (so a host can replace a built-in tool).
     pub fn new(handlers: Vec<Arc<dyn ToolHandler>>) -> Self {
-        let tools = handlers
-            .into_iter()
-            .map(|h| (h.spec().name.clone(), (h.spec(), h)))
-            .collect();
+        let tools = handlers.into_iter().map(|h| (h.spec().name.clone(), (h.spec(), h))).collect();
         Self { tools }
     }
 
@@ -62,11 +56,7 @@ impl Registry {
             .filter(|(spec, _)| surface.allows(spec.level))
             .map(|(spec, _)| spec.name.as_str())
             .collect();
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
+        if names.is_empty() { "none".to_string() } else { names.join(", ") }
     }
 }
 
@@ -148,10 +138,7 @@ impl RouterActor {
     }
 
     fn not_registered(&self, call: &Call) -> ToolResult {
-        if let Some((_, resource)) = TOOLS_BY_RESOURCE
-            .iter()
-            .find(|(name, _)| *name == call.tool)
-        {
+        if let Some((_, resource)) = TOOLS_BY_RESOURCE.iter().find(|(name, _)| *name == call.tool) {
             return ToolResult::error(format!(
                 "`{}` is not available in this run: it needs {}, which is not connected. Tools available here: {}",
                 call.tool,
@@ -236,13 +223,9 @@ impl Handler<Describe> for RouterActor {
             for ask in asks {
                 match ask.send(Describe).await {
                     Ok(child) => node.children.push(child),
-                    Err(e) => node.children.push(ActorNode::new(
-                        "unknown",
-                        "?",
-                        &format!("unreachable: {e}"),
-                        0,
-                        0,
-                    )),
+                    Err(e) => {
+                        node.children.push(ActorNode::new("unknown", "?", &format!("unreachable: {e}"), 0, 0))
+                    }
                 }
             }
             node

@@ -14,6 +14,11 @@ use tether_actors::describe::{ActorNode, Describe};
 use crate::handler::ToolFuture;
 use crate::result::ToolResult;
 
+/// Longest a call may hold the lane: everything behind it waits, so a call
+/// stuck on a pipe or a dead peer must not hold it forever. Generous,
+/// because writes include the bounded after-write diagnostics.
+pub const SERIAL_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// A call to run with nothing else running beside it.
 pub struct Exclusive {
     /// The call's work.
@@ -35,11 +40,7 @@ pub struct SerialLane {
 impl SerialLane {
     /// A lane whose queue length the router tracks through `queued`.
     pub fn new(queued: Arc<AtomicU64>) -> Self {
-        Self {
-            started: Instant::now(),
-            queued,
-            done: 0,
-        }
+        Self { started: Instant::now(), queued, done: 0 }
     }
 }
 
@@ -55,13 +56,11 @@ impl Handler<Exclusive> for SerialLane {
     type Result = AtomicResponse<Self, ToolResult>;
 
     fn handle(&mut self, msg: Exclusive, _ctx: &mut Self::Context) -> Self::Result {
-        AtomicResponse::new(Box::pin(msg.work.into_actor(self).map(
-            |result, lane, _| {
-                lane.done += 1;
-                lane.queued.fetch_sub(1, Ordering::Relaxed);
-                result
-            },
-        )))
+        AtomicResponse::new(Box::pin(msg.work.into_actor(self).map(|result, lane, _| {
+            lane.done += 1;
+            lane.queued.fetch_sub(1, Ordering::Relaxed);
+            result
+        })))
     }
 }
 

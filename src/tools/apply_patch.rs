@@ -61,7 +61,7 @@ impl ToolHandler for ApplyPatch {
                             }));
                             result
                         }
-                        Err(e) => ToolResult::error(format!("apply_patch: nothing was changed: {e}")),
+                        Err(e) => ToolResult::error(format!("apply_patch: nothing was changed: {}", e.describe(&root))),
                     }
                 })
             })
@@ -73,87 +73,118 @@ impl ToolHandler for ApplyPatch {
                 .data
                 .as_ref()
                 .and_then(|d| d["files"].as_array())
-                .map(|files| {
-                    files
-                        .iter()
-                        .filter_map(|f| f.as_str())
-                        .map(|f| ctx.root().join(f))
-                        .collect()
-                })
+                .map(|files| files.iter().filter_map(|f| f.as_str()).map(|f| ctx.root().join(f)).collect())
                 .unwrap_or_default();
             ctx.report_write(written, outcome).await
         }))
     }
 }
 
-type Target = (
-    patch::FilePatch,
-    Option<std::path::PathBuf>,
-    Option<std::path::PathBuf>,
-);
+type Target = (patch::FilePatch, Option<std::path::PathBuf>, Option<std::path::PathBuf>);
+
+fn read_regular(path: &std::path::Path, rel: &str) -> Result<String, String> {
+    if !path.is_file() {
+        let what = if path.exists() { "is not a regular file" } else { "does not exist" };
+        return Err(format!(
+            "apply_patch: `{rel}` {what}; nothing was changed. Check the paths in the patch headers"
+        ));
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("apply_patch: cannot read `{rel}` as text ({e}); nothing was changed"))
+}
 
 /// Computes every file's new content in memory; nothing is written here.
-fn apply_all(
-    root: &std::path::Path,
-    targets: Vec<Target>,
-) -> Result<(Vec<FileChange>, String), String> {
+/// A path may be touched once per patch: two sections for one file would
+/// each start from the file on disk and the first would be lost.
+fn apply_all(root: &std::path::Path, targets: Vec<Target>) -> Result<(Vec<FileChange>, String), String> {
+    use std::os::unix::fs::PermissionsExt;
     let mut changes: Vec<FileChange> = Vec::new();
     let mut lines = Vec::new();
+    let rel = |p: &std::path::Path| tether_actors::fs::relative(root, p);
+    let failed = |file: &patch::FilePatch, e: patch::PatchError| {
+        format!("apply_patch: {e}; nothing was changed (in the section for {})", file.path())
+    };
     for (file, old, new) in targets {
-        let source = old.as_ref().or(new.as_ref()).cloned().unwrap_or_default();
-        let rel = tether_actors::fs::relative(root, &source);
-        let before = match &old {
-            Some(path) => match std::fs::read_to_string(path) {
-                Ok(text) => Some(text),
-                Err(e) => {
+        match (old, new) {
+            (None, Some(new)) => {
+                if new.exists() {
                     return Err(format!(
-                        "apply_patch: cannot read `{rel}` ({e}); nothing was changed. Check the paths in the patch headers"
+                        "apply_patch: the patch creates `{}`, which already exists; nothing was changed. Diff against the current file instead",
+                        rel(&new)
                     ));
                 }
-            },
-            None => {
-                if new.as_ref().is_some_and(|p| p.exists()) {
-                    return Err(format!(
-                        "apply_patch: the patch creates `{rel}`, which already exists; nothing was changed. Diff against the current file instead"
-                    ));
-                }
-                None
+                let after = patch::apply(&file, "").map_err(|e| failed(&file, e))?;
+                lines.push(format!("created `{}`", rel(&new)));
+                changes.push(FileChange {
+                    path: new,
+                    before: None,
+                    after: Some(after.into_bytes()),
+                    mode: None,
+                });
             }
-        };
-        let after = match &new {
-            Some(_) => Some(
-                patch::apply(&file, before.as_deref().unwrap_or(""))
-                    .map_err(|e| format!("apply_patch: {e}; nothing was changed"))?,
-            ),
-            None => None,
-        };
-        let verb = match (&before, &after) {
-            (None, _) => "created",
-            (_, None) => "deleted",
-            _ => "patched",
-        };
-        lines.push(format!("{verb} `{rel}`"));
-        // A rename: the old path goes, the new path comes.
-        if let (Some(old_path), Some(new_path)) = (&old, &new)
-            && old_path != new_path
-        {
-            changes.push(FileChange {
-                path: old_path.clone(),
-                before: before.clone().map(String::into_bytes),
-                after: None,
-            });
-            changes.push(FileChange {
-                path: new_path.clone(),
-                before: None,
-                after: after.map(String::into_bytes),
-            });
-            continue;
+            (Some(old), None) => {
+                let before = read_regular(&old, &rel(&old))?;
+                let after = patch::apply(&file, &before).map_err(|e| failed(&file, e))?;
+                if !after.is_empty() {
+                    return Err(format!(
+                        "apply_patch: the patch deletes `{}`, but its `-` lines do not cover the whole file; nothing was changed. Regenerate the patch from the current file",
+                        rel(&old)
+                    ));
+                }
+                lines.push(format!("deleted `{}`", rel(&old)));
+                changes.push(FileChange {
+                    path: old,
+                    before: Some(before.into_bytes()),
+                    after: None,
+                    mode: None,
+                });
+            }
+            (Some(old), Some(new)) if file.rename && old != new => {
+                if new.exists() {
+                    return Err(format!(
+                        "apply_patch: the patch renames `{}` to `{}`, which already exists; nothing was changed",
+                        rel(&old),
+                        rel(&new)
+                    ));
+                }
+                let before = read_regular(&old, &rel(&old))?;
+                let after = patch::apply(&file, &before).map_err(|e| failed(&file, e))?;
+                let mode = std::fs::metadata(&old).ok().map(|m| m.permissions().mode());
+                lines.push(format!("renamed `{}` to `{}`", rel(&old), rel(&new)));
+                changes.push(FileChange {
+                    path: old,
+                    before: Some(before.into_bytes()),
+                    after: None,
+                    mode: None,
+                });
+                changes.push(FileChange { path: new, before: None, after: Some(after.into_bytes()), mode });
+            }
+            (Some(old), Some(new)) => {
+                // `diff -u f.orig f` names two files for one: patch the one that exists.
+                let target = if new.exists() { new } else { old };
+                let before = read_regular(&target, &rel(&target))?;
+                let after = patch::apply(&file, &before).map_err(|e| failed(&file, e))?;
+                lines.push(format!("patched `{}`", rel(&target)));
+                changes.push(FileChange {
+                    path: target,
+                    before: Some(before.into_bytes()),
+                    after: Some(after.into_bytes()),
+                    mode: None,
+                });
+            }
+            (None, None) => {
+                return Err(
+                    "apply_patch: a section names /dev/null on both sides; nothing was changed".into()
+                );
+            }
         }
-        changes.push(FileChange {
-            path: source,
-            before: before.map(String::into_bytes),
-            after: after.map(String::into_bytes),
-        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = changes.iter().find(|c| !seen.insert(c.path.clone())) {
+        return Err(format!(
+            "apply_patch: the patch touches `{}` more than once; merge its sections into one (nothing was changed)",
+            rel(&dup.path)
+        ));
     }
     Ok((changes, format!("applied the patch: {}", lines.join(", "))))
 }

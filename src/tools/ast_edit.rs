@@ -50,17 +50,13 @@ impl ToolHandler for AstEdit {
         let rel = tether_actors::fs::relative(ctx.root(), &scope.path);
         let ast = self.ast.clone();
         Ok(Box::pin(async move {
-            let stage = Stage {
-                scope: scope.clone(),
-                pattern: args.pattern.clone(),
-                rewrite: args.rewrite,
-            };
+            let stage = Stage { scope: scope.clone(), pattern: args.pattern.clone(), rewrite: args.rewrite };
             match ast.send(stage).await {
                 Ok(Ok(outcome)) => render(&args.pattern, &rel, &scope, outcome),
                 Ok(Err(e)) => ToolResult::error(format!("ast_edit: {e}")),
-                Err(e) => ToolResult::error(format!(
-                    "ast_edit: the parser set is not running ({e}); try again"
-                )),
+                Err(e) => {
+                    ToolResult::error(format!("ast_edit: the parser set is not running ({e}); try again"))
+                }
             }
         }))
     }
@@ -98,11 +94,7 @@ fn render(
     }
     text.push_str(&staged.preview);
     if staged.preview_lines_omitted > 0 {
-        let _ = writeln!(
-            text,
-            "… preview cut: {} more diff lines not shown",
-            staged.preview_lines_omitted
-        );
+        let _ = writeln!(text, "… preview cut: {} more diff lines not shown", staged.preview_lines_omitted);
     }
     ToolResult::text(text.trim_end()).with_data(&outcome)
 }

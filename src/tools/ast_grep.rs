@@ -49,28 +49,20 @@ impl ToolHandler for AstGrep {
 
     fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: AstGrepArgs = parse("ast_grep", args)?;
-        let max_results = in_range(
-            "max_results",
-            args.max_results.unwrap_or(DEFAULT_MAX_RESULTS),
-            1,
-            MAX_RESULTS_LIMIT,
-        )?;
+        let max_results =
+            in_range("max_results", args.max_results.unwrap_or(DEFAULT_MAX_RESULTS), 1, MAX_RESULTS_LIMIT)?;
         let scope = scope(ctx, args.path.as_deref(), args.language.as_deref())?;
         let rel = tether_actors::fs::relative(ctx.root(), &scope.path);
         let ast = self.ast.clone();
         let pattern = args.pattern;
         Ok(Box::pin(async move {
-            let sent = ast.send(Search {
-                scope: scope.clone(),
-                pattern: pattern.clone(),
-                max_results,
-            });
+            let sent = ast.send(Search { scope: scope.clone(), pattern: pattern.clone(), max_results });
             match sent.await {
                 Ok(Ok(outcome)) => render(&pattern, &rel, &scope, outcome),
                 Ok(Err(e)) => ToolResult::error(format!("ast_grep: {e}")),
-                Err(e) => ToolResult::error(format!(
-                    "ast_grep: the parser set is not running ({e}); try again"
-                )),
+                Err(e) => {
+                    ToolResult::error(format!("ast_grep: the parser set is not running ({e}); try again"))
+                }
             }
         }))
     }
@@ -88,8 +80,7 @@ fn render(
     {
         return ToolResult::text(text).with_data(&outcome);
     }
-    let files: std::collections::BTreeSet<&str> =
-        outcome.matches.iter().map(|m| m.path.as_str()).collect();
+    let files: std::collections::BTreeSet<&str> = outcome.matches.iter().map(|m| m.path.as_str()).collect();
     let mut text = String::new();
     if outcome.total == 0 {
         let _ = write!(text, "no matches for `{pattern}`; {}", coverage_phrase(cov));
@@ -102,14 +93,7 @@ fn render(
             coverage_phrase(cov)
         );
         for m in &outcome.matches {
-            let _ = writeln!(
-                text,
-                "{}:{}:{}: {}",
-                m.path,
-                m.line,
-                m.column,
-                m.line_text.trim()
-            );
+            let _ = writeln!(text, "{}:{}:{}: {}", m.path, m.line, m.column, m.line_text.trim());
         }
         if outcome.total > outcome.matches.len() {
             let _ = write!(

@@ -61,6 +61,9 @@ impl ToolHandler for Edit {
 }
 
 fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
+    if path.exists() && !path.is_file() {
+        return ToolResult::error(format!("edit: `{rel}` is not a regular file; give a file path"));
+    }
     let before = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -85,19 +88,18 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
         }
     }
     let after = before.replacen(&args.old_string, &args.new_string, 1);
-    let line = before[..before.find(&args.old_string).unwrap_or(0)]
-        .matches('\n')
-        .count()
-        + 1;
+    let line = before[..before.find(&args.old_string).unwrap_or(0)].matches('\n').count() + 1;
     let change = tether_actors::fs::FileChange {
         path: path.to_path_buf(),
         before: Some(before.into_bytes()),
         after: Some(after.into_bytes()),
+        mode: None,
     };
     match tether_actors::fs::commit(&[change]) {
         Ok(()) => ToolResult::text(format!("edited `{rel}` at line {line}")),
         Err(e) => ToolResult::error(format!(
-            "edit: `{rel}` was not changed: {e}; read it again and retry"
+            "edit: `{rel}` was not changed: {}; read it again and retry",
+            e.describe(path.parent().unwrap_or(path))
         )),
     }
 }

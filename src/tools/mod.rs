@@ -45,18 +45,12 @@ pub(crate) fn scope(
         )));
     }
     let lang = match language {
-        Some(id) => Some(
-            id.parse::<Lang>()
-                .map_err(|e| ToolError::new(format!("argument `language`: {e}")))?,
-        ),
+        Some(id) => {
+            Some(id.parse::<Lang>().map_err(|e| ToolError::new(format!("argument `language`: {e}")))?)
+        }
         None => None,
     };
-    Ok(Scope {
-        root: ctx.root().to_path_buf(),
-        path,
-        lang,
-        prefilter: true,
-    })
+    Ok(Scope { root: ctx.root().to_path_buf(), path, lang, prefilter: true })
 }
 
 /// "120 python files, 3 dart files" and what was skipped, for result texts.
@@ -84,11 +78,7 @@ pub(crate) fn coverage_phrase(cov: &Coverage) -> String {
             why.push(format!("{} binary", cov.skipped_binary));
         }
         if cov.skipped_large > 0 {
-            why.push(format!(
-                "{} over {} MiB",
-                cov.skipped_large,
-                MAX_FILE_BYTES / (1024 * 1024)
-            ));
+            why.push(format!("{} over {} MiB", cov.skipped_large, MAX_FILE_BYTES / (1024 * 1024)));
         }
         if cov.skipped_not_utf8 > 0 {
             why.push(format!("{} not UTF-8", cov.skipped_not_utf8));
@@ -99,11 +89,7 @@ pub(crate) fn coverage_phrase(cov: &Coverage) -> String {
         out.push_str(&format!("; skipped {skipped} ({})", why.join(", ")));
     }
     if !cov.pattern_unparseable_in.is_empty() {
-        let langs: Vec<&str> = cov
-            .pattern_unparseable_in
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let langs: Vec<&str> = cov.pattern_unparseable_in.keys().map(String::as_str).collect();
         out.push_str(&format!(
             "; not searched: {} file(s), where the pattern does not parse",
             langs.join(", ")

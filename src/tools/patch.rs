@@ -1,10 +1,17 @@
 //! Unified diffs: parsing (`diff -u`, `git diff`) and applying to text.
 //!
-//! Hunks must match the file exactly (context and removed lines); a hunk
-//! may sit at a different line than its header says — the nearest exact
-//! match wins — but a hunk that matches nowhere fails the whole patch.
+//! Strict on purpose, because a patch applied in part is worse than one
+//! refused: hunk line counts must add up (a model that miscounts gets an
+//! error, not half its change), a hunk must match the file exactly (context
+//! and removed lines; the nearest exact match within [`MAX_OFFSET`] lines of
+//! its header wins), and git headers this applier cannot honour (binary
+//! files, mode changes, content-less renames) are refused rather than
+//! skipped. CRLF files stay CRLF.
 
 use std::fmt;
+
+/// How far from its header's line a hunk may be found.
+pub const MAX_OFFSET: usize = 2000;
 
 /// One file's part of a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +20,8 @@ pub struct FilePatch {
     pub old_path: Option<String>,
     /// The path after (`None` for `/dev/null`: the file is deleted).
     pub new_path: Option<String>,
+    /// Whether git declared a rename (`rename from` / `rename to`).
+    pub rename: bool,
     /// The hunks, in order.
     pub hunks: Vec<Hunk>,
 }
@@ -20,10 +29,7 @@ pub struct FilePatch {
 impl FilePatch {
     /// The path the patch is about, for messages.
     pub fn path(&self) -> &str {
-        self.new_path
-            .as_deref()
-            .or(self.old_path.as_deref())
-            .unwrap_or("?")
+        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or("?")
     }
 }
 
@@ -32,6 +38,8 @@ impl FilePatch {
 pub struct Hunk {
     /// 1-based start line in the old file, from the header.
     pub old_start: usize,
+    /// Number of old lines, from the header (0: a pure insertion after `old_start`).
+    pub old_len: usize,
     /// The header as written, for messages.
     pub header: String,
     /// Context and removed lines: what the file must contain.
@@ -54,16 +62,19 @@ impl fmt::Display for PatchError {
     }
 }
 
-fn strip_prefix(path: &str) -> Option<String> {
-    let path = path.split('\t').next().unwrap_or(path).trim();
+/// A header path: tab-separated timestamps dropped, git's side prefix
+/// (`a/` on the old side, `b/` on the new) removed.
+fn header_path(path: &str, prefix: &str) -> Result<Option<String>, PatchError> {
+    let path = path.split('\t').next().unwrap_or(path).trim_end();
     if path == "/dev/null" {
-        return None;
+        return Ok(None);
     }
-    let stripped = path
-        .strip_prefix("a/")
-        .or_else(|| path.strip_prefix("b/"))
-        .unwrap_or(path);
-    Some(stripped.to_string())
+    if path.starts_with('"') {
+        return Err(PatchError(format!(
+            "quoted path {path} is not supported; rename the file to plain characters or edit it with write"
+        )));
+    }
+    Ok(Some(path.strip_prefix(prefix).unwrap_or(path).to_string()))
 }
 
 fn parse_header(line: &str) -> Option<(usize, usize, usize)> {
@@ -82,13 +93,52 @@ fn parse_header(line: &str) -> Option<(usize, usize, usize)> {
     Some((old_start, old_len, new_len))
 }
 
+/// Git extended header lines that change what a patch means without `---`
+/// / `+++` lines; refused, since applying the rest would be partial.
+const UNSUPPORTED_GIT_HEADERS: &[&str] =
+    &["old mode ", "new mode ", "deleted file mode 12", "new file mode 12", "copy from ", "copy to "];
+
 /// Parses a unified diff of one or more files.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>, PatchError> {
     let lines: Vec<&str> = text.lines().collect();
     let mut files = Vec::new();
     let mut i = 0;
+    let mut git_rename = false;
+    let mut in_git_block = false;
     while i < lines.len() {
-        let Some(old) = lines[i].strip_prefix("--- ") else {
+        let line = lines[i];
+        if line.starts_with("diff --git ") {
+            if in_git_block && git_rename {
+                return Err(PatchError(format!(
+                    "line {i}: a rename without content changes is not supported; use a patch that also shows the file's lines, or write the new file"
+                )));
+            }
+            in_git_block = true;
+            git_rename = false;
+            i += 1;
+            continue;
+        }
+        if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+            return Err(PatchError(format!("line {}: binary patches are not supported", i + 1)));
+        }
+        if UNSUPPORTED_GIT_HEADERS.iter().any(|h| line.starts_with(h)) {
+            return Err(PatchError(format!(
+                "line {}: `{line}`: mode changes and symlinks are not supported by apply_patch",
+                i + 1
+            )));
+        }
+        if line.starts_with("rename from ") || line.starts_with("rename to ") {
+            git_rename = true;
+            i += 1;
+            continue;
+        }
+        let Some(old) = line.strip_prefix("--- ") else {
+            if line.starts_with("@@") || (!files.is_empty() && starts_like_hunk_body(line)) {
+                return Err(PatchError(format!(
+                    "line {}: `{line}` is outside any hunk; the previous hunk's line counts may be wrong",
+                    i + 1
+                )));
+            }
             i += 1;
             continue;
         };
@@ -99,84 +149,28 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, PatchError> {
             )));
         };
         let mut patch = FilePatch {
-            old_path: strip_prefix(old),
-            new_path: strip_prefix(new),
+            old_path: header_path(old, "a/")?,
+            new_path: header_path(new, "b/")?,
+            rename: git_rename,
             hunks: Vec::new(),
         };
+        in_git_block = false;
+        git_rename = false;
         i += 2;
         while i < lines.len() && lines[i].starts_with("@@") {
-            let header = lines[i];
-            let Some((old_start, mut old_left, mut new_left)) = parse_header(header) else {
-                return Err(PatchError(format!(
-                    "line {}: malformed hunk header `{header}`",
-                    i + 1
-                )));
-            };
-            let mut hunk = Hunk {
-                old_start,
-                header: header.to_string(),
-                old_lines: Vec::new(),
-                new_lines: Vec::new(),
-                old_no_newline: false,
-                new_no_newline: false,
-            };
-            i += 1;
-            let mut last = ' ';
-            while i < lines.len() && (old_left > 0 || new_left > 0 || lines[i].starts_with('\\')) {
-                let line = lines[i];
-                let (tag, body) = match line.chars().next() {
-                    Some(c @ (' ' | '-' | '+' | '\\')) => (c, &line[1..]),
-                    // Some tools drop the space of an empty context line.
-                    None => (' ', ""),
-                    Some(_) => {
-                        return Err(PatchError(format!(
-                            "line {}: `{line}` in hunk `{header}` does not start with ' ', '-' or '+'; the hunk's line counts may be wrong",
-                            i + 1
-                        )));
-                    }
-                };
-                match tag {
-                    ' ' => {
-                        hunk.old_lines.push(body.to_string());
-                        hunk.new_lines.push(body.to_string());
-                        old_left = old_left.saturating_sub(1);
-                        new_left = new_left.saturating_sub(1);
-                    }
-                    '-' => {
-                        hunk.old_lines.push(body.to_string());
-                        old_left = old_left.saturating_sub(1);
-                    }
-                    '+' => {
-                        hunk.new_lines.push(body.to_string());
-                        new_left = new_left.saturating_sub(1);
-                    }
-                    _ => match last {
-                        '-' => hunk.old_no_newline = true,
-                        '+' => hunk.new_no_newline = true,
-                        _ => {
-                            hunk.old_no_newline = true;
-                            hunk.new_no_newline = true;
-                        }
-                    },
-                }
-                last = tag;
-                i += 1;
-            }
-            if old_left > 0 || new_left > 0 {
-                return Err(PatchError(format!(
-                    "hunk `{header}` of {} ends early: {old_left} old and {new_left} new line(s) missing; check its line counts",
-                    patch.path()
-                )));
-            }
+            let (hunk, next) = parse_hunk(&lines, i, patch.path())?;
             patch.hunks.push(hunk);
+            i = next;
         }
-        if patch.hunks.is_empty() && patch.old_path.is_some() && patch.new_path.is_some() {
-            return Err(PatchError(format!(
-                "the patch for {} has no hunks",
-                patch.path()
-            )));
+        if patch.hunks.is_empty() {
+            return Err(PatchError(format!("the patch for {} has no hunks", patch.path())));
         }
         files.push(patch);
+    }
+    if in_git_block && git_rename {
+        return Err(PatchError(
+            "a rename without content changes is not supported; use a patch that also shows the file's lines, or write the new file".into(),
+        ));
     }
     if files.is_empty() {
         return Err(PatchError(
@@ -186,28 +180,124 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, PatchError> {
     Ok(files)
 }
 
+fn starts_like_hunk_body(line: &str) -> bool {
+    (line.starts_with('-') && !line.starts_with("--- "))
+        || (line.starts_with('+') && !line.starts_with("+++ "))
+        || line.starts_with(' ')
+}
+
+/// Parses the hunk whose header is `lines[at]`; returns it and the index
+/// of the first line after it.
+fn parse_hunk(lines: &[&str], at: usize, path: &str) -> Result<(Hunk, usize), PatchError> {
+    let header = lines[at];
+    let Some((old_start, old_len, new_len)) = parse_header(header) else {
+        return Err(PatchError(format!("line {}: malformed hunk header `{header}`", at + 1)));
+    };
+    let mut hunk = Hunk {
+        old_start,
+        old_len,
+        header: header.to_string(),
+        old_lines: Vec::new(),
+        new_lines: Vec::new(),
+        old_no_newline: false,
+        new_no_newline: false,
+    };
+    let (mut old_left, mut new_left) = (old_len, new_len);
+    let mut i = at + 1;
+    let mut last = ' ';
+    while i < lines.len() && (old_left > 0 || new_left > 0 || lines[i].starts_with('\\')) {
+        let line = lines[i];
+        let (tag, body) = match line.chars().next() {
+            Some(c @ (' ' | '-' | '+' | '\\')) => (c, &line[1..]),
+            // Some tools drop the space of an empty context line.
+            None => (' ', ""),
+            Some(_) => {
+                return Err(PatchError(format!(
+                    "line {}: `{line}` in hunk `{header}` does not start with ' ', '-' or '+'; the hunk's line counts may be wrong",
+                    i + 1
+                )));
+            }
+        };
+        match tag {
+            ' ' if old_left > 0 && new_left > 0 => {
+                hunk.old_lines.push(body.to_string());
+                hunk.new_lines.push(body.to_string());
+                old_left -= 1;
+                new_left -= 1;
+            }
+            '-' if old_left > 0 => {
+                hunk.old_lines.push(body.to_string());
+                old_left -= 1;
+            }
+            '+' if new_left > 0 => {
+                hunk.new_lines.push(body.to_string());
+                new_left -= 1;
+            }
+            '\\' => match last {
+                '-' => hunk.old_no_newline = true,
+                '+' => hunk.new_no_newline = true,
+                _ => {
+                    hunk.old_no_newline = true;
+                    hunk.new_no_newline = true;
+                }
+            },
+            _ => {
+                return Err(PatchError(format!(
+                    "line {}: hunk `{header}` of {path} has more lines than its header counts; fix the counts",
+                    i + 1
+                )));
+            }
+        }
+        last = tag;
+        i += 1;
+    }
+    if old_left > 0 || new_left > 0 {
+        return Err(PatchError(format!(
+            "hunk `{header}` of {path} ends early: {old_left} old and {new_left} new line(s) missing; check its line counts"
+        )));
+    }
+    if let Some(next) = lines.get(i)
+        && starts_like_hunk_body(next)
+    {
+        return Err(PatchError(format!(
+            "line {}: hunk `{header}` of {path} has more lines than its header counts; fix the counts",
+            i + 1
+        )));
+    }
+    Ok((hunk, i))
+}
+
 /// Applies `patch` to `text` (the old content; empty for a new file).
 pub fn apply(patch: &FilePatch, text: &str) -> Result<String, PatchError> {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let crlf = text.contains("\r\n");
+    let mut lines: Vec<String> = if text.is_empty() {
+        Vec::new()
+    } else {
+        text.strip_suffix('\n')
+            .unwrap_or(text)
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+            .collect()
+    };
     let mut ends_with_newline = text.is_empty() || text.ends_with('\n');
     let mut offset: isize = 0;
     let mut floor = 0usize;
     for hunk in &patch.hunks {
-        let expected = (hunk.old_start.max(1) as isize - 1 + offset).max(0) as usize;
+        // A pure insertion (`-N,0`) goes *after* line N.
+        let start = if hunk.old_len == 0 { hunk.old_start } else { hunk.old_start.max(1) - 1 };
+        let expected = (start as isize + offset).max(0) as usize;
         let at = find_block(&lines, &hunk.old_lines, expected, floor).ok_or_else(|| {
             let first = hunk.old_lines.first().map(String::as_str).unwrap_or("");
             PatchError(format!(
-                "hunk `{}` does not apply to {}: its {} context/removed line(s) (starting `{first}`) are not in the file; read the file again and regenerate the patch",
+                "hunk `{}` does not apply to {}: its {} context/removed line(s) (starting `{first}`) are not in the file near line {}; read the file again and regenerate the patch",
                 hunk.header,
                 patch.path(),
-                hunk.old_lines.len()
+                hunk.old_lines.len(),
+                hunk.old_start
             ))
         })?;
         let is_tail = at + hunk.old_lines.len() == lines.len();
-        lines.splice(
-            at..at + hunk.old_lines.len(),
-            hunk.new_lines.iter().cloned(),
-        );
+        lines.splice(at..at + hunk.old_lines.len(), hunk.new_lines.iter().cloned());
         if is_tail {
             if hunk.new_no_newline {
                 ends_with_newline = false;
@@ -218,21 +308,23 @@ pub fn apply(patch: &FilePatch, text: &str) -> Result<String, PatchError> {
         offset += hunk.new_lines.len() as isize - hunk.old_lines.len() as isize;
         floor = at + hunk.new_lines.len();
     }
-    let mut out = lines.join("\n");
+    let newline = if crlf { "\r\n" } else { "\n" };
+    let mut out = lines.join(newline);
     if ends_with_newline && !lines.is_empty() {
-        out.push('\n');
+        out.push_str(newline);
     }
     Ok(out)
 }
 
-/// Where `block` occurs in `lines`, at or after `floor`, nearest to `expected`.
+/// Where `block` occurs in `lines`, at or after `floor`, nearest to
+/// `expected` and within [`MAX_OFFSET`] of it.
 fn find_block(lines: &[String], block: &[String], expected: usize, floor: usize) -> Option<usize> {
     if block.is_empty() {
-        return Some(expected.clamp(floor, lines.len()));
+        return (expected <= lines.len()).then_some(expected.max(floor).min(lines.len()));
     }
     let fits = |at: usize| at + block.len() <= lines.len() && lines[at..at + block.len()] == *block;
     let last = lines.len().checked_sub(block.len())?;
-    (0..=last.max(expected))
+    (0..=MAX_OFFSET)
         .flat_map(|d| [expected.checked_add(d), expected.checked_sub(d)])
         .flatten()
         .filter(|&at| at >= floor && at <= last)
@@ -272,10 +364,7 @@ mod tests {
         let files = parse(PATCH).unwrap();
         let text = "# header\n# more\ndef f():\n    return 1\n\nprint(f())\n";
         let out = apply(&files[0], text).unwrap();
-        assert_eq!(
-            out,
-            "# header\n# more\ndef f():\n    return 2\n\nprint(f())\n"
-        );
+        assert_eq!(out, "# header\n# more\ndef f():\n    return 2\n\nprint(f())\n");
         assert_eq!(apply(&files[1], "").unwrap(), "hello\nworld\n");
     }
 
@@ -301,5 +390,47 @@ mod tests {
         assert!(parse("hello").unwrap_err().0.contains("unified diff"));
         let err = parse("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n").unwrap_err();
         assert!(err.0.contains("ends early"), "{err}");
+    }
+
+    #[test]
+    fn miscounted_hunks_are_refused_not_half_applied() {
+        let err = parse("--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n-a\n+A\n-b\n+B\n").unwrap_err();
+        assert!(err.0.contains("more lines than its header counts"), "{err}");
+    }
+
+    #[test]
+    fn pure_insertions_go_after_the_named_line() {
+        let files = parse("--- a/x\n+++ b/x\n@@ -2,0 +3 @@\n+X\n").unwrap();
+        assert_eq!(apply(&files[0], "a\nb\nc\n").unwrap(), "a\nb\nX\nc\n");
+    }
+
+    #[test]
+    fn crlf_files_stay_crlf() {
+        let files = parse("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n").unwrap();
+        assert_eq!(apply(&files[0], "a\r\nb\r\n").unwrap(), "a\r\nB\r\n");
+    }
+
+    #[test]
+    fn git_headers_it_cannot_honour_are_refused() {
+        let mode = "diff --git a/x b/x\nold mode 100644\nnew mode 100755\n";
+        assert!(parse(mode).unwrap_err().0.contains("mode changes"));
+        let binary = "diff --git a/x b/x\nBinary files a/x and b/x differ\n";
+        assert!(parse(binary).unwrap_err().0.contains("binary"));
+        let bare_rename = "diff --git a/x b/y\nsimilarity index 100%\nrename from x\nrename to y\n";
+        assert!(parse(bare_rename).unwrap_err().0.contains("rename without content"));
+        let rename =
+            "diff --git a/x b/y\nrename from x\nrename to y\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+        assert!(parse(rename).unwrap()[0].rename);
+    }
+
+    #[test]
+    fn side_prefixes_are_stripped_per_side_only() {
+        let files = parse("--- b/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+        assert_eq!(
+            files[0].old_path.as_deref(),
+            Some("b/x"),
+            "a real directory named b survives on the old side"
+        );
+        assert_eq!(files[0].new_path.as_deref(), Some("x"));
     }
 }

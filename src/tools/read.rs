@@ -46,7 +46,22 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
     if path.is_dir() {
         return ToolResult::error(format!("read: `{rel}` is a directory; give a file path"));
     }
-    let bytes = match std::fs::read(path) {
+    if path.exists() && !path.is_file() {
+        return ToolResult::error(format!(
+            "read: `{rel}` is not a regular file (a pipe or device); give a file path"
+        ));
+    }
+    let total = match std::fs::metadata(path) {
+        Ok(meta) => meta.len() as usize,
+        Err(_) => 0,
+    };
+    let read_capped = || -> std::io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut bytes = Vec::with_capacity(total.min(MAX_READ_BYTES));
+        std::fs::File::open(path)?.take(MAX_READ_BYTES as u64).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    let bytes = match read_capped() {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return ToolResult::error(format!(
@@ -55,8 +70,8 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
         }
         Err(e) => return ToolResult::error(format!("read: cannot read `{rel}`: {e}")),
     };
-    let total = bytes.len();
-    let shown = &bytes[..total.min(MAX_READ_BYTES)];
+    let total = total.max(bytes.len());
+    let shown = &bytes[..];
     let text = match std::str::from_utf8(shown) {
         Ok(text) => text.to_string(),
         // A cut may split a character; only the tail is allowed to be ragged.
@@ -76,7 +91,5 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
             MAX_READ_BYTES / 1024
         ));
     }
-    result.with_data(
-        serde_json::json!({"path": rel, "bytes": total, "truncated": total > MAX_READ_BYTES}),
-    )
+    result.with_data(serde_json::json!({"path": rel, "bytes": total, "truncated": total > MAX_READ_BYTES}))
 }

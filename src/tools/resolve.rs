@@ -61,12 +61,7 @@ impl ToolHandler for Resolve {
         let ctx = ctx.clone();
         let id = args.edit_id;
         Ok(Box::pin(async move {
-            let sent = ast
-                .send(ResolveMsg {
-                    edit_id: id.clone(),
-                    action,
-                })
-                .await;
+            let sent = ast.send(ResolveMsg { edit_id: id.clone(), action }).await;
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
                 Ok(Err(e)) => return ToolResult::error(format!("resolve: {e}")),
@@ -90,10 +85,7 @@ impl ToolHandler for Resolve {
 
 fn render(id: &str, resolution: &Resolution) -> ToolResult {
     match resolution {
-        Resolution::Accepted {
-            files,
-            replacements,
-        } => ToolResult::text(format!(
+        Resolution::Accepted { files, replacements } => ToolResult::text(format!(
             "accepted {id}: wrote {replacements} replacement{} in {} file{}: {}",
             plural(*replacements),
             files.len(),

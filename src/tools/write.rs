@@ -41,9 +41,7 @@ impl ToolHandler for Write {
             let target = path.clone();
             let result = super::blocking("write", move || {
                 if target.is_dir() {
-                    return ToolResult::error(format!(
-                        "write: `{rel}` is a directory; give a file path"
-                    ));
+                    return ToolResult::error(format!("write: `{rel}` is a directory; give a file path"));
                 }
                 let existed = target.exists();
                 match tether_actors::fs::atomic_write(&target, args.content.as_bytes()) {
@@ -52,9 +50,9 @@ impl ToolHandler for Write {
                         if existed { "replaced" } else { "created" },
                         args.content.len()
                     )),
-                    Err(e) => ToolResult::error(format!(
-                        "write: cannot write `{rel}`: {e}; the file is unchanged"
-                    )),
+                    Err(e) => {
+                        ToolResult::error(format!("write: cannot write `{rel}`: {e}; the file is unchanged"))
+                    }
                 }
             })
             .await;

@@ -26,10 +26,7 @@ impl Harness {
     }
 
     /// A runtime configured by `configure`.
-    pub fn with(
-        files: &[(&str, &str)],
-        configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
-    ) -> Self {
+    pub fn with(files: &[(&str, &str)], configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         for (path, content) in files {
             let full = dir.path().join(path);
@@ -82,19 +79,13 @@ impl Harness {
     /// A call that must fail; returns its text.
     pub async fn err(&self, tool: &str, args: Value) -> String {
         let result = self.call(tool, args.clone()).await;
-        assert!(
-            result.is_error,
-            "{tool} {args} should have failed, got: {}",
-            result.text
-        );
+        assert!(result.is_error, "{tool} {args} should have failed, got: {}", result.text);
         result.text
     }
 
     /// Fires every call at once and waits for all, bounded by [`FANOUT_TIMEOUT`].
     pub async fn fan_out(&self, calls: Vec<(String, Value)>) -> Vec<ToolResult> {
-        let futures = calls
-            .iter()
-            .map(|(tool, args)| self.rt.call(tool, args.clone()));
+        let futures = calls.iter().map(|(tool, args)| self.rt.call(tool, args.clone()));
         tokio::time::timeout(FANOUT_TIMEOUT, futures::future::join_all(futures))
             .await
             .expect("the fan-out finished (no deadlock)")
@@ -107,14 +98,7 @@ pub fn positions(result: &ToolResult) -> Vec<String> {
         .as_array()
         .expect("matches is an array")
         .iter()
-        .map(|m| {
-            format!(
-                "{}:{}:{}",
-                m["path"].as_str().unwrap(),
-                m["line"],
-                m["column"]
-            )
-        })
+        .map(|m| format!("{}:{}:{}", m["path"].as_str().unwrap(), m["line"], m["column"]))
         .collect()
 }
 

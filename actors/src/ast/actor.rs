@@ -187,16 +187,10 @@ impl Handler<Stage> for AstActor {
             let planned = planned??;
             let coverage = planned.coverage.clone();
             if planned.files.is_empty() {
-                return Ok(StageOutcome {
-                    staged: None,
-                    coverage,
-                });
+                return Ok(StageOutcome { staged: None, coverage });
             }
             let staged = act.staging.stage(planned)?;
-            Ok(StageOutcome {
-                staged: Some(staged),
-                coverage,
-            })
+            Ok(StageOutcome { staged: Some(staged), coverage })
         }))
     }
 }
@@ -221,15 +215,13 @@ impl Handler<Resolve> for AstActor {
         // Not behind the scan semaphore: a resolve must never wait for
         // searches, and the mailbox is held while it runs.
         let write = tokio::task::spawn_blocking(move || accept(&edit, &root));
-        AtomicResponse::new(Box::pin(write.into_actor(self).map(
-            move |done, act, _ctx| {
-                act.resolving -= 1;
-                act.resolved += 1;
-                let resolution = done.map_err(|e| AstError::Worker(e.to_string()))?;
-                act.staging.record(&id, resolution.clone());
-                Ok(resolution)
-            },
-        )))
+        AtomicResponse::new(Box::pin(write.into_actor(self).map(move |done, act, _ctx| {
+            act.resolving -= 1;
+            act.resolved += 1;
+            let resolution = done.map_err(|e| AstError::Worker(e.to_string()))?;
+            act.staging.record(&id, resolution.clone());
+            Ok(resolution)
+        })))
     }
 }
 

@@ -94,11 +94,7 @@ impl Lang {
     /// The language a file belongs to, from its extension.
     pub fn from_extension(path: &Path) -> Option<Lang> {
         let ext = path.extension()?.to_str()?;
-        Lang::ALL.into_iter().find(|lang| {
-            lang.extensions()
-                .iter()
-                .any(|e| e.eq_ignore_ascii_case(ext))
-        })
+        Lang::ALL.into_iter().find(|lang| lang.extensions().iter().any(|e| e.eq_ignore_ascii_case(ext)))
     }
 
     /// The compiled tree-sitter grammar.
@@ -119,10 +115,7 @@ impl Lang {
     /// Whether the grammar rejects `$` in identifiers, so patterns need the
     /// expando rewrite.
     fn needs_expando(self) -> bool {
-        matches!(
-            self,
-            Lang::Python | Lang::Rust | Lang::C | Lang::Cpp | Lang::Go
-        )
+        matches!(self, Lang::Python | Lang::Rust | Lang::C | Lang::Cpp | Lang::Go)
     }
 
     /// Loads the grammar into a parser; returns its ABI version, or why it
@@ -171,11 +164,7 @@ impl FromStr for Lang {
 
 impl Language for Lang {
     fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
-        if self.needs_expando() {
-            Cow::Owned(expand_metavars(query))
-        } else {
-            Cow::Borrowed(query)
-        }
+        if self.needs_expando() { Cow::Owned(expand_metavars(query)) } else { Cow::Borrowed(query) }
     }
 
     fn expando_char(&self) -> char {
@@ -238,10 +227,7 @@ mod tests {
 
     #[test]
     fn extensions_map_to_languages() {
-        assert_eq!(
-            Lang::from_extension(Path::new("a/b.py")),
-            Some(Lang::Python)
-        );
+        assert_eq!(Lang::from_extension(Path::new("a/b.py")), Some(Lang::Python));
         assert_eq!(Lang::from_extension(Path::new("x.TSX")), Some(Lang::Tsx));
         assert_eq!(Lang::from_extension(Path::new("x.h")), Some(Lang::C));
         assert_eq!(Lang::from_extension(Path::new("Makefile")), None);
@@ -268,9 +254,7 @@ mod tests {
     fn every_grammar_loads() {
         for lang in Lang::ALL {
             let mut parser = tree_sitter::Parser::new();
-            parser
-                .set_language(&lang.grammar())
-                .expect("grammar ABI matches");
+            parser.set_language(&lang.grammar()).expect("grammar ABI matches");
         }
     }
 }

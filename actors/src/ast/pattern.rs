@@ -39,12 +39,7 @@ const fn rung(
     suffix: &'static str,
     indent: &'static str,
 ) -> Scaffold {
-    Scaffold {
-        context,
-        prefix,
-        suffix,
-        indent,
-    }
+    Scaffold { context, prefix, suffix, indent }
 }
 
 const STATEMENT: &str = "a statement";
@@ -74,23 +69,13 @@ fn ladder(lang: Lang) -> &'static [Scaffold] {
     ];
     const C: &[Scaffold] = &[
         rung(STATEMENT, "void __tether_scaffold(void) {\n", "\n}\n", ""),
-        rung(
-            EXPRESSION,
-            "void __tether_scaffold(void) { __tether_value = ",
-            "; }\n",
-            "",
-        ),
+        rung(EXPRESSION, "void __tether_scaffold(void) { __tether_value = ", "; }\n", ""),
         rung(MEMBER, "struct __tether_scaffold {\n", "\n};\n", ""),
         rung(DECLARATION, "", "\n", ""),
     ];
     const CPP: &[Scaffold] = &[
         rung(STATEMENT, "void __tether_scaffold() {\n", "\n}\n", ""),
-        rung(
-            EXPRESSION,
-            "void __tether_scaffold() { __tether_value = ",
-            "; }\n",
-            "",
-        ),
+        rung(EXPRESSION, "void __tether_scaffold() { __tether_value = ", "; }\n", ""),
         rung(MEMBER, "class __TetherScaffold {\n", "\n};\n", ""),
         rung(DECLARATION, "", "\n", ""),
     ];
@@ -101,19 +86,9 @@ fn ladder(lang: Lang) -> &'static [Scaffold] {
         rung(DECLARATION, "", "\n", ""),
     ];
     const GO: &[Scaffold] = &[
-        rung(
-            STATEMENT,
-            "package p\nfunc __tetherScaffold() {\n",
-            "\n}\n",
-            "",
-        ),
+        rung(STATEMENT, "package p\nfunc __tetherScaffold() {\n", "\n}\n", ""),
         rung(EXPRESSION, "package p\nvar __tetherScaffold = ", "\n", ""),
-        rung(
-            MEMBER,
-            "package p\ntype __tetherScaffold struct {\n",
-            "\n}\n",
-            "",
-        ),
+        rung(MEMBER, "package p\ntype __tetherScaffold struct {\n", "\n}\n", ""),
         rung(DECLARATION, "package p\n", "\n", ""),
     ];
     match lang {
@@ -247,11 +222,7 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
         }
     }
     let contexts: Vec<&str> = ladder(lang).iter().map(|s| s.context).collect();
-    Err(PatternCompileError::Unparseable {
-        pattern: fragment.to_string(),
-        lang,
-        tried: contexts.join(", "),
-    })
+    Err(PatternCompileError::Unparseable { pattern: fragment.to_string(), lang, tried: contexts.join(", ") })
 }
 
 /// Parses the fragment inside one scaffold; returns the pattern when the
@@ -291,8 +262,7 @@ fn only_metavariable_errors(node: tree_sitter::Node<'_>, source: &str, lang: Lan
         return true;
     }
     let mut cursor = node.walk();
-    node.children(&mut cursor)
-        .all(|child| only_metavariable_errors(child, source, lang))
+    node.children(&mut cursor).all(|child| only_metavariable_errors(child, source, lang))
 }
 
 fn finish(
@@ -303,33 +273,18 @@ fn finish(
 ) -> Result<CompiledPattern, PatternCompileError> {
     if let PatternNode::MetaVar { meta_var } = &pattern.node {
         use ast_grep_core::meta_var::MetaVariable;
-        if matches!(
-            meta_var,
-            MetaVariable::MultiCapture(_) | MetaVariable::Multiple
-        ) {
+        if matches!(meta_var, MetaVariable::MultiCapture(_) | MetaVariable::Multiple) {
             return Err(PatternCompileError::LoneMulti(fragment.to_string()));
         }
     }
     let mut tokens = BTreeSet::new();
     collect_named_terminals(&pattern.node, lang, &mut tokens);
-    let mut required_tokens: Vec<RequiredToken> = tokens
-        .into_iter()
-        .map(|(text, whole_word)| RequiredToken { text, whole_word })
-        .collect();
+    let mut required_tokens: Vec<RequiredToken> =
+        tokens.into_iter().map(|(text, whole_word)| RequiredToken { text, whole_word }).collect();
     required_tokens.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
     required_tokens.truncate(PREFILTER_TOKENS);
-    let bound_vars = pattern
-        .defined_vars()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    Ok(CompiledPattern {
-        lang,
-        pattern,
-        context,
-        required_tokens,
-        bound_vars,
-    })
+    let bound_vars = pattern.defined_vars().into_iter().map(str::to_string).collect();
+    Ok(CompiledPattern { lang, pattern, context, required_tokens, bound_vars })
 }
 
 /// Named leaves must match the target's text exactly (ast-grep compares
@@ -339,11 +294,7 @@ fn finish(
 /// string's content can follow an escape like `\n`, and Python lexes `1if`.
 fn collect_named_terminals(node: &PatternNode, lang: Lang, out: &mut BTreeSet<(String, bool)>) {
     match node {
-        PatternNode::Terminal {
-            text,
-            is_named: true,
-            kind_id,
-        } if !text.is_empty() => {
+        PatternNode::Terminal { text, is_named: true, kind_id } if !text.is_empty() => {
             let grammar = lang.grammar();
             let kind = grammar.node_kind_for_id(*kind_id).unwrap_or("");
             let whole_word = kind.ends_with("identifier") && text.bytes().all(is_word_byte);
@@ -381,10 +332,7 @@ mod tests {
     fn dart_call_compiles_as_a_statement_not_a_signature() {
         let p = compile("dispose($X)", Lang::Dart).unwrap();
         assert_eq!(p.context, STATEMENT);
-        let token = RequiredToken {
-            text: "dispose".to_string(),
-            whole_word: true,
-        };
+        let token = RequiredToken { text: "dispose".to_string(), whole_word: true };
         assert_eq!(p.required_tokens, vec![token]);
         assert!(p.bound_vars.contains("X"));
     }
@@ -441,13 +389,7 @@ mod tests {
 
     #[test]
     fn empty_and_lone_multi_patterns_are_refused() {
-        assert_eq!(
-            compile("  ", Lang::Rust).unwrap_err(),
-            PatternCompileError::Empty
-        );
-        assert!(matches!(
-            compile("$$$A", Lang::JavaScript),
-            Err(PatternCompileError::LoneMulti(_))
-        ));
+        assert_eq!(compile("  ", Lang::Rust).unwrap_err(), PatternCompileError::Empty);
+        assert!(matches!(compile("$$$A", Lang::JavaScript), Err(PatternCompileError::LoneMulti(_))));
     }
 }

@@ -68,11 +68,7 @@ pub enum RewriteError {
 
 fn list_vars(vars: &[String]) -> String {
     let names: Vec<String> = vars.iter().map(|v| format!("${v}")).collect();
-    let noun = if vars.len() == 1 {
-        "metavariable"
-    } else {
-        "metavariables"
-    };
+    let noun = if vars.len() == 1 { "metavariable" } else { "metavariables" };
     format!("{noun} {}", names.join(", "))
 }
 
@@ -80,10 +76,7 @@ fn bound_phrase(bound: &[String]) -> String {
     if bound.is_empty() {
         "the pattern binds none".to_string()
     } else {
-        format!(
-            "it binds {}",
-            list_vars(bound).split_once(' ').map_or("", |(_, v)| v)
-        )
+        format!("it binds {}", list_vars(bound).split_once(' ').map_or("", |(_, v)| v))
     }
 }
 
@@ -92,11 +85,7 @@ fn bound_phrase(bound: &[String]) -> String {
 fn spelled_vars(text: &str) -> BTreeSet<String> {
     TemplateFix::try_new(text, &Lang::Python)
         .map(|fix| {
-            fix.used_vars()
-                .into_iter()
-                .filter(|name| !name.starts_with('_'))
-                .map(str::to_string)
-                .collect()
+            fix.used_vars().into_iter().filter(|name| !name.starts_with('_')).map(str::to_string).collect()
         })
         .unwrap_or_default()
 }
@@ -111,10 +100,7 @@ pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> 
     if unbound.is_empty() {
         Ok(())
     } else {
-        Err(RewriteError::UnboundMetavariables {
-            unbound,
-            bound: bound.into_iter().collect(),
-        })
+        Err(RewriteError::UnboundMetavariables { unbound, bound: bound.into_iter().collect() })
     }
 }
 
@@ -122,11 +108,24 @@ pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> 
 /// Where matches nest, the outermost one is rewritten.
 pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, RewriteError> {
     check_template(pattern, rewrite)?;
+    // The spelled check above is fast but cannot see that `"$A"` inside a
+    // string literal binds nothing; the compiled pattern can.
+    let unbound: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
     let (per_file, coverage) = scan(scope, pattern, |file| {
         let fix = TemplateFix::try_new(rewrite, &file.pattern.lang).ok()?;
+        let missing: Vec<String> = fix
+            .used_vars()
+            .into_iter()
+            .filter(|v| !file.pattern.bound_vars.contains(*v))
+            .map(str::to_string)
+            .collect();
+        if !missing.is_empty() {
+            let bound = file.pattern.bound_vars.iter().cloned().collect();
+            *unbound.lock() = Some(RewriteError::UnboundMetavariables { unbound: missing, bound });
+            return None;
+        }
         let root = file.root.root();
-        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> =
-            root.find_all(&file.pattern.pattern).collect();
+        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = root.find_all(&file.pattern.pattern).collect();
         let source = root.get_doc().get_source().as_str();
         let (after, replacements) = apply(source, &matches, &fix);
         (replacements > 0 && after != source).then(|| FileRewrite {
@@ -137,18 +136,14 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
             replacements,
         })
     })?;
-    Ok(RewritePlan {
-        files: per_file.into_iter().map(|(_, f)| f).collect(),
-        coverage,
-    })
+    if let Some(e) = unbound.into_inner() {
+        return Err(e);
+    }
+    Ok(RewritePlan { files: per_file.into_iter().map(|(_, f)| f).collect(), coverage })
 }
 
 /// Replaces each non-overlapping match (outermost first) in `source`.
-fn apply(
-    source: &str,
-    matches: &[NodeMatch<'_, StrDoc<Lang>>],
-    fix: &TemplateFix,
-) -> (String, usize) {
+fn apply(source: &str, matches: &[NodeMatch<'_, StrDoc<Lang>>], fix: &TemplateFix) -> (String, usize) {
     let mut out = String::with_capacity(source.len());
     let mut cursor = 0;
     let mut count = 0;

@@ -81,8 +81,7 @@ impl Coverage {
         for (k, v) in other.per_language {
             *self.per_language.entry(k).or_default() += v;
         }
-        self.pattern_unparseable_in
-            .extend(other.pattern_unparseable_in);
+        self.pattern_unparseable_in.extend(other.pattern_unparseable_in);
     }
 
     /// Total files skipped for any reason other than the prefilter.
@@ -128,10 +127,7 @@ struct PatternTable {
 
 impl PatternTable {
     fn new(source: &str) -> Self {
-        Self {
-            source: source.to_string(),
-            slots: Default::default(),
-        }
+        Self { source: source.to_string(), slots: Default::default() }
     }
 
     fn get(&self, lang: Lang) -> &Result<Arc<CompiledPattern>, PatternCompileError> {
@@ -146,11 +142,7 @@ pub type PerFile<T> = Vec<(String, T)>;
 /// Scans `scope` for `pattern`, calling `each` on every parsed file that the
 /// prefilter lets through. Returns the closure's results sorted by path,
 /// and what the scan covered.
-pub fn scan<T, F>(
-    scope: &Scope,
-    pattern: &str,
-    each: F,
-) -> Result<(PerFile<T>, Coverage), ScanError>
+pub fn scan<T, F>(scope: &Scope, pattern: &str, each: F) -> Result<(PerFile<T>, Coverage), ScanError>
 where
     T: Send,
     F: Fn(&ParsedFile<'_>) -> Option<T> + Sync,
@@ -181,9 +173,7 @@ where
     // once, when the walk drops it: no lock on the per-file path.
     let (results, findings) = crossbeam_channel::unbounded::<PerFile<T>>();
     let coverage: Mutex<Coverage> = Mutex::new(Coverage::default());
-    let walker = ignore::WalkBuilder::new(&scope.path)
-        .threads(scan_threads())
-        .build_parallel();
+    let walker = ignore::WalkBuilder::new(&scope.path).threads(scan_threads()).build_parallel();
     walker.run(|| {
         let mut worker = Worker {
             scope,
@@ -240,8 +230,7 @@ where
         if self.scope.lang.is_some_and(|wanted| wanted != lang) {
             return;
         }
-        if let Some(hit) = visit_file(self.scope, self.table, path, lang, &mut self.cov, self.each)
-        {
+        if let Some(hit) = visit_file(self.scope, self.table, path, lang, &mut self.cov, self.each) {
             self.found.push(hit);
         }
     }
@@ -270,8 +259,7 @@ where
     let pattern = match table.get(lang) {
         Ok(p) => p,
         Err(e) => {
-            cov.pattern_unparseable_in
-                .insert(lang.id().to_string(), e.to_string());
+            cov.pattern_unparseable_in.insert(lang.id().to_string(), e.to_string());
             return None;
         }
     };
@@ -308,12 +296,7 @@ where
     };
     cov.parsed += 1;
     let rel = crate::fs::relative(&scope.root, path);
-    let file = ParsedFile {
-        path,
-        rel: &rel,
-        pattern,
-        root: &root,
-    };
+    let file = ParsedFile { path, rel: &rel, pattern, root: &root };
     let out = each(&file)?;
     Some((rel, out))
 }

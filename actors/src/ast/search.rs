@@ -62,32 +62,24 @@ pub struct SearchOutcome {
 }
 
 /// Searches `scope` for `pattern`, keeping the first `max_results` matches.
-pub fn search(
-    scope: &Scope,
-    pattern: &str,
-    max_results: usize,
-) -> Result<SearchOutcome, ScanError> {
+pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<SearchOutcome, ScanError> {
+    // Every match is counted, but only the first `max_results` of a file are
+    // described: no file can contribute more than that to the answer, and a
+    // minified file can hold millions of matches.
     let (per_file, coverage) = scan(scope, pattern, |file| {
-        let matches: Vec<Match> = file
-            .root
-            .root()
-            .find_all(&file.pattern.pattern)
-            .map(|m| describe_match(file, &m))
-            .collect();
-        (!matches.is_empty()).then_some(matches)
+        let mut count = 0usize;
+        let mut described = Vec::new();
+        for m in file.root.root().find_all(&file.pattern.pattern) {
+            count += 1;
+            if described.len() < max_results {
+                described.push(describe_match(file, &m));
+            }
+        }
+        (count > 0).then_some((count, described))
     })?;
-    let total = per_file.iter().map(|(_, m)| m.len()).sum();
-    let matches = per_file
-        .into_iter()
-        .flat_map(|(_, m)| m)
-        .take(max_results)
-        .collect();
-    Ok(SearchOutcome {
-        matches,
-        total,
-        max_results,
-        coverage,
-    })
+    let total = per_file.iter().map(|(_, (count, _))| count).sum();
+    let matches = per_file.into_iter().flat_map(|(_, (_, m))| m).take(max_results).collect();
+    Ok(SearchOutcome { matches, total, max_results, coverage })
 }
 
 fn describe_match(file: &ParsedFile<'_>, m: &NodeMatch<'_, StrDoc<Lang>>) -> Match {
@@ -100,10 +92,8 @@ fn describe_match(file: &ParsedFile<'_>, m: &NodeMatch<'_, StrDoc<Lang>>) -> Mat
     let end_column = end.column(m) + 1;
     let text = &source[range.clone()];
     let (text, text_truncated) = cut(text, MAX_MATCH_TEXT);
-    let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = source[range.start..]
-        .find('\n')
-        .map_or(source.len(), |i| range.start + i);
+    let line_start = memchr::memrchr(b'\n', &source.as_bytes()[..range.start]).map_or(0, |i| i + 1);
+    let line_end = source[range.start..].find('\n').map_or(source.len(), |i| range.start + i);
     let (line_text, _) = cut(source[line_start..line_end].trim_end(), MAX_LINE_TEXT);
     Match {
         path: file.rel.to_string(),
@@ -129,14 +119,14 @@ pub(crate) fn captures(source: &str, m: &NodeMatch<'_, StrDoc<Lang>>) -> BTreeMa
         match var {
             MetaVariable::Capture(name, _) => {
                 if let Some(node) = env.get_match(&name) {
-                    out.insert(name, node.text().to_string());
+                    out.insert(name, cut(&node.text(), MAX_MATCH_TEXT).0);
                 }
             }
             MetaVariable::MultiCapture(name) => {
                 let nodes = env.get_multiple_matches(&name);
                 let text = match (nodes.first(), nodes.last()) {
                     (Some(first), Some(last)) => {
-                        source[first.range().start..last.range().end].to_string()
+                        cut(&source[first.range().start..last.range().end], MAX_MATCH_TEXT).0
                     }
                     _ => String::new(),
                 };

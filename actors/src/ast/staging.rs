@@ -100,9 +100,7 @@ pub enum StagingError {
         pending: Vec<String>,
     },
     /// The id was resolved before.
-    #[error(
-        "`{id}` was already resolved: {how}. Stage the change again with ast_edit if it is still wanted"
-    )]
+    #[error("`{id}` was already resolved: {how}. Stage the change again with ast_edit if it is still wanted")]
     AlreadyResolved {
         /// The id asked for.
         id: String,
@@ -122,11 +120,7 @@ fn pending_phrase(pending: &[String]) -> String {
     } else {
         let shown: Vec<&str> = pending.iter().take(10).map(String::as_str).collect();
         let more = pending.len().saturating_sub(shown.len());
-        let tail = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
+        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
         format!("staged edits waiting: {}{tail}", shown.join(", "))
     }
 }
@@ -164,17 +158,11 @@ impl Staging {
             return Ok(edit);
         }
         if let Some(how) = self.resolved.get(id) {
-            return Err(StagingError::AlreadyResolved {
-                id: id.to_string(),
-                how: how.phrase(),
-            });
+            return Err(StagingError::AlreadyResolved { id: id.to_string(), how: how.phrase() });
         }
         let mut pending: Vec<String> = self.pending.keys().cloned().collect();
         pending.sort_by_key(|id| id.trim_start_matches("edit_").parse::<u64>().unwrap_or(0));
-        Err(StagingError::Unknown {
-            id: id.to_string(),
-            pending,
-        })
+        Err(StagingError::Unknown { id: id.to_string(), pending })
     }
 
     /// Remembers how `id` ended.
@@ -197,12 +185,10 @@ pub fn accept(edit: &StagedEdit, root: &Path) -> Resolution {
             files: edit.plan.files.iter().map(|f| f.rel.clone()).collect(),
             replacements: edit.plan.replacements(),
         },
-        Err(CommitError::Drift { moved }) => Resolution::Refused {
-            moved: moved.iter().map(|p| relative(root, p)).collect(),
-        },
-        Err(e @ CommitError::WriteFailed { .. }) => Resolution::Failed {
-            reason: e.to_string(),
-        },
+        Err(CommitError::Drift { moved }) => {
+            Resolution::Refused { moved: moved.iter().map(|p| relative(root, p)).collect() }
+        }
+        Err(e @ CommitError::WriteFailed { .. }) => Resolution::Failed { reason: e.describe(root) },
     }
 }
 
@@ -211,6 +197,7 @@ fn file_change(file: &FileRewrite) -> FileChange {
         path: file.path.clone(),
         before: Some(file.before.clone().into_bytes()),
         after: Some(file.after.clone().into_bytes()),
+        mode: None,
     }
 }
 
@@ -222,11 +209,7 @@ fn summarise(id: &str, plan: &RewritePlan) -> StagedSummary {
         let diff = TextDiff::from_lines(&file.before, &file.after);
         let a = format!("a/{}", file.rel);
         let b = format!("b/{}", file.rel);
-        let text = diff
-            .unified_diff()
-            .context_radius(2)
-            .header(&a, &b)
-            .to_string();
+        let text = diff.unified_diff().context_radius(2).header(&a, &b).to_string();
         for line in text.lines() {
             if lines < MAX_PREVIEW_LINES {
                 preview.push_str(line);
@@ -240,11 +223,7 @@ fn summarise(id: &str, plan: &RewritePlan) -> StagedSummary {
     StagedSummary {
         edit_id: id.to_string(),
         replacements: plan.replacements(),
-        files: plan
-            .files
-            .iter()
-            .map(|f| (f.rel.clone(), f.replacements))
-            .collect(),
+        files: plan.files.iter().map(|f| (f.rel.clone(), f.replacements)).collect(),
         preview,
         preview_lines_omitted: omitted,
     }
@@ -256,13 +235,7 @@ mod tests {
     use crate::ast::scan::Coverage;
 
     fn plan(n: usize) -> RewritePlan {
-        RewritePlan {
-            files: Vec::new(),
-            coverage: Coverage {
-                files: n,
-                ..Default::default()
-            },
-        }
+        RewritePlan { files: Vec::new(), coverage: Coverage { files: n, ..Default::default() } }
     }
 
     #[test]

@@ -1,0 +1,258 @@
+//! The language-server table: which servers serve which languages, how to
+//! start them, what marks their project roots, and which command checks a
+//! whole project. Built in, and overridable per working directory from
+//! `tether.toml`:
+//!
+//! ```toml
+//! [[server]]
+//! id = "pyright"                 # replaces the built-in entry of that id
+//! command = "pyright-langserver"
+//! args = ["--stdio"]
+//! languages = ["python"]
+//! root_markers = ["pyproject.toml", "setup.py"]
+//! initialization_options = {}
+//! settings = { python = { analysis = { typeCheckingMode = "basic" } } }
+//! checker = { command = "pyright", args = ["--outputjson"], format = "pyright" }
+//! ```
+//!
+//! For a language, servers are tried in table order; the first whose root
+//! marker exists and whose binary resolves is used.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The file name of the per-directory override.
+pub const CONFIG_FILE: &str = "tether.toml";
+
+/// How a project checker's output is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckerFormat {
+    /// `pyright --outputjson`.
+    Pyright,
+    /// `cargo check --message-format=json`.
+    Cargo,
+    /// `tsc --noEmit` (`file(line,col): error TS1234: message`).
+    Tsc,
+    /// `go vet` / gcc-style `file:line:col: message`.
+    LineColMessage,
+}
+
+/// A command that checks a whole project (`lsp diagnostics file="*"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checker {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// How to read its output.
+    pub format: CheckerFormat,
+}
+
+/// One server entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerConfig {
+    /// A short unique name (`pyright`, `clangd`).
+    pub id: String,
+    /// The program (looked up on PATH, or a project-local `.venv/bin`).
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Language ids it serves (`python`, `c`, `cpp`, `rust`, `typescript`,
+    /// `javascript`, `go`, `dart`).
+    pub languages: Vec<String>,
+    /// Files or directories whose presence marks a project root.
+    pub root_markers: Vec<String>,
+    /// `initializationOptions` sent with `initialize`.
+    #[serde(default)]
+    pub initialization_options: Option<Value>,
+    /// Answers to `workspace/configuration`, looked up by section.
+    #[serde(default)]
+    pub settings: Option<Value>,
+    /// The project checker for `diagnostics file="*"`.
+    #[serde(default)]
+    pub checker: Option<Checker>,
+}
+
+fn entry(
+    id: &str,
+    command: &str,
+    args: &[&str],
+    languages: &[&str],
+    markers: &[&str],
+    checker: Option<Checker>,
+) -> ServerConfig {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    ServerConfig {
+        id: id.into(),
+        command: command.into(),
+        args: strings(args),
+        languages: strings(languages),
+        root_markers: strings(markers),
+        initialization_options: None,
+        settings: None,
+        checker,
+    }
+}
+
+fn checker(command: &str, args: &[&str], format: CheckerFormat) -> Option<Checker> {
+    Some(Checker { command: command.into(), args: args.iter().map(|s| s.to_string()).collect(), format })
+}
+
+const PYTHON_MARKERS: &[&str] =
+    &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pyrightconfig.json", ".git"];
+const C_MARKERS: &[&str] = &[
+    "compile_commands.json",
+    "compile_flags.txt",
+    "CMakeLists.txt",
+    "Makefile",
+    "meson.build",
+    ".clangd",
+    ".git",
+];
+const TS_MARKERS: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json", ".git"];
+
+/// The built-in table.
+pub fn builtin() -> Vec<ServerConfig> {
+    let pyright_check = checker("pyright", &["--outputjson"], CheckerFormat::Pyright);
+    vec![
+        entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check),
+        entry(
+            "basedpyright",
+            "basedpyright-langserver",
+            &["--stdio"],
+            &["python"],
+            PYTHON_MARKERS,
+            checker("basedpyright", &["--outputjson"], CheckerFormat::Pyright),
+        ),
+        entry("pylsp", "pylsp", &[], &["python"], PYTHON_MARKERS, None),
+        entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None),
+        entry(
+            "rust-analyzer",
+            "rust-analyzer",
+            &[],
+            &["rust"],
+            &["Cargo.toml"],
+            checker("cargo", &["check", "--message-format=json", "--quiet"], CheckerFormat::Cargo),
+        ),
+        entry(
+            "typescript-language-server",
+            "typescript-language-server",
+            &["--stdio"],
+            &["typescript", "javascript"],
+            TS_MARKERS,
+            checker("tsc", &["--noEmit", "--pretty", "false"], CheckerFormat::Tsc),
+        ),
+        entry(
+            "gopls",
+            "gopls",
+            &[],
+            &["go"],
+            &["go.mod", "go.work"],
+            checker("go", &["vet", "./..."], CheckerFormat::LineColMessage),
+        ),
+        entry("dart", "dart", &["language-server", "--protocol=lsp"], &["dart"], &["pubspec.yaml"], None),
+    ]
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    server: Vec<ServerConfig>,
+}
+
+/// The table for `workdir`: the built-in one, with `tether.toml`'s entries
+/// replacing built-ins of the same id and new ids placed first (so a
+/// project's own choice wins for its languages).
+pub fn load(workdir: &Path) -> Result<Vec<ServerConfig>, String> {
+    let path = workdir.join(CONFIG_FILE);
+    let mut table = builtin();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(table),
+        Err(e) => return Err(format!("cannot read {CONFIG_FILE}: {e}")),
+    };
+    let parsed: FileConfig = toml::from_str(&text).map_err(|e| format!("{CONFIG_FILE} is not valid: {e}"))?;
+    let mut added = Vec::new();
+    for server in parsed.server {
+        match table.iter_mut().find(|s| s.id == server.id) {
+            Some(existing) => *existing = server,
+            None => added.push(server),
+        }
+    }
+    added.extend(table);
+    Ok(added)
+}
+
+/// The LSP language id of a file, from its extension.
+pub fn language_of(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "py" | "pyi" => "python",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" => "cpp",
+        "rs" => "rust",
+        "ts" | "mts" | "cts" | "tsx" => "typescript",
+        "js" | "mjs" | "cjs" | "jsx" => "javascript",
+        "go" => "go",
+        "dart" => "dart",
+        _ => return None,
+    })
+}
+
+/// The `languageId` sent in `didOpen` (React flavours differ from the family).
+pub fn document_language_id(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("tsx") => "typescriptreact",
+        Some("jsx") => "javascriptreact",
+        _ => language_of(path).unwrap_or("plaintext"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tether_toml_replaces_and_adds_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            r#"
+[[server]]
+id = "clangd"
+command = "clangd-19"
+languages = ["c", "cpp"]
+root_markers = ["CMakeLists.txt"]
+
+[[server]]
+id = "jedi"
+command = "jedi-language-server"
+languages = ["python"]
+root_markers = ["setup.py"]
+settings = { python = { x = 1 } }
+"#,
+        )
+        .unwrap();
+        let table = load(dir.path()).unwrap();
+        assert_eq!(table[0].id, "jedi", "new entries come first");
+        let clangd = table.iter().find(|s| s.id == "clangd").unwrap();
+        assert_eq!(clangd.command, "clangd-19");
+        assert_eq!(table.iter().filter(|s| s.id == "clangd").count(), 1);
+        std::fs::write(dir.path().join(CONFIG_FILE), "[[server]]\nid = 3\n").unwrap();
+        assert!(load(dir.path()).unwrap_err().contains("tether.toml is not valid"));
+    }
+
+    #[test]
+    fn languages_come_from_extensions() {
+        assert_eq!(language_of(Path::new("a/b.py")), Some("python"));
+        assert_eq!(language_of(Path::new("x.tsx")), Some("typescript"));
+        assert_eq!(document_language_id(Path::new("x.tsx")), "typescriptreact");
+        assert_eq!(language_of(Path::new("README")), None);
+    }
+}

@@ -1,0 +1,164 @@
+//! The intersection rule (S3): a server starts for a file only when a root
+//! marker exists (in the file's directory or an ancestor, up to the working
+//! directory) **and** its binary resolves. Either half failing is reported
+//! as such, never guessed around.
+
+use std::path::{Path, PathBuf};
+
+use super::config::ServerConfig;
+
+/// Most tried locations listed in a "not found" reason.
+const MAX_TRIED_SHOWN: usize = 6;
+
+/// A server that can start for a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usable {
+    /// Its table entry.
+    pub config: ServerConfig,
+    /// The project root it serves.
+    pub root: PathBuf,
+    /// The resolved program.
+    pub binary: PathBuf,
+}
+
+/// The nearest directory at or above `file`'s directory, up to `workdir`,
+/// that holds one of `markers`.
+pub fn find_root(file: &Path, workdir: &Path, markers: &[String]) -> Option<PathBuf> {
+    let mut dir = if file.is_dir() { file } else { file.parent()? };
+    loop {
+        if markers.iter().any(|m| dir.join(m).exists()) {
+            return Some(dir.to_path_buf());
+        }
+        if dir == workdir || !dir.starts_with(workdir) {
+            return None;
+        }
+        dir = dir.parent()?;
+    }
+}
+
+/// Resolves `command`: a path with `/` is taken relative to the working
+/// directory; a bare name is looked for in the project's `.venv/bin` and
+/// `venv/bin` (a PATH python is another environment), then on PATH.
+/// On failure, returns every location tried.
+pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<PathBuf, Vec<PathBuf>> {
+    if command.contains('/') {
+        let path = workdir.join(command);
+        return if is_executable(&path) { Ok(path) } else { Err(vec![path]) };
+    }
+    let mut tried = Vec::new();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for base in [root, workdir] {
+        for venv in [".venv/bin", "venv/bin"] {
+            let dir = base.join(venv);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    for dir in dirs {
+        let candidate = dir.join(command);
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+        tried.push(candidate);
+    }
+    Err(tried)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Why one server is not usable for a file, in a sentence.
+pub fn why_not_root(config: &ServerConfig, file_rel: &str) -> String {
+    format!(
+        "{}: no {} in the directory of {file_rel} or above it (up to the working directory)",
+        config.id,
+        config.root_markers.join(", ")
+    )
+}
+
+/// Why a binary did not resolve, naming the places tried.
+pub fn why_not_binary(config: &ServerConfig, tried: &[PathBuf]) -> String {
+    let shown: Vec<String> = tried.iter().take(MAX_TRIED_SHOWN).map(|p| p.display().to_string()).collect();
+    let more = tried.len().saturating_sub(MAX_TRIED_SHOWN);
+    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("{}: `{}` not found on PATH; tried: {}{tail}", config.id, config.command, shown.join(", "))
+}
+
+/// The first server of `candidates` usable for `file`, or why none is.
+pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Result<Usable, Vec<String>> {
+    let rel = crate::fs::relative(workdir, file);
+    let mut reasons = Vec::new();
+    for config in candidates {
+        let Some(root) = find_root(file, workdir, &config.root_markers) else {
+            reasons.push(why_not_root(config, &rel));
+            continue;
+        };
+        match resolve_binary(&config.command, &root, workdir) {
+            Ok(binary) => {
+                return Ok(Usable { config: (*config).clone(), root, binary });
+            }
+            Err(tried) => reasons.push(why_not_binary(config, &tried)),
+        }
+    }
+    Err(reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::config::builtin;
+
+    #[test]
+    fn the_nearest_marker_wins_and_the_search_stops_at_the_workdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("w/pkg/src")).unwrap();
+        std::fs::write(root.join("w/pkg/pyproject.toml"), "").unwrap();
+        std::fs::write(root.join("pyproject.toml"), "").unwrap(); // above the workdir
+        let workdir = root.join("w");
+        let markers = vec!["pyproject.toml".to_string()];
+        let file = workdir.join("pkg/src/a.py");
+        assert_eq!(find_root(&file, &workdir, &markers), Some(workdir.join("pkg")));
+        assert_eq!(find_root(&workdir.join("b.py"), &workdir, &markers), None);
+    }
+
+    #[test]
+    fn a_dart_checkout_without_dart_says_which_half_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        let table = builtin();
+        let dart: Vec<&ServerConfig> = table.iter().filter(|s| s.id == "dart").collect();
+        let file = root.join("lib/main.dart");
+        let why = choose(&dart, &file, &root).unwrap_err();
+        assert_eq!(
+            why,
+            vec![
+                "dart: no pubspec.yaml in the directory of lib/main.dart or above it (up to the working directory)"
+            ]
+        );
+        std::fs::write(root.join("pubspec.yaml"), "name: x\n").unwrap();
+        let mut fake = dart[0].clone();
+        fake.command = "no-such-dart-binary".into();
+        let why = choose(&[&fake], &file, &root).unwrap_err();
+        assert!(why[0].starts_with("dart: `no-such-dart-binary` not found on PATH; tried: "), "{why:?}");
+    }
+
+    #[test]
+    fn a_project_venv_wins_over_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let bin = root.join(".venv/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("python3"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join("python3"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(resolve_binary("python3", &root, &root), Ok(bin.join("python3")));
+    }
+}

@@ -1,0 +1,534 @@
+//! `LspServerActor`: one language server process for one (server, root).
+//!
+//! The actor owns the process (killed with its whole process group when the
+//! actor stops), the client, and the documents it has opened. Its `Open`
+//! handler runs atomically — start the server if needed (with backoff after
+//! a crash), then bring the file up to date (`didOpen`, or `didChange` when
+//! the disk content changed, and `didSave` when asked) — and hands back a
+//! [`Session`]; the caller then sends its request outside the mailbox, so
+//! queries run concurrently while starts and syncs are serialised.
+//!
+//! A crash arrives as an [`Exited`] message: every waiter has already been
+//! failed with the exit status and the last stderr lines; the next `Open`
+//! restarts the server (a restart is the same start, from the same spawn
+//! arguments) and the tree counts it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+
+use super::discovery::Usable;
+use super::shared::{Progress, Shared};
+use crate::describe::{ActorNode, Describe};
+use crate::process::{self, ExitInfo, KillGuard};
+use crate::wire::client::Client;
+use crate::wire::pending::RequestError;
+
+/// How long `initialize` may take (a cold pyright or clangd answers in well under a second).
+pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `shutdown` may take before `exit` is sent anyway.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long after `exit` the process may linger before it is killed.
+pub const EXIT_TIMEOUT: Duration = Duration::from_secs(1);
+/// First restart delay after a crash; doubled per crash in a row.
+const BACKOFF_START: Duration = Duration::from_millis(200);
+/// Longest restart delay.
+const BACKOFF_MAX: Duration = Duration::from_secs(8);
+/// A server up this long is no longer "crashing in a row".
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// Largest file synced to a server.
+pub const MAX_SYNC_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Identifies a server instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServerKey {
+    /// The table entry's id.
+    pub server: String,
+    /// The project root.
+    pub root: PathBuf,
+}
+
+/// Why a server could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LspError {
+    /// The process did not start.
+    #[error("{server} did not start: {reason}")]
+    Spawn {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// `initialize` failed.
+    #[error("{server} failed to initialize: {reason}")]
+    Initialize {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// The file could not be read or synced.
+    #[error("{0}")]
+    File(String),
+    /// A request failed.
+    #[error("{0}")]
+    Request(String),
+}
+
+impl From<RequestError> for LspError {
+    fn from(e: RequestError) -> Self {
+        LspError::Request(e.to_string())
+    }
+}
+
+/// What a caller gets after `Open`: a client to query, the shared state,
+/// and what was synced.
+#[derive(Clone)]
+pub struct Session {
+    /// Which server.
+    pub key: ServerKey,
+    /// Its client.
+    pub client: Client,
+    /// Its published state.
+    pub shared: Arc<Shared>,
+    /// The synced document, if a file was given.
+    pub doc: Option<SyncedDoc>,
+    /// What the server said it can do.
+    pub capabilities: Arc<Value>,
+}
+
+/// A document as last synced.
+#[derive(Debug, Clone)]
+pub struct SyncedDoc {
+    /// Its URI.
+    pub uri: lsp_types::Url,
+    /// Its version.
+    pub version: i32,
+    /// Its text as synced.
+    pub text: Arc<String>,
+    /// The publication number before this sync: any later publication
+    /// without a version is about this content or newer.
+    pub seq_before: u64,
+    /// Whether this call changed what the server has.
+    pub changed: bool,
+}
+
+impl Session {
+    /// Waits, at most `timeout`, for work-done progress to finish; returns
+    /// the progress still running if it did not.
+    pub async fn wait_idle(&self, timeout: Duration) -> Option<Progress> {
+        let idle = self.shared.wait_until(timeout, |s| s.indexing().is_none().then_some(())).await;
+        match idle {
+            Some(()) => None,
+            None => self.shared.indexing(),
+        }
+    }
+
+    /// Sends a request about the session's server.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, RequestError> {
+        self.client.request(method, params, timeout).await
+    }
+}
+
+/// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
+pub struct Open {
+    /// The file to bring up to date.
+    pub file: Option<PathBuf>,
+    /// Send `didSave` after syncing.
+    pub save: bool,
+}
+
+impl Message for Open {
+    type Result = Result<Session, LspError>;
+}
+
+/// Restart the server now.
+pub struct Reload;
+
+impl Message for Reload {
+    type Result = Result<(), LspError>;
+}
+
+/// The process of generation `generation` exited.
+pub struct Exited {
+    generation: u64,
+    info: ExitInfo,
+}
+
+impl Message for Exited {
+    type Result = ();
+}
+
+/// Sent to the supervisor when a server crashes.
+#[derive(Debug, Clone)]
+pub struct ServerCrashed {
+    /// Which server.
+    pub key: ServerKey,
+    /// How it ended.
+    pub info: ExitInfo,
+}
+
+impl Message for ServerCrashed {
+    type Result = ();
+}
+
+struct Running {
+    client: Client,
+    guard: KillGuard,
+    shared: Arc<Shared>,
+    started: Instant,
+    capabilities: Arc<Value>,
+}
+
+struct Doc {
+    version: i32,
+    text: Arc<String>,
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    NotStarted,
+    Running,
+    Crashed(ExitInfo),
+}
+
+/// The actor for one language server process.
+pub struct LspServerActor {
+    key: ServerKey,
+    usable: Usable,
+    workdir: PathBuf,
+    running: Option<Running>,
+    docs: HashMap<PathBuf, Doc>,
+    state: State,
+    generation: u64,
+    restarts: u32,
+    crashes_in_row: u32,
+    crashed_at: Option<Instant>,
+    created: Instant,
+    supervisor: Option<Recipient<ServerCrashed>>,
+}
+
+impl LspServerActor {
+    /// An actor for `usable`, not started until first used.
+    pub fn new(usable: Usable, workdir: PathBuf, supervisor: Option<Recipient<ServerCrashed>>) -> Self {
+        let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
+        Self {
+            key,
+            usable,
+            workdir,
+            running: None,
+            docs: HashMap::new(),
+            state: State::NotStarted,
+            generation: 0,
+            restarts: 0,
+            crashes_in_row: 0,
+            crashed_at: None,
+            created: Instant::now(),
+            supervisor,
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("{} ({})", self.key.server, crate::fs::relative(&self.workdir, &self.key.root))
+    }
+
+    /// How long to wait before restarting after the last crash.
+    fn backoff(&self) -> Duration {
+        let Some(at) = self.crashed_at else {
+            return Duration::ZERO;
+        };
+        let exp = self.crashes_in_row.saturating_sub(1).min(6);
+        let delay = (BACKOFF_START * 2u32.pow(exp)).min(BACKOFF_MAX);
+        delay.saturating_sub(at.elapsed())
+    }
+
+    /// Spawns the process and connects the client; `initialize` follows.
+    fn spawn(&mut self, ctx: &mut Context<Self>) -> Result<(Client, Arc<Shared>, KillGuard), LspError> {
+        self.generation += 1;
+        let generation = self.generation;
+        let me = ctx.address();
+        let config = &self.usable.config;
+        let spawned = process::spawn(&self.usable.binary, &config.args, &self.key.root, move |info| {
+            me.do_send(Exited { generation, info });
+        })
+        .map_err(|e| LspError::Spawn {
+            server: config.id.clone(),
+            reason: format!("{}: {e}", self.usable.binary.display()),
+        })?;
+        let shared = Arc::new(Shared::new(config.settings.clone()));
+        let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
+        Ok((client, shared, spawned.guard))
+    }
+
+    fn initialize_params(&self) -> Value {
+        let root_uri =
+            lsp_types::Url::from_directory_path(&self.key.root).map(|u| u.to_string()).unwrap_or_default();
+        let name = self.key.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "tether", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": root_uri,
+            "rootPath": self.key.root,
+            "workspaceFolders": [{"uri": root_uri, "name": name}],
+            "initializationOptions": self.usable.config.initialization_options.clone().unwrap_or(Value::Null),
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "window": {"workDoneProgress": true},
+                "workspace": {
+                    "configuration": true,
+                    "workspaceFolders": true,
+                    "symbol": {"dynamicRegistration": false},
+                    "workspaceEdit": {"documentChanges": true, "resourceOperations": []},
+                },
+                "textDocument": {
+                    "synchronization": {"didSave": true, "dynamicRegistration": false},
+                    "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "definition": {"linkSupport": true},
+                    "typeDefinition": {"linkSupport": true},
+                    "implementation": {"linkSupport": true},
+                    "references": {},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports"]}}},
+                    "rename": {"prepareSupport": false},
+                },
+            },
+        })
+    }
+
+    /// Brings `file` up to date on the server.
+    fn sync(
+        &mut self,
+        file: &Path,
+        save: bool,
+        client: &Client,
+        shared: &Shared,
+    ) -> Result<SyncedDoc, LspError> {
+        let rel = crate::fs::relative(&self.workdir, file);
+        let meta =
+            std::fs::metadata(file).map_err(|e| LspError::File(format!("cannot read `{rel}`: {e}")))?;
+        if meta.is_dir() {
+            return Err(LspError::File(format!("`{rel}` is a directory; give a file")));
+        }
+        if meta.len() > MAX_SYNC_BYTES {
+            return Err(LspError::File(format!(
+                "`{rel}` is larger than {} MiB; too large to send to a language server",
+                MAX_SYNC_BYTES >> 20
+            )));
+        }
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| LspError::File(format!("cannot read `{rel}` as text: {e}")))?;
+        let uri = lsp_types::Url::from_file_path(file)
+            .map_err(|()| LspError::File(format!("`{rel}` has no file URI")))?;
+        let seq_before = shared.seq();
+        let (version, text, changed) = match self.docs.get_mut(file) {
+            Some(doc) if *doc.text == text => (doc.version, doc.text.clone(), false),
+            Some(doc) => {
+                doc.version += 1;
+                doc.text = Arc::new(text);
+                client.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
+                )?;
+                (doc.version, doc.text.clone(), true)
+            }
+            None => {
+                let text = Arc::new(text);
+                client.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": 1, "text": *text}}),
+                )?;
+                self.docs.insert(file.to_path_buf(), Doc { version: 1, text: text.clone() });
+                (1, text, true)
+            }
+        };
+        if save {
+            client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
+        }
+        Ok(SyncedDoc { uri, version, text, seq_before, changed })
+    }
+
+    fn session(&self, doc: Option<SyncedDoc>) -> Option<Session> {
+        let running = self.running.as_ref()?;
+        Some(Session {
+            key: self.key.clone(),
+            client: running.client.clone(),
+            shared: running.shared.clone(),
+            doc,
+            capabilities: running.capabilities.clone(),
+        })
+    }
+
+    fn state_words(&self) -> String {
+        match (&self.state, &self.running) {
+            (State::Running, Some(r)) => match r.shared.indexing() {
+                Some(p) => match p.percentage {
+                    Some(pct) => format!("indexing {pct}% ({})", p.title),
+                    None => format!("indexing ({})", p.title),
+                },
+                None => "ready".to_string(),
+            },
+            (State::Running, None) => "starting".to_string(),
+            (State::Crashed(info), _) => format!("crashed: {}", info.status),
+            (State::NotStarted, _) => "not started (starts on first use)".to_string(),
+        }
+    }
+}
+
+/// Starts the server if it is not running: spawn, `initialize`,
+/// `initialized`, settings. Runs inside the actor's atomic `Open`.
+fn start(
+    act: &mut LspServerActor,
+    ctx: &mut Context<LspServerActor>,
+) -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
+    if act.running.is_some() {
+        return Box::pin(fut::ready(Ok(())));
+    }
+    let backoff = act.backoff();
+    let was_crashed = matches!(act.state, State::Crashed(_));
+    let spawned = act.spawn(ctx);
+    let (client, shared, guard) = match spawned {
+        Ok(parts) => parts,
+        Err(e) => return Box::pin(fut::ready(Err(e))),
+    };
+    let params = act.initialize_params();
+    let server = act.key.server.clone();
+    let settings = act.usable.config.settings.clone();
+    let init_client = client.clone();
+    let work = async move {
+        if !backoff.is_zero() {
+            tokio::time::sleep(backoff).await;
+        }
+        let caps = init_client.request("initialize", params, INITIALIZE_TIMEOUT).await;
+        let caps =
+            caps.map_err(|e| LspError::Initialize { server: server.clone(), reason: e.to_string() })?;
+        init_client.notify("initialized", json!({}))?;
+        if let Some(settings) = settings {
+            init_client.notify("workspace/didChangeConfiguration", json!({"settings": settings}))?;
+        }
+        Ok(caps.get("capabilities").cloned().unwrap_or(Value::Null))
+    };
+    Box::pin(work.into_actor(act).map(move |caps: Result<Value, LspError>, act, _ctx| {
+        let caps = caps?;
+        if was_crashed {
+            act.restarts += 1;
+        }
+        act.docs.clear();
+        act.state = State::Running;
+        act.running =
+            Some(Running { client, guard, shared, started: Instant::now(), capabilities: Arc::new(caps) });
+        Ok(())
+    }))
+}
+
+impl Actor for LspServerActor {
+    type Context = Context<Self>;
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        // Dropping the guard kills the process group.
+        self.running = None;
+    }
+}
+
+impl Handler<Open> for LspServerActor {
+    type Result = AtomicResponse<Self, Result<Session, LspError>>;
+
+    fn handle(&mut self, msg: Open, ctx: &mut Self::Context) -> Self::Result {
+        let started = start(self, ctx);
+        AtomicResponse::new(Box::pin(started.map(move |ok, act, _ctx| {
+            ok?;
+            let Some(running) = &act.running else {
+                return Err(LspError::Request(format!("{} is not running", act.name())));
+            };
+            let (client, shared) = (running.client.clone(), running.shared.clone());
+            let doc = match &msg.file {
+                Some(file) => Some(act.sync(file, msg.save, &client, &shared)?),
+                None => None,
+            };
+            act.session(doc).ok_or_else(|| LspError::Request(format!("{} is not running", act.name())))
+        })))
+    }
+}
+
+impl Handler<Reload> for LspServerActor {
+    type Result = AtomicResponse<Self, Result<(), LspError>>;
+
+    fn handle(&mut self, _msg: Reload, ctx: &mut Self::Context) -> Self::Result {
+        let old = self.running.take();
+        // A deliberate stop is not a crash: the old generation's exit is ignored.
+        self.generation += 1;
+        self.docs.clear();
+        self.crashed_at = None;
+        self.crashes_in_row = 0;
+        if old.is_some() || matches!(self.state, State::Crashed(_)) {
+            self.restarts += 1;
+        }
+        self.state = State::NotStarted;
+        let stop = async move {
+            if let Some(old) = old {
+                let _ = old.client.request("shutdown", Value::Null, SHUTDOWN_TIMEOUT).await;
+                let _ = old.client.notify("exit", Value::Null);
+                tokio::time::sleep(EXIT_TIMEOUT.min(Duration::from_millis(200))).await;
+                drop(old.guard);
+            }
+        };
+        let restart = stop.into_actor(self).then(|(), act, ctx| start(act, ctx));
+        let _ = ctx;
+        AtomicResponse::new(Box::pin(restart))
+    }
+}
+
+impl Handler<Exited> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Exited, _ctx: &mut Self::Context) {
+        if msg.generation != self.generation {
+            return;
+        }
+        let name = self.name();
+        if let Some(running) = self.running.take() {
+            running.client.close(&msg.info.describe(&name));
+            if running.started.elapsed() > STABLE_AFTER {
+                self.crashes_in_row = 0;
+            }
+        }
+        tracing::warn!(server = %self.key.server, root = %self.key.root.display(), "{}", msg.info.describe(&name));
+        self.crashes_in_row += 1;
+        self.crashed_at = Some(Instant::now());
+        self.docs.clear();
+        self.state = State::Crashed(msg.info.clone());
+        if let Some(supervisor) = &self.supervisor {
+            supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
+        }
+    }
+}
+
+impl Handler<Describe> for LspServerActor {
+    type Result = MessageResult<Describe>;
+
+    fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
+        let id = format!("{}@{}", self.key.server, crate::fs::relative(&self.workdir, &self.key.root));
+        let (uptime, pending) = match &self.running {
+            Some(r) => (r.started.elapsed().as_millis() as u64, r.client.pending() as u64),
+            None => (self.created.elapsed().as_millis() as u64, 0),
+        };
+        let mut node = ActorNode::new("lsp-server", &id, &self.state_words(), uptime, pending);
+        node.pid = self.running.as_ref().map(|r| r.guard.pid());
+        node.restarts = Some(self.restarts);
+        node = node.with_detail("open_documents", self.docs.len());
+        if let State::Crashed(info) = &self.state {
+            node = node.with_detail("last_exit", info.describe(&self.key.server));
+        }
+        MessageResult(node)
+    }
+}

@@ -1,0 +1,219 @@
+//! What the reader task learns from a server, shared with the actor and
+//! with callers waiting on it: published diagnostics (with the version and
+//! arrival order of each), work-done progress, and the settings the server
+//! asks for.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use lsp_types::{Diagnostic, PublishDiagnosticsParams};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::wire::client::PeerEvents;
+use crate::wire::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+
+/// The diagnostics last published for one document.
+#[derive(Debug, Clone)]
+pub struct DiagEntry {
+    /// The document version they are for, when the server says.
+    pub version: Option<i32>,
+    /// Arrival order among all publications.
+    pub seq: u64,
+    /// The diagnostics.
+    pub items: Vec<Diagnostic>,
+}
+
+/// One running work-done progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// What the server is doing.
+    pub title: String,
+    /// Percent done, when reported.
+    pub percentage: Option<u32>,
+}
+
+/// Server-side state, updated from the reader task.
+pub struct Shared {
+    settings: Option<Value>,
+    diags: Mutex<HashMap<String, DiagEntry>>,
+    progress: Mutex<HashMap<String, Progress>>,
+    seq: AtomicU64,
+    changed: Notify,
+}
+
+impl Shared {
+    /// State for a server answering `workspace/configuration` from `settings`.
+    pub fn new(settings: Option<Value>) -> Self {
+        Self {
+            settings,
+            diags: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+            changed: Notify::new(),
+        }
+    }
+
+    /// The latest publication number; a publication after a sync has a larger one.
+    pub fn seq(&self) -> u64 {
+        self.seq.load(Ordering::SeqCst)
+    }
+
+    /// The progress still running, the least advanced first.
+    pub fn indexing(&self) -> Option<Progress> {
+        self.progress.lock().values().min_by_key(|p| p.percentage.unwrap_or(0)).cloned()
+    }
+
+    /// The diagnostics last published for `uri`.
+    pub fn diagnostics(&self, uri: &str) -> Option<DiagEntry> {
+        self.diags.lock().get(uri).cloned()
+    }
+
+    /// Waits until `ready` holds or `timeout` passes; `ready` is re-checked
+    /// whenever the server publishes something.
+    pub async fn wait_until<T>(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut(&Self) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(value) = ready(self) {
+                return Some(value);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
+                return ready(self);
+            }
+        }
+    }
+
+    fn section(&self, section: Option<&str>) -> Value {
+        let Some(settings) = &self.settings else {
+            return Value::Null;
+        };
+        let Some(section) = section else {
+            return settings.clone();
+        };
+        section.split('.').try_fold(settings, |v, key| v.get(key)).cloned().unwrap_or(Value::Null)
+    }
+}
+
+impl PeerEvents for Shared {
+    fn notification(&self, method: &str, params: Value) {
+        match method {
+            "textDocument/publishDiagnostics" => {
+                let Ok(p) = serde_json::from_value::<PublishDiagnosticsParams>(params) else {
+                    return;
+                };
+                let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+                let entry = DiagEntry { version: p.version, seq, items: p.diagnostics };
+                self.diags.lock().insert(p.uri.to_string(), entry);
+            }
+            "$/progress" => {
+                let token = match &params["token"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let value = &params["value"];
+                let mut progress = self.progress.lock();
+                match value["kind"].as_str() {
+                    Some("begin") => {
+                        let title = value["title"].as_str().unwrap_or("working").to_string();
+                        let percentage = value["percentage"].as_u64().map(|p| p as u32);
+                        progress.insert(token, Progress { title, percentage });
+                    }
+                    Some("report") => {
+                        if let Some(p) = progress.get_mut(&token)
+                            && let Some(pct) = value["percentage"].as_u64()
+                        {
+                            p.percentage = Some(pct as u32);
+                        }
+                    }
+                    Some("end") => {
+                        progress.remove(&token);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {
+                tracing::trace!(method, "server notification ignored");
+                return;
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    fn request(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        match method {
+            "workspace/configuration" => {
+                let items = params["items"].as_array().cloned().unwrap_or_default();
+                Ok(Value::Array(items.iter().map(|i| self.section(i["section"].as_str())).collect()))
+            }
+            "window/workDoneProgress/create"
+            | "client/registerCapability"
+            | "client/unregisterCapability"
+            | "window/showMessageRequest"
+            | "workspace/diagnostic/refresh"
+            | "workspace/semanticTokens/refresh"
+            | "workspace/inlayHint/refresh"
+            | "workspace/codeLens/refresh" => Ok(Value::Null),
+            "workspace/applyEdit" => {
+                Ok(json!({"applied": false, "failureReason": "tether applies edits itself"}))
+            }
+            _ => Err(RpcError {
+                code: METHOD_NOT_FOUND,
+                message: format!("{method} is not supported"),
+                data: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configuration_sections_are_looked_up_by_path() {
+        let shared = Shared::new(Some(json!({"python": {"analysis": {"mode": "basic"}}})));
+        let answer = shared
+            .request(
+                "workspace/configuration",
+                &json!({"items": [{"section": "python.analysis"}, {"section": "nope"}]}),
+            )
+            .unwrap();
+        assert_eq!(answer, json!([{"mode": "basic"}, null]));
+    }
+
+    #[tokio::test]
+    async fn progress_and_diagnostics_wake_waiters() {
+        let shared = std::sync::Arc::new(Shared::new(None));
+        shared.notification(
+            "$/progress",
+            json!({"token": 1, "value": {"kind": "begin", "title": "indexing", "percentage": 10}}),
+        );
+        assert_eq!(shared.indexing().unwrap().percentage, Some(10));
+        let waiter = {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                shared
+                    .wait_until(Duration::from_secs(5), |s| s.diagnostics("file:///a.py").map(|d| d.seq))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        shared.notification(
+            "textDocument/publishDiagnostics",
+            json!({"uri": "file:///a.py", "diagnostics": [], "version": 2}),
+        );
+        assert_eq!(waiter.await.unwrap(), Some(1));
+        shared.notification("$/progress", json!({"token": 1, "value": {"kind": "end"}}));
+        assert_eq!(shared.indexing(), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! Child processes that belong to an actor: spawned in their own process
+//! group so that everything they start (tsserver under
+//! typescript-language-server, say) can be killed with them, and killed
+//! when their handle is dropped. A process that exits on its own is
+//! reported with its status and its last stderr lines.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::oneshot;
+
+/// Stderr lines kept for crash reports.
+pub const STDERR_TAIL_LINES: usize = 20;
+/// Longest stderr line kept.
+const STDERR_LINE_MAX: usize = 400;
+/// How long the stderr reader may lag behind an exit before the report is made.
+const STDERR_DRAIN: Duration = Duration::from_millis(100);
+
+/// The last lines a process wrote to stderr.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut lines = self.0.lock();
+        if lines.len() == STDERR_TAIL_LINES {
+            lines.pop_front();
+        }
+        let mut line = line.trim_end().to_string();
+        if line.len() > STDERR_LINE_MAX {
+            let mut end = STDERR_LINE_MAX;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line.truncate(end);
+            line.push('…');
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().iter().cloned().collect()
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// The exit status in words ("exit status 1", "killed by signal 9").
+    pub status: String,
+    /// Its last stderr lines.
+    pub stderr_tail: Vec<String>,
+}
+
+impl ExitInfo {
+    /// One sentence for error messages: status, then the stderr tail.
+    pub fn describe(&self, who: &str) -> String {
+        let mut text = format!("{who} exited ({})", self.status);
+        let tail: Vec<&String> = self.stderr_tail.iter().rev().take(5).collect();
+        if !tail.is_empty() {
+            let lines: Vec<&str> = tail.into_iter().rev().map(String::as_str).collect();
+            text.push_str(&format!("; last stderr: {}", lines.join(" | ")));
+        }
+        text
+    }
+}
+
+fn status_words(status: std::io::Result<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "exited".to_string(),
+        },
+        Err(e) => format!("status unknown: {e}"),
+    }
+}
+
+/// A running child: its pipes, and a handle that kills its whole process
+/// group when dropped.
+pub struct Spawned {
+    /// Its stdin.
+    pub stdin: ChildStdin,
+    /// Its stdout.
+    pub stdout: ChildStdout,
+    /// Its pid.
+    pub pid: u32,
+    /// Kills it (and its group) on drop.
+    pub guard: KillGuard,
+    /// Its stderr tail.
+    pub stderr: StderrTail,
+}
+
+/// Kills a process group when dropped.
+pub struct KillGuard {
+    pgid: u32,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl KillGuard {
+    /// The process (group) id.
+    pub fn pid(&self) -> u32 {
+        self.pgid
+    }
+}
+
+impl Drop for KillGuard {
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Sends SIGKILL to a whole process group.
+pub fn kill_group(pgid: u32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals the group; no memory is involved.
+        unsafe {
+            libc::kill(-(pgid as i32), libc::SIGKILL);
+        }
+    }
+}
+
+/// Starts `program` in `cwd` with piped stdio, in a new process group.
+/// `on_exit` runs once the process has exited (not when the guard killed it
+/// on purpose: then the report is still made, and the owner ignores it).
+pub fn spawn(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    on_exit: impl FnOnce(ExitInfo) + Send + 'static,
+) -> std::io::Result<Spawned> {
+    let mut child: Child = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id().unwrap_or(0);
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr_pipe = child.stderr.take().expect("stderr is piped");
+    let stderr = StderrTail::default();
+    let tail = stderr.clone();
+    let (stderr_done_tx, stderr_done) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr_pipe).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::trace!(target: "tether_actors::process", pid, "stderr: {line}");
+            tail.push(&line);
+        }
+        let _ = stderr_done_tx.send(());
+    });
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let tail = stderr.clone();
+    tokio::spawn(async move {
+        let status = tokio::select! {
+            status = child.wait() => status,
+            _ = stop_rx => {
+                let _ = child.start_kill();
+                child.wait().await
+            }
+        };
+        // Whatever the group leader left behind goes with it.
+        kill_group(pid);
+        let _ = tokio::time::timeout(STDERR_DRAIN, stderr_done).await;
+        on_exit(ExitInfo { status: status_words(status), stderr_tail: tail.lines() });
+    });
+    Ok(Spawned { stdin, stdout, pid, guard: KillGuard { pgid: pid, stop: Some(stop_tx) }, stderr })
+}
+
+/// Whether `pid` names a live process (not gone, not a zombie awaiting its reaper).
+pub fn is_running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn exit_is_reported_with_status_and_stderr() {
+        let (tx, rx) = oneshot::channel();
+        let args = vec!["-c".to_string(), "echo doomed >&2; exit 3".to_string()];
+        let spawned = spawn(Path::new("/bin/sh"), &args, Path::new("/"), move |info| {
+            let _ = tx.send(info);
+        })
+        .unwrap();
+        let info = tokio::time::timeout(Duration::from_secs(5), rx).await.unwrap().unwrap();
+        assert_eq!(info.status, "exit status 3");
+        assert_eq!(info.stderr_tail, vec!["doomed".to_string()]);
+        assert_eq!(info.describe("sh"), "sh exited (exit status 3); last stderr: doomed");
+        drop(spawned);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_guard_kills_the_whole_group() {
+        let (tx, rx) = oneshot::channel();
+        // The child starts a grandchild that would outlive it.
+        let args = vec!["-c".to_string(), "sleep 300 & echo $!; wait".to_string()];
+        let spawned = spawn(Path::new("/bin/sh"), &args, Path::new("/"), move |info| {
+            let _ = tx.send(info);
+        })
+        .unwrap();
+        let mut out = BufReader::new(spawned.stdout).lines();
+        let grandchild: i32 = out.next_line().await.unwrap().unwrap().trim().parse().unwrap();
+        drop(spawned.guard);
+        let info = tokio::time::timeout(Duration::from_secs(5), rx).await.unwrap().unwrap();
+        assert_eq!(info.status, "killed by signal 9");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!is_running(grandchild), "the grandchild {grandchild} was left behind");
+    }
+}
