@@ -175,7 +175,13 @@ async fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             let connected: Vec<Resource> = runtime.resources().iter().copied().collect();
-            let report = crate::status::report(runtime.workdir(), runtime.conversation(), &connected);
+            let lsp = if connected.contains(&Resource::LanguageServers) {
+                runtime.call("lsp", json!({"action": "status"})).await.data
+            } else {
+                None
+            };
+            let report =
+                crate::status::report(runtime.workdir(), runtime.conversation(), &connected, lsp.as_ref());
             if opts.json {
                 print_json(&serde_json::to_value(&report).unwrap_or_default());
             } else {

@@ -39,6 +39,24 @@ pub trait AfterWrite: Send + Sync + 'static {
     fn after_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
 }
 
+/// Several after-write hooks run in order; their texts are joined.
+pub struct AfterWriteChain(pub Vec<Arc<dyn AfterWrite>>);
+
+impl AfterWrite for AfterWriteChain {
+    fn after_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> {
+        let hooks = self.0.clone();
+        Box::pin(async move {
+            let mut texts = Vec::new();
+            for hook in hooks {
+                if let Some(text) = hook.after_write(paths.clone()).await {
+                    texts.push(text);
+                }
+            }
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        })
+    }
+}
+
 /// What every call can see of its run.
 #[derive(Clone)]
 pub struct CallContext {

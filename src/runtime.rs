@@ -14,9 +14,10 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tether_actors::ast::actor::AstActor;
 use tether_actors::describe::{ActorNode, Describe};
+use tether_actors::lsp::supervisor::LspSupervisor;
 
 use crate::approval::ApprovalPolicy;
-use crate::handler::{AfterWrite, CallContext, ToolHandler};
+use crate::handler::{AfterWrite, AfterWriteChain, CallContext, ToolHandler};
 use crate::result::ToolResult;
 use crate::router::{Call, Registry, RouterActor};
 use crate::spec::{Resource, Surface, ToolSpec};
@@ -131,11 +132,9 @@ impl RuntimeBuilder {
         let surface = self.surface;
         let resources = self.resources.clone();
         let conversation = self.conversation.clone();
-        let after_write_hook = self.after_write.clone();
-        let parts = Parts::new(self, workdir.clone());
-        let (router, registry, system) = if System::try_current().is_some() {
-            let (router, registry) = parts.start();
-            (router, registry, None)
+        let parts = Parts { builder: self, workdir: workdir.clone() };
+        let (started, system) = if System::try_current().is_some() {
+            (parts.start(), None)
         } else {
             let (tx, rx) = std::sync::mpsc::channel();
             let thread = std::thread::Builder::new()
@@ -148,17 +147,17 @@ impl RuntimeBuilder {
                     let _ = system.run();
                 })
                 .map_err(|e| StartError::System(e.to_string()))?;
-            let ((router, registry), system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
-            (router, registry, Some(OwnSystem { system, _thread: thread }))
+            let (started, system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
+            (started, Some(OwnSystem { system, _thread: thread }))
         };
         Ok(Runtime {
-            router,
-            registry,
+            router: started.router,
+            registry: started.registry,
             surface,
             resources,
             workdir,
             conversation,
-            after_write: after_write_hook,
+            after_write: started.after_write,
             _system: system,
         })
     }
@@ -170,23 +169,50 @@ struct Parts {
     workdir: PathBuf,
 }
 
-impl Parts {
-    fn new(builder: RuntimeBuilder, workdir: PathBuf) -> Self {
-        Self { builder, workdir }
-    }
+/// What starting the actors produced.
+struct Started {
+    router: Addr<RouterActor>,
+    registry: Arc<Registry>,
+    after_write: Option<Arc<dyn AfterWrite>>,
+}
 
-    fn start(self) -> (Addr<RouterActor>, Arc<Registry>) {
+impl Parts {
+    fn start(self) -> Started {
         let b = self.builder;
         let mut handlers: Vec<Arc<dyn ToolHandler>> = Vec::new();
         let mut children: Vec<Recipient<Describe>> = Vec::new();
+        let mut hooks: Vec<Arc<dyn AfterWrite>> = Vec::new();
+        let mut ast = None;
         if b.resources.contains(&Resource::Parsers) {
             let root = self.workdir.clone();
-            let ast = AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
-            handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: ast.clone() }));
-            handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: ast.clone() }));
-            handlers.push(Arc::new(tools::resolve::Resolve { ast: ast.clone() }));
-            children.push(ast.recipient());
+            let addr = AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
+            handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: addr.clone() }));
+            handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: addr.clone() }));
+            handlers.push(Arc::new(tools::resolve::Resolve { ast: addr.clone() }));
+            children.push(addr.clone().recipient());
+            ast = Some(addr);
         }
+        if b.resources.contains(&Resource::LanguageServers) {
+            let root = self.workdir.clone();
+            let supervisor =
+                LspSupervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| LspSupervisor::new(root));
+            handlers.push(Arc::new(tools::lsp::Lsp { supervisor: supervisor.clone() }));
+            handlers.push(Arc::new(tools::lsp::rename::LspRename { supervisor: supervisor.clone(), ast }));
+            // Files written through tether are synced to their server at once,
+            // and the diagnostics the write introduced join the tool's result.
+            hooks.push(Arc::new(tools::lsp::diagnostics::LspAfterWrite {
+                supervisor: supervisor.clone(),
+                workdir: self.workdir.clone(),
+                registry: Default::default(),
+            }));
+            children.push(supervisor.recipient());
+        }
+        hooks.extend(b.after_write);
+        let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {
+            0 => None,
+            1 => hooks.pop(),
+            _ => Some(Arc::new(AfterWriteChain(hooks))),
+        };
         if b.host_files {
             handlers.extend(tools::host_file_tools());
         }
@@ -196,10 +222,10 @@ impl Parts {
             workdir: Arc::new(self.workdir),
             conversation: Arc::from(b.conversation.as_str()),
             surface: b.surface,
-            after_write: b.after_write,
+            after_write: after_write.clone(),
         };
         let router = RouterActor::new(registry.clone(), base, b.approval, children).start();
-        (router, registry)
+        Started { router, registry, after_write }
     }
 }
 
@@ -278,8 +304,10 @@ impl Runtime {
         Tree { root }
     }
 
-    /// Runs the after-write hook for files the host wrote with its own
-    /// tools; returns the text to append to that tool's result, if any.
+    /// Runs the after-write hooks for files the host wrote with its own
+    /// tools — with language servers connected: sync and save each file
+    /// and report the diagnostics the write introduced or resolved.
+    /// Returns the text to append to that tool's result, if any.
     pub async fn after_write(&self, paths: Vec<PathBuf>) -> Option<String> {
         match &self.after_write {
             Some(hook) => hook.after_write(paths).await,

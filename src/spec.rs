@@ -78,16 +78,19 @@ impl std::str::FromStr for Surface {
 pub enum Resource {
     /// The tree-sitter parser set (`ast_grep`, `ast_edit`, `resolve`).
     Parsers,
+    /// The language-server supervisor (`lsp`, `lsp_rename`, diagnostics on write).
+    LanguageServers,
 }
 
 impl Resource {
     /// Every resource tether has; a CLI run connects them all by default.
-    pub const ALL: [Resource; 1] = [Resource::Parsers];
+    pub const ALL: [Resource; 2] = [Resource::Parsers, Resource::LanguageServers];
 
     /// The resource's name as the CLI spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::Parsers => "parsers",
+            Resource::LanguageServers => "lsp",
         }
     }
 
@@ -95,6 +98,7 @@ impl Resource {
     pub fn describe(self) -> &'static str {
         match self {
             Resource::Parsers => "the tree-sitter parser set",
+            Resource::LanguageServers => "the language-server supervisor",
         }
     }
 }

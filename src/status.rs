@@ -64,8 +64,14 @@ impl StatusReport {
     }
 }
 
-/// Checks every resource for `workdir`.
-pub fn report(workdir: &Path, conversation: &str, connected: &[Resource]) -> StatusReport {
+/// Checks every resource for `workdir`. `lsp` is the data of an
+/// `lsp status` call when language servers are connected.
+pub fn report(
+    workdir: &Path,
+    conversation: &str,
+    connected: &[Resource],
+    lsp: Option<&serde_json::Value>,
+) -> StatusReport {
     let resources = Resource::ALL
         .into_iter()
         .map(|resource| ResourceStatus {
@@ -73,6 +79,7 @@ pub fn report(workdir: &Path, conversation: &str, connected: &[Resource]) -> Sta
             connected: connected.contains(&resource),
             components: match resource {
                 Resource::Parsers => grammars(workdir),
+                Resource::LanguageServers => servers(lsp),
             },
         })
         .collect();
@@ -102,6 +109,43 @@ fn grammars(workdir: &Path) -> Vec<Component> {
                     usable: false,
                     detail: format!("the bundled grammar does not load: {e}"),
                 },
+            }
+        })
+        .collect()
+}
+
+/// Per language: usable or not, with each candidate's state in words.
+fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
+    let Some(languages) = lsp.and_then(|v| v["languages"].as_array()) else {
+        return Vec::new();
+    };
+    languages
+        .iter()
+        .map(|l| {
+            let mut details: Vec<String> = l["running"]
+                .as_array()
+                .map(|r| {
+                    r.iter()
+                        .map(|n| {
+                            format!(
+                                "running {} [{}]",
+                                n["id"].as_str().unwrap_or("?"),
+                                n["state"].as_str().unwrap_or("?")
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            details.extend(
+                l["candidates"]
+                    .as_array()
+                    .map(|c| c.iter().filter_map(|s| s.as_str().map(str::to_string)).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            );
+            Component {
+                name: l["language"].as_str().unwrap_or("?").to_string(),
+                usable: l["usable"].as_bool().unwrap_or(false),
+                detail: details.join("; "),
             }
         })
         .collect()

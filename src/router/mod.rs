@@ -24,8 +24,13 @@ use crate::spec::{Level, Resource, Surface, ToolSpec};
 use serial::{Exclusive, SerialLane};
 
 /// Tools tether knows, by the resource that must be connected for them.
-const TOOLS_BY_RESOURCE: &[(&str, Resource)] =
-    &[("ast_grep", Resource::Parsers), ("ast_edit", Resource::Parsers), ("resolve", Resource::Parsers)];
+const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
+    ("ast_grep", Resource::Parsers),
+    ("ast_edit", Resource::Parsers),
+    ("resolve", Resource::Parsers),
+    ("lsp", Resource::LanguageServers),
+    ("lsp_rename", Resource::LanguageServers),
+];
 
 /// The tools registered for one run, fixed when the run starts.
 pub struct Registry {

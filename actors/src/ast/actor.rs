@@ -16,7 +16,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use super::lang::Lang;
-use super::rewrite::{RewriteError, plan};
+use super::rewrite::{RewriteError, RewritePlan, plan};
 use super::scan::{Coverage, ScanError, Scope};
 use super::search::{SearchOutcome, search};
 use super::staging::{Resolution, StagedSummary, Staging, StagingError, accept};
@@ -80,6 +80,18 @@ pub struct StageOutcome {
 
 impl Message for Stage {
     type Result = Result<StageOutcome, AstError>;
+}
+
+/// Hold an already computed multi-file change (a language server's
+/// rename) under a new id, for `resolve`.
+#[derive(Debug, Clone)]
+pub struct StageFiles {
+    /// The files and their new content.
+    pub plan: RewritePlan,
+}
+
+impl Message for StageFiles {
+    type Result = Result<StagedSummary, AstError>;
 }
 
 /// Accept or discard a staged change.
@@ -192,6 +204,14 @@ impl Handler<Stage> for AstActor {
             let staged = act.staging.stage(planned)?;
             Ok(StageOutcome { staged: Some(staged), coverage })
         }))
+    }
+}
+
+impl Handler<StageFiles> for AstActor {
+    type Result = Result<StagedSummary, AstError>;
+
+    fn handle(&mut self, msg: StageFiles, _ctx: &mut Self::Context) -> Self::Result {
+        Ok(self.staging.stage(msg.plan)?)
     }
 }
 

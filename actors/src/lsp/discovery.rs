@@ -56,7 +56,11 @@ pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<Path
         }
     }
     if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path));
+        for dir in std::env::split_paths(&path) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
     }
     for dir in dirs {
         let candidate = dir.join(command);

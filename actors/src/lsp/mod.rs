@@ -4,7 +4,10 @@
 //! task shares ([`shared`]), and the [`supervisor`] that maps files to
 //! servers and answers `status`.
 
+pub mod checker;
 pub mod config;
 pub mod discovery;
+pub mod edits;
 pub mod server;
 pub mod shared;
+pub mod supervisor;

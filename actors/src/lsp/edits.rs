@@ -1,0 +1,193 @@
+//! Text positions and edits in LSP's terms: lines and UTF-16 columns.
+//!
+//! Servers count columns in UTF-16 code units (the default position
+//! encoding); Rust strings are UTF-8. Every conversion goes through here.
+
+use std::collections::BTreeMap;
+
+use lsp_types::{Position, TextEdit, Url, WorkspaceEdit};
+
+/// The byte offset of an LSP position in `text`, or `None` if it is past
+/// the end of its line or of the text.
+pub fn offset_of(text: &str, pos: Position) -> Option<usize> {
+    let mut line_start = 0;
+    for _ in 0..pos.line {
+        line_start += text[line_start..].find('\n')? + 1;
+    }
+    let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+    let line = &text[line_start..line_end];
+    let mut units = 0u32;
+    for (i, c) in line.char_indices() {
+        if units >= pos.character {
+            return (units == pos.character).then_some(line_start + i);
+        }
+        units += c.len_utf16() as u32;
+    }
+    (units == pos.character).then_some(line_end)
+}
+
+/// The UTF-16 column of byte offset `byte` within `line`.
+pub fn utf16_column(line: &str, byte: usize) -> u32 {
+    line[..byte.min(line.len())].encode_utf16().count() as u32
+}
+
+/// The 1-based character column of a UTF-16 column within `line`.
+pub fn char_column(line: &str, utf16: u32) -> usize {
+    let mut units = 0u32;
+    for (n, c) in line.chars().enumerate() {
+        if units >= utf16 {
+            return n + 1;
+        }
+        units += c.len_utf16() as u32;
+    }
+    line.chars().count() + 1
+}
+
+/// Why an edit was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// A range does not exist in the file.
+    #[error("an edit's range {0} is outside the file")]
+    OutOfRange(String),
+    /// Two edits overlap.
+    #[error("two edits overlap at {0}")]
+    Overlap(String),
+    /// An edit replaces far more than a rename should.
+    #[error("{0}")]
+    Suspicious(String),
+    /// The edit creates, renames or deletes files, which is not applied.
+    #[error("the edit creates, renames or deletes files, which tether does not apply")]
+    ResourceOperation,
+}
+
+fn range_text(r: &lsp_types::Range) -> String {
+    format!("{}:{}-{}:{}", r.start.line + 1, r.start.character + 1, r.end.line + 1, r.end.character + 1)
+}
+
+/// Applies `edits` (all against the original `text`) and returns the new text.
+pub fn apply_edits(text: &str, edits: &[TextEdit]) -> Result<String, EditError> {
+    let mut spans = Vec::with_capacity(edits.len());
+    for e in edits {
+        let start =
+            offset_of(text, e.range.start).ok_or_else(|| EditError::OutOfRange(range_text(&e.range)))?;
+        let end = offset_of(text, e.range.end).ok_or_else(|| EditError::OutOfRange(range_text(&e.range)))?;
+        if end < start {
+            return Err(EditError::OutOfRange(range_text(&e.range)));
+        }
+        spans.push((start, end, e.new_text.as_str(), &e.range));
+    }
+    spans.sort_by_key(|s| (s.0, s.1));
+    let mut out = String::with_capacity(text.len());
+    let mut cursor = 0;
+    for (start, end, new_text, range) in spans {
+        if start < cursor {
+            return Err(EditError::Overlap(range_text(range)));
+        }
+        out.push_str(&text[cursor..start]);
+        out.push_str(new_text);
+        cursor = end;
+    }
+    out.push_str(&text[cursor..]);
+    Ok(out)
+}
+
+/// The text edits of a workspace edit, per file URI. Resource operations
+/// (create, rename, delete) are refused.
+pub fn edits_by_file(edit: &WorkspaceEdit) -> Result<BTreeMap<Url, Vec<TextEdit>>, EditError> {
+    use lsp_types::{DocumentChangeOperation, DocumentChanges, OneOf};
+    let mut out: BTreeMap<Url, Vec<TextEdit>> = BTreeMap::new();
+    if let Some(changes) = &edit.changes {
+        for (uri, edits) in changes {
+            out.entry(uri.clone()).or_default().extend(edits.iter().cloned());
+        }
+    }
+    if let Some(doc_changes) = &edit.document_changes {
+        let ops: Vec<&lsp_types::TextDocumentEdit> = match doc_changes {
+            DocumentChanges::Edits(edits) => edits.iter().collect(),
+            DocumentChanges::Operations(ops) => {
+                let mut v = Vec::new();
+                for op in ops {
+                    match op {
+                        DocumentChangeOperation::Edit(e) => v.push(e),
+                        DocumentChangeOperation::Op(_) => return Err(EditError::ResourceOperation),
+                    }
+                }
+                v
+            }
+        };
+        for doc in ops {
+            let edits = doc.edits.iter().map(|e| match e {
+                OneOf::Left(t) => t.clone(),
+                OneOf::Right(annotated) => annotated.text_edit.clone(),
+            });
+            out.entry(doc.text_document.uri.clone()).or_default().extend(edits);
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses an edit that does not look like a rename of `old` to `new`: one
+/// that spans lines, or replaces much more text than the old name.
+pub fn check_rename_edit(text: &str, edit: &TextEdit, old: &str, new: &str) -> Result<(), EditError> {
+    let (Some(start), Some(end)) = (offset_of(text, edit.range.start), offset_of(text, edit.range.end))
+    else {
+        return Err(EditError::OutOfRange(range_text(&edit.range)));
+    };
+    let replaced = &text[start..end.max(start)];
+    let limit = 4 * old.len().max(new.len()) + 64;
+    if replaced.contains('\n') || replaced.len() > limit {
+        return Err(EditError::Suspicious(format!(
+            "the server's edit at line {} replaces {} characters{} — not what renaming `{old}` should do, so nothing was written",
+            edit.range.start.line + 1,
+            replaced.chars().count(),
+            if replaced.contains('\n') { " across several lines" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::Range;
+
+    fn edit(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> TextEdit {
+        TextEdit { range: Range::new(Position::new(l1, c1), Position::new(l2, c2)), new_text: text.into() }
+    }
+
+    #[test]
+    fn utf16_columns_map_to_bytes() {
+        let text = "a = '😀'; b\nx";
+        // 😀 is two UTF-16 units and four bytes.
+        assert_eq!(offset_of(text, Position::new(0, 10)), Some(12));
+        assert_eq!(offset_of(text, Position::new(1, 1)), Some(text.len()));
+        assert_eq!(offset_of(text, Position::new(1, 2)), None);
+        assert_eq!(offset_of(text, Position::new(5, 0)), None);
+        assert_eq!(utf16_column("a = '😀'; b", 12), 10);
+        assert_eq!(char_column("a = '😀'; b", 10), 10);
+    }
+
+    #[test]
+    fn edits_apply_against_the_original_text() {
+        let text = "foo(foo)\nfoo\n";
+        let out = apply_edits(
+            text,
+            &[edit(2 - 1, 0, 1, 3, "bar"), edit(0, 4, 0, 7, "bar"), edit(0, 0, 0, 3, "bar")],
+        )
+        .unwrap();
+        assert_eq!(out, "bar(bar)\nbar\n");
+        assert!(matches!(
+            apply_edits(text, &[edit(0, 0, 0, 5, "x"), edit(0, 4, 0, 6, "y")]),
+            Err(EditError::Overlap(_))
+        ));
+        assert!(matches!(apply_edits(text, &[edit(9, 0, 9, 1, "x")]), Err(EditError::OutOfRange(_))));
+    }
+
+    #[test]
+    fn edits_that_do_not_look_like_a_rename_are_refused() {
+        let text = "def foo():\n    return 1\n\nfoo()\n";
+        assert!(check_rename_edit(text, &edit(0, 4, 0, 7, "bar"), "foo", "bar").is_ok());
+        let err = check_rename_edit(text, &edit(0, 0, 3, 5, "bar"), "foo", "bar").unwrap_err();
+        assert!(err.to_string().contains("across several lines"), "{err}");
+    }
+}

@@ -1,0 +1,338 @@
+//! `LspSupervisor`: maps a file to its server (language → candidates in
+//! table order → nearest root marker ∩ resolvable binary), keeps one
+//! [`LspServerActor`] per (server, root), started lazily, and answers
+//! `status` with, for every language, what runs and — for what cannot —
+//! which half of the intersection failed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use super::config::{self, ServerConfig};
+use super::discovery::{self, Usable};
+use super::server::{LspServerActor, Reload, ServerCrashed, ServerKey};
+use crate::describe::{ActorNode, Describe};
+
+/// Directory levels searched for root markers when no file is given.
+const MARKER_SEARCH_DEPTH: usize = 6;
+/// Entries looked at when searching for root markers.
+const MARKER_SEARCH_ENTRIES: usize = 20_000;
+
+/// Why no server can answer for a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// The file's extension names no language tether knows.
+    #[error("no language server handles `{0}` files")]
+    NoLanguage(String),
+    /// No table entry serves the language.
+    #[error("no language server is configured for {0}; add one to tether.toml")]
+    NotConfigured(String),
+    /// Entries exist, but none is usable here.
+    #[error("no {language} server is usable for {file}: {}", reasons.join("; "))]
+    NotUsable {
+        /// The language.
+        language: String,
+        /// The file, relative.
+        file: String,
+        /// One reason per candidate.
+        reasons: Vec<String>,
+    },
+    /// `tether.toml` is broken.
+    #[error("{0}")]
+    BadConfig(String),
+}
+
+/// A file's server.
+#[derive(Clone)]
+pub struct Routed {
+    /// Which instance.
+    pub key: ServerKey,
+    /// Its actor.
+    pub addr: Addr<LspServerActor>,
+    /// The file's language.
+    pub language: String,
+}
+
+/// Which server answers for `file`; starts its actor (not its process) if new.
+pub struct Route {
+    /// An absolute path inside the working directory.
+    pub file: PathBuf,
+}
+
+impl Message for Route {
+    type Result = Result<Routed, Unavailable>;
+}
+
+/// Every running server actor.
+pub struct Running;
+
+impl Message for Running {
+    type Result = Vec<(ServerKey, Addr<LspServerActor>)>;
+}
+
+/// Restart the server for `file`, or every server if `None`.
+pub struct ReloadFor {
+    /// The file whose server to restart.
+    pub file: Option<PathBuf>,
+}
+
+impl Message for ReloadFor {
+    type Result = Result<Vec<String>, String>;
+}
+
+/// Ask for the per-language status.
+pub struct Status;
+
+impl Message for Status {
+    type Result = StatusReport;
+}
+
+/// One language's status.
+#[derive(Debug, Clone, Serialize)]
+pub struct LanguageStatus {
+    /// The language.
+    pub language: String,
+    /// Server instances of this language, as the tree describes them.
+    pub running: Vec<ActorNode>,
+    /// For each candidate, whether it can start here and why not.
+    pub candidates: Vec<String>,
+    /// Whether some server can serve this language here.
+    pub usable: bool,
+}
+
+/// Every language's status.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    /// Problems with `tether.toml`, if any.
+    pub config_error: Option<String>,
+    /// Per language, in table order.
+    pub languages: Vec<LanguageStatus>,
+}
+
+/// The supervisor actor.
+pub struct LspSupervisor {
+    workdir: PathBuf,
+    table: Result<Vec<ServerConfig>, String>,
+    servers: BTreeMap<ServerKey, Addr<LspServerActor>>,
+    crashes: u64,
+    started: Instant,
+}
+
+impl LspSupervisor {
+    /// A supervisor for `workdir` (canonical), reading its `tether.toml`.
+    pub fn new(workdir: PathBuf) -> Self {
+        let table = config::load(&workdir);
+        Self { workdir, table, servers: BTreeMap::new(), crashes: 0, started: Instant::now() }
+    }
+
+    fn candidates<'a>(table: &'a [ServerConfig], language: &str) -> Vec<&'a ServerConfig> {
+        table.iter().filter(|s| s.languages.iter().any(|l| l == language)).collect()
+    }
+
+    fn actor_for(&mut self, usable: Usable, ctx: &mut Context<Self>) -> (ServerKey, Addr<LspServerActor>) {
+        let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
+        if let Some(addr) = self.servers.get(&key).filter(|a| a.connected()) {
+            return (key, addr.clone());
+        }
+        let workdir = self.workdir.clone();
+        let me = ctx.address().recipient::<ServerCrashed>();
+        let addr = LspServerActor::create(move |_| LspServerActor::new(usable, workdir, Some(me)));
+        self.servers.insert(key.clone(), addr.clone());
+        (key, addr)
+    }
+
+    /// Marker files anywhere in the working directory (bounded), for status.
+    fn markers_present(&self, markers: &[String]) -> Vec<PathBuf> {
+        let wanted: BTreeSet<&str> = markers.iter().map(String::as_str).collect();
+        let mut found = Vec::new();
+        let walk = ignore::WalkBuilder::new(&self.workdir)
+            .max_depth(Some(MARKER_SEARCH_DEPTH))
+            .hidden(false)
+            .filter_entry(|e| e.file_name() != "node_modules" && e.file_name() != "target")
+            .build();
+        for entry in walk.flatten().take(MARKER_SEARCH_ENTRIES) {
+            if entry.file_name().to_str().is_some_and(|n| wanted.contains(n))
+                && let Some(parent) = entry.path().parent()
+                && !found.contains(&parent.to_path_buf())
+            {
+                found.push(parent.to_path_buf());
+            }
+        }
+        found
+    }
+
+    fn candidate_status(&self, config: &ServerConfig) -> (String, bool) {
+        let roots = self.markers_present(&config.root_markers);
+        let binary = discovery::resolve_binary(&config.command, &self.workdir, &self.workdir);
+        let roots_text = if roots.is_empty() {
+            format!("no {} anywhere in the working directory", config.root_markers.join(", "))
+        } else {
+            let rels: Vec<String> =
+                roots.iter().take(5).map(|r| crate::fs::relative(&self.workdir, r)).collect();
+            format!("roots at {}", rels.join(", "))
+        };
+        match binary {
+            Ok(path) if !roots.is_empty() => {
+                (format!("{}: usable ({roots_text}; {})", config.id, path.display()), true)
+            }
+            Ok(path) => (format!("{}: {roots_text} (binary {} found)", config.id, path.display()), false),
+            Err(tried) => {
+                let why = discovery::why_not_binary(config, &tried);
+                (format!("{why}; {roots_text}"), false)
+            }
+        }
+    }
+}
+
+impl Actor for LspSupervisor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Route> for LspSupervisor {
+    type Result = Result<Routed, Unavailable>;
+
+    fn handle(&mut self, msg: Route, ctx: &mut Self::Context) -> Self::Result {
+        let table = self.table.clone().map_err(Unavailable::BadConfig)?;
+        let rel = crate::fs::relative(&self.workdir, &msg.file);
+        let Some(language) = config::language_of(&msg.file) else {
+            let ext = msg.file.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or(rel);
+            return Err(Unavailable::NoLanguage(ext));
+        };
+        let candidates = Self::candidates(&table, language);
+        if candidates.is_empty() {
+            return Err(Unavailable::NotConfigured(language.to_string()));
+        }
+        let usable = discovery::choose(&candidates, &msg.file, &self.workdir).map_err(|reasons| {
+            Unavailable::NotUsable { language: language.to_string(), file: rel, reasons }
+        })?;
+        let (key, addr) = self.actor_for(usable, ctx);
+        Ok(Routed { key, addr, language: language.to_string() })
+    }
+}
+
+impl Handler<Running> for LspSupervisor {
+    type Result = MessageResult<Running>;
+
+    fn handle(&mut self, _msg: Running, _ctx: &mut Self::Context) -> Self::Result {
+        MessageResult(self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect())
+    }
+}
+
+impl Handler<ReloadFor> for LspSupervisor {
+    type Result = ResponseFuture<Result<Vec<String>, String>>;
+
+    fn handle(&mut self, msg: ReloadFor, ctx: &mut Self::Context) -> Self::Result {
+        let targets: Vec<(ServerKey, Addr<LspServerActor>)> = match msg.file {
+            Some(file) => match <Self as Handler<Route>>::handle(self, Route { file }, ctx) {
+                Ok(routed) => vec![(routed.key, routed.addr)],
+                Err(e) => return Box::pin(std::future::ready(Err(e.to_string()))),
+            },
+            None => self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect(),
+        };
+        let workdir = self.workdir.clone();
+        Box::pin(async move {
+            let mut done = Vec::new();
+            for (key, addr) in targets {
+                let name = format!("{} ({})", key.server, crate::fs::relative(&workdir, &key.root));
+                match addr.send(Reload).await {
+                    Ok(Ok(())) => done.push(name),
+                    Ok(Err(e)) => return Err(format!("{name}: {e}")),
+                    Err(e) => return Err(format!("{name}: {e}")),
+                }
+            }
+            Ok(done)
+        })
+    }
+}
+
+impl Handler<ServerCrashed> for LspSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ServerCrashed, _ctx: &mut Self::Context) {
+        self.crashes += 1;
+        tracing::info!(server = %msg.key.server, root = %msg.key.root.display(), "server crashed; restarts on next use: {}", msg.info.status);
+    }
+}
+
+impl Handler<Status> for LspSupervisor {
+    type Result = ResponseFuture<StatusReport>;
+
+    fn handle(&mut self, _msg: Status, _ctx: &mut Self::Context) -> Self::Result {
+        let (table, config_error) = match &self.table {
+            Ok(t) => (t.clone(), None),
+            Err(e) => (config::builtin(), Some(e.clone())),
+        };
+        let mut languages: Vec<String> = Vec::new();
+        for server in &table {
+            for l in &server.languages {
+                if !languages.contains(l) {
+                    languages.push(l.clone());
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        for language in languages {
+            let mut candidates = Vec::new();
+            let mut usable = false;
+            for config in Self::candidates(&table, &language) {
+                let (text, ok) = self.candidate_status(config);
+                usable |= ok;
+                candidates.push(text);
+            }
+            let servers: Vec<Addr<LspServerActor>> = self
+                .servers
+                .iter()
+                .filter(|(k, _)| table.iter().any(|s| s.id == k.server && s.languages.contains(&language)))
+                .map(|(_, a)| a.clone())
+                .collect();
+            rows.push((language, candidates, usable, servers));
+        }
+        Box::pin(async move {
+            let mut languages = Vec::new();
+            for (language, candidates, usable, servers) in rows {
+                let mut running = Vec::new();
+                for addr in servers {
+                    if let Ok(node) = addr.send(Describe).await {
+                        running.push(node);
+                    }
+                }
+                let usable = usable || !running.is_empty();
+                languages.push(LanguageStatus { language, running, candidates, usable });
+            }
+            StatusReport { config_error, languages }
+        })
+    }
+}
+
+impl Handler<Describe> for LspSupervisor {
+    type Result = ResponseFuture<ActorNode>;
+
+    fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
+        let mut node = ActorNode::new(
+            "lsp-supervisor",
+            &crate::fs::relative(&self.workdir, &self.workdir),
+            if self.table.is_ok() { "ready" } else { "config error" },
+            self.started.elapsed().as_millis() as u64,
+            0,
+        )
+        .with_detail("crashes", self.crashes);
+        let servers: Vec<Addr<LspServerActor>> = self.servers.values().cloned().collect();
+        Box::pin(async move {
+            for addr in servers {
+                if let Ok(child) = addr.send(Describe).await {
+                    node.children.push(child);
+                }
+            }
+            node
+        })
+    }
+}
+
+/// The path of a file relative to the working directory, or absolute with
+/// a note when it is outside (a library, a typeshed stub).
+pub fn display_path(workdir: &Path, path: &Path) -> String {
+    if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { path.display().to_string() }
+}

@@ -1,0 +1,743 @@
+//! `lsp`: language-server queries (S3), level read, parallel-safe.
+//!
+//! Every navigation action takes `file`, `line` and `symbol` (never a
+//! column), syncs the file to its server first, waits (bounded) for the
+//! server to finish indexing, and says why whenever an answer is empty.
+
+pub mod diagnostics;
+pub mod position;
+pub mod rename;
+pub mod render;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::lsp::checker;
+use tether_actors::lsp::config::{self, ServerConfig};
+use tether_actors::lsp::server::{Open, Session};
+use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status};
+
+use crate::args::{confined, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+use position::locate;
+use render::{Lines, Place, grouped, hover_text, kind_name, locations};
+
+/// How long a query may take once the server is ready.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a query waits for the server to finish indexing before asking anyway.
+pub const READY_WAIT: Duration = Duration::from_secs(20);
+/// How long starting a server and syncing a file may take.
+pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// References per page.
+pub const REFERENCES_PAGE: usize = 50;
+/// Workspace symbols listed.
+pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
+/// Document symbols listed.
+pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
+/// Diagnostics listed per checker run.
+const CHECKER_LISTED: usize = 200;
+
+/// What to ask the language server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Errors and warnings of `file`; `file: "*"` runs the project's checker.
+    Diagnostics,
+    /// Where the symbol is declared.
+    Definition,
+    /// Where its type is declared.
+    TypeDefinition,
+    /// Concrete implementations.
+    Implementation,
+    /// Every use, grouped by file (50 a page; `offset` pages on).
+    References,
+    /// Signature and doc comment.
+    Hover,
+    /// Workspace symbols matching `query`, or the symbols of `file`.
+    Symbols,
+    /// Quick fixes the server offers at the symbol.
+    CodeActions,
+    /// Which servers run, for which roots, and why others cannot.
+    Status,
+    /// Restart the server for `file` (or every server).
+    Reload,
+}
+
+/// Arguments of `lsp`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LspArgs {
+    /// diagnostics, definition, type_definition, implementation, references, hover, symbols, code_actions, status or reload.
+    pub action: Action,
+    /// File relative to the working directory (for diagnostics, "*" means the whole project).
+    pub file: Option<String>,
+    /// 1-based line of the symbol.
+    pub line: Option<u32>,
+    /// The symbol as it appears on that line (a substring; never a column).
+    pub symbol: Option<String>,
+    /// For symbols: the name to search the workspace for.
+    pub query: Option<String>,
+    /// For references: how many to skip (paging past the first 50).
+    pub offset: Option<usize>,
+    /// For diagnostics "*" and workspace symbols: which language (default: every language present).
+    pub language: Option<String>,
+}
+
+/// The `lsp` tool.
+pub struct Lsp {
+    /// The language-server supervisor.
+    pub supervisor: Addr<LspSupervisor>,
+}
+
+fn needs(action: &str, field: &str, value: Option<String>) -> Result<String, ToolError> {
+    value.filter(|v| !v.is_empty()).ok_or_else(|| {
+        ToolError::new(format!(
+            "lsp {action}: argument `{field}` is required; navigation takes file, line and symbol (the identifier as it appears on that line, never a column)"
+        ))
+    })
+}
+
+impl ToolHandler for Lsp {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "lsp".into(),
+            level: Level::Read,
+            parallel_safe: true,
+            description: "Ask the project's language server: diagnostics, definition, type_definition, implementation, references, hover, symbols, code_actions, status, reload. Positions are file + 1-based line + symbol text on that line, never a column.".into(),
+            input_schema: schema_of::<LspArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let args: LspArgs = parse("lsp", args)?;
+        let root = ctx.root().to_path_buf();
+        let sup = self.supervisor.clone();
+        let file = |name: &str, f: Option<String>| -> Result<PathBuf, ToolError> {
+            let f = needs(name, "file", f)?;
+            let path = confined(&root, "file", &f)?;
+            if path.is_dir() {
+                return Err(ToolError::new(format!(
+                    "argument `file`: `{f}` is a directory; give a source file"
+                )));
+            }
+            if !path.exists() {
+                return Err(ToolError::new(format!(
+                    "argument `file`: `{f}` does not exist; give a file relative to the working directory"
+                )));
+            }
+            Ok(path)
+        };
+        let work: ToolFuture = match args.action {
+            Action::Status => Box::pin(status(sup)),
+            Action::Reload => {
+                let path = match args.file {
+                    Some(f) => Some(file("reload", Some(f))?),
+                    None => None,
+                };
+                Box::pin(reload(sup, path))
+            }
+            Action::Diagnostics => {
+                if args.file.as_deref() == Some("*") {
+                    Box::pin(project_check(sup, root.clone(), args.language))
+                } else {
+                    let path = file("diagnostics", args.file)?;
+                    Box::pin(file_diagnostics(sup, root.clone(), path))
+                }
+            }
+            Action::Symbols => match (args.query, args.file) {
+                (Some(q), None) => Box::pin(workspace_symbols(sup, root.clone(), q, args.language)),
+                (None, Some(f)) => {
+                    let path = file("symbols", Some(f))?;
+                    Box::pin(document_symbols(sup, root.clone(), path))
+                }
+                _ => {
+                    return Err(ToolError::new(
+                        "lsp symbols: give exactly one of `query` (search the workspace) or `file` (that file's symbols)",
+                    ));
+                }
+            },
+            nav => {
+                let name = action_name(nav);
+                let path = file(name, args.file)?;
+                let line = args.line.ok_or_else(|| {
+                    ToolError::new(format!("lsp {name}: argument `line` is required (1-based)"))
+                })?;
+                let symbol = needs(name, "symbol", args.symbol)?;
+                let offset = args.offset.unwrap_or(0);
+                Box::pin(navigate(sup, root.clone(), path, nav, line, symbol, offset))
+            }
+        };
+        Ok(work)
+    }
+}
+
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Diagnostics => "diagnostics",
+        Action::Definition => "definition",
+        Action::TypeDefinition => "type_definition",
+        Action::Implementation => "implementation",
+        Action::References => "references",
+        Action::Hover => "hover",
+        Action::Symbols => "symbols",
+        Action::CodeActions => "code_actions",
+        Action::Status => "status",
+        Action::Reload => "reload",
+    }
+}
+
+/// Routes `path` to its server, starts it and syncs the file.
+pub(crate) async fn open(sup: &Addr<LspSupervisor>, path: &Path, save: bool) -> Result<Session, String> {
+    let routed = match sup.send(Route { file: path.to_path_buf() }).await {
+        Ok(Ok(routed)) => routed,
+        Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
+        Err(e) => return Err(format!("the language-server supervisor is not running ({e})")),
+    };
+    let opened =
+        tokio::time::timeout(OPEN_TIMEOUT, routed.addr.send(Open { file: Some(path.to_path_buf()), save }));
+    match opened.await {
+        Ok(Ok(Ok(session))) => Ok(session),
+        Ok(Ok(Err(e))) => Err(format!("server unavailable: {e}")),
+        Ok(Err(e)) => Err(format!("server unavailable: {e}")),
+        Err(_) => Err(format!(
+            "server unavailable: {} did not start within {} s",
+            routed.key.server,
+            OPEN_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Waits, bounded, until the server is ready to answer about the session's
+/// document: work-done progress finished, and — right after the document
+/// was opened — its first diagnostics published, the one signal every
+/// server gives that it has loaded the file and its project (pyright
+/// answers an early `references` from an unloaded workspace with a short,
+/// plausible and wrong list).
+pub(crate) async fn ready_for(session: &Session) {
+    if let Some(doc) = &session.doc
+        && doc.changed
+        && doc.version == 1
+    {
+        let _ = diagnostics::fresh(session, READY_WAIT).await;
+    }
+    session.wait_idle(READY_WAIT).await;
+}
+
+/// "still indexing (40%)" or "ready", for empty answers.
+fn readiness(session: &Session) -> Option<String> {
+    session.shared.indexing().map(|p| {
+        format!(
+            "{} is still indexing{} ({}); the answer may be incomplete, try again shortly",
+            session.key.server,
+            p.percentage.map(|n| format!(" {n}%")).unwrap_or_default(),
+            p.title
+        )
+    })
+}
+
+async fn navigate(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    path: PathBuf,
+    action: Action,
+    line: u32,
+    symbol: String,
+    offset: usize,
+) -> ToolResult {
+    let name = action_name(action);
+    let rel = tether_actors::fs::relative(&root, &path);
+    let session = match open(&sup, &path, false).await {
+        Ok(s) => s,
+        Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
+    };
+    let doc = session.doc.clone().expect("a file was synced");
+    let at = match locate(&doc.text, &rel, line, &symbol) {
+        Ok(at) => at,
+        Err(e) => return ToolResult::error(format!("lsp {name}: {}", e.0)),
+    };
+    ready_for(&session).await;
+    let here = json!({"textDocument": {"uri": doc.uri}, "position": at.position});
+    let (method, params) = match action {
+        Action::Definition => ("textDocument/definition", here),
+        Action::TypeDefinition => ("textDocument/typeDefinition", here),
+        Action::Implementation => ("textDocument/implementation", here),
+        Action::Hover => ("textDocument/hover", here),
+        Action::References => {
+            let mut p = here;
+            p["context"] = json!({"includeDeclaration": true});
+            ("textDocument/references", p)
+        }
+        Action::CodeActions => {
+            let overlapping: Vec<Value> = session
+                .shared
+                .diagnostics(doc.uri.as_str())
+                .map(|e| e.items)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| d.range.start.line <= at.position.line && at.position.line <= d.range.end.line)
+                .filter_map(|d| serde_json::to_value(d).ok())
+                .collect();
+            let range = json!({"start": at.position, "end": at.end});
+            (
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": doc.uri}, "range": range, "context": {"diagnostics": overlapping}}),
+            )
+        }
+        _ => unreachable!("handled by the caller"),
+    };
+    let answer = match session.request(method, params, REQUEST_TIMEOUT).await {
+        Ok(v) => v,
+        Err(e) => return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server)),
+    };
+    let note = at.note(&symbol);
+    let mut result = match action {
+        Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
+        Action::References => render_references(&session, &root, &answer, &symbol, offset),
+        Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
+        _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
+    };
+    if let Some(note) = note {
+        result.append(&note);
+    }
+    result
+}
+
+fn render_locations(
+    session: &Session,
+    root: &Path,
+    answer: &Value,
+    name: &str,
+    symbol: &str,
+    rel: &str,
+    line: u32,
+) -> ToolResult {
+    let locs = locations(answer);
+    if locs.is_empty() {
+        let why =
+            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
+        return ToolResult::text(format!(
+            "no {} for `{symbol}` at {rel}:{line}: {why}",
+            name.replace('_', " ")
+        ))
+        .with_data(json!({"locations": [], "server": session.key.server}));
+    }
+    let mut lines = Lines::new(root);
+    let places: Vec<Place> = locs.iter().map(|(uri, range)| lines.place(uri, range)).collect();
+    let mut text = format!("{} of `{symbol}` ({}):\n", name.replace('_', " "), places.len());
+    for p in &places {
+        let _ = writeln!(text, "{}", p.line_entry());
+    }
+    ToolResult::text(text.trim_end()).with_data(json!({"locations": places, "server": session.key.server}))
+}
+
+fn render_references(
+    session: &Session,
+    root: &Path,
+    answer: &Value,
+    symbol: &str,
+    offset: usize,
+) -> ToolResult {
+    let mut lines = Lines::new(root);
+    let mut places: Vec<Place> =
+        locations(answer).iter().map(|(uri, range)| lines.place(uri, range)).collect();
+    places.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    places.dedup();
+    if places.is_empty() {
+        let why =
+            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
+        return ToolResult::text(format!("no references to `{symbol}`: {why}"))
+            .with_data(json!({"total": 0}));
+    }
+    let files: std::collections::BTreeSet<&str> = places.iter().map(|p| p.path.as_str()).collect();
+    let total = places.len();
+    if offset >= total {
+        return ToolResult::error(format!(
+            "lsp references: `offset` {offset} is past the {total} references; use 0 to {}",
+            total - 1
+        ));
+    }
+    let end = (offset + REFERENCES_PAGE).min(total);
+    let mut text = format!(
+        "{total} reference{} to `{symbol}` in {} file{}",
+        if total == 1 { "" } else { "s" },
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    );
+    if total > REFERENCES_PAGE || offset > 0 {
+        let _ = write!(text, " (showing {}–{end}; cap {REFERENCES_PAGE} a page", offset + 1);
+        if end < total {
+            let _ = write!(text, "; pass offset={end} for more");
+        }
+        text.push(')');
+    }
+    text.push_str(":\n");
+    text.push_str(&grouped(&places, offset, REFERENCES_PAGE));
+    if let Some(why) = readiness(session) {
+        let _ = write!(text, "note: {why}");
+    }
+    ToolResult::text(text.trim_end()).with_data(json!({
+        "total": total,
+        "offset": offset,
+        "references": &places[offset..end],
+        "server": session.key.server,
+    }))
+}
+
+fn render_hover(session: &Session, answer: &Value, symbol: &str, rel: &str, line: u32) -> ToolResult {
+    match hover_text(answer) {
+        Some(text) => {
+            ToolResult::text(text).with_data(json!({"hover": answer, "server": session.key.server}))
+        }
+        None => {
+            let why = readiness(session)
+                .unwrap_or_else(|| format!("{} is ready and has nothing to show", session.key.server));
+            ToolResult::text(format!("no hover for `{symbol}` at {rel}:{line}: {why}"))
+        }
+    }
+}
+
+fn render_code_actions(session: &Session, answer: &Value, symbol: &str, rel: &str, line: u32) -> ToolResult {
+    let items = answer.as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        let why = readiness(session).unwrap_or_else(|| format!("{} offers none here", session.key.server));
+        return ToolResult::text(format!("no code actions for `{symbol}` at {rel}:{line}: {why}"));
+    }
+    let mut text = format!("{} code action(s) at {rel}:{line} (listed, not applied):\n", items.len());
+    for item in &items {
+        let title = item["title"].as_str().unwrap_or("?");
+        match item["kind"].as_str() {
+            Some(kind) => {
+                let _ = writeln!(text, "- {title} ({kind})");
+            }
+            None => {
+                let _ = writeln!(text, "- {title}");
+            }
+        }
+    }
+    ToolResult::text(text.trim_end()).with_data(json!({"actions": items, "server": session.key.server}))
+}
+
+async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
+    let rel = tether_actors::fs::relative(&root, &path);
+    let session = match open(&sup, &path, false).await {
+        Ok(s) => s,
+        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
+    };
+    let (items, freshness) = diagnostics::fresh(&session, diagnostics::DIAGNOSTICS_WAIT).await;
+    let text = session.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+    let listing = diagnostics::listing(&rel, &text, &items, &freshness);
+    ToolResult::text(listing).with_data(json!({
+        "file": rel,
+        "fresh": freshness == diagnostics::Freshness::Fresh,
+        "diagnostics": items,
+        "server": session.key.server,
+    }))
+}
+
+async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
+    let report = match sup.send(Status).await {
+        Ok(r) => r,
+        Err(e) => return ToolResult::error(format!("lsp status: the supervisor is not running ({e})")),
+    };
+    let mut text = String::new();
+    if let Some(e) = &report.config_error {
+        let _ = writeln!(text, "tether.toml: {e} (using the built-in table)");
+    }
+    for lang in &report.languages {
+        let _ = writeln!(text, "{}: {}", lang.language, if lang.usable { "usable" } else { "not usable" });
+        for node in &lang.running {
+            let _ = writeln!(
+                text,
+                "  running {} [{}] pid={} up={}ms restarts={}",
+                node.id,
+                node.state,
+                node.pid.map_or("-".to_string(), |p| p.to_string()),
+                node.uptime_ms,
+                node.restarts.unwrap_or(0)
+            );
+        }
+        for c in &lang.candidates {
+            let _ = writeln!(text, "  {c}");
+        }
+    }
+    ToolResult::text(text.trim_end()).with_data(&report)
+}
+
+async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> ToolResult {
+    match sup.send(ReloadFor { file: path }).await {
+        Ok(Ok(done)) if done.is_empty() => {
+            ToolResult::text("no server was running; servers start on first use")
+        }
+        Ok(Ok(done)) => ToolResult::text(format!("restarted {}", done.join(", "))),
+        Ok(Err(e)) => ToolResult::error(format!("lsp reload: {e}")),
+        Err(e) => ToolResult::error(format!("lsp reload: the supervisor is not running ({e})")),
+    }
+}
+
+fn present_languages(root: &Path, wanted: Option<&str>) -> Result<Vec<&'static str>, String> {
+    if let Some(l) = wanted {
+        let known = ["python", "c", "cpp", "rust", "typescript", "javascript", "go", "dart"];
+        return known.iter().find(|k| **k == l).map(|k| vec![*k]).ok_or_else(|| {
+            format!(
+                "argument `language`: `{l}` is not a language servers are configured for; use one of: {}",
+                known.join(", ")
+            )
+        });
+    }
+    let (counts, _) = tether_actors::ast::scan::count_files_by_language(root, 20_000);
+    let mut langs = Vec::new();
+    for (lang, _) in counts {
+        let probe = PathBuf::from(format!("x.{}", lang.extensions()[0]));
+        if let Some(l) = config::language_of(&probe)
+            && !langs.contains(&l)
+        {
+            langs.push(l);
+        }
+    }
+    Ok(langs)
+}
+
+/// A file of `language` under `root`, to route a language-wide request through.
+fn sample_file(root: &Path, language: &str) -> Option<PathBuf> {
+    ignore::WalkBuilder::new(root)
+        .build()
+        .flatten()
+        .take(20_000)
+        .find(|e| {
+            e.file_type().is_some_and(|t| t.is_file()) && config::language_of(e.path()) == Some(language)
+        })
+        .map(|e| e.into_path())
+}
+
+async fn workspace_symbols(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    query: String,
+    language: Option<String>,
+) -> ToolResult {
+    let langs = match present_languages(&root, language.as_deref()) {
+        Ok(l) => l,
+        Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
+    };
+    let mut places = Vec::new();
+    let mut notes = Vec::new();
+    for lang in langs {
+        let Some(sample) = sample_file(&root, lang) else { continue };
+        let session = match open(&sup, &sample, false).await {
+            Ok(s) => s,
+            Err(e) => {
+                notes.push(format!("{lang}: {e}"));
+                continue;
+            }
+        };
+        ready_for(&session).await;
+        if let Some(p) = session.shared.indexing() {
+            notes.push(format!(
+                "{lang}: {} still indexing ({}); results may be incomplete",
+                session.key.server, p.title
+            ));
+        }
+        let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await
+        {
+            Ok(v) => v,
+            Err(e) => {
+                notes.push(format!("{lang}: {} failed: {e}", session.key.server));
+                continue;
+            }
+        };
+        let mut lines = Lines::new(&root);
+        for item in answer.as_array().cloned().unwrap_or_default() {
+            let name = item["name"].as_str().unwrap_or("?").to_string();
+            let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
+                .map(kind_name)
+                .unwrap_or("symbol");
+            let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
+                continue;
+            };
+            let place = lines.place(&loc.uri, &loc.range);
+            places.push((name, kind, place));
+        }
+    }
+    let total = places.len();
+    let mut text = if total == 0 {
+        format!("no workspace symbols match `{query}`")
+    } else {
+        format!(
+            "{total} workspace symbol(s) match `{query}`{}:\n",
+            if total > WORKSPACE_SYMBOLS_CAP {
+                format!(" (showing {WORKSPACE_SYMBOLS_CAP}; narrow the query)")
+            } else {
+                String::new()
+            }
+        )
+    };
+    for (name, kind, place) in places.iter().take(WORKSPACE_SYMBOLS_CAP) {
+        let _ = writeln!(text, "{name} ({kind}) {}:{}:{}", place.path, place.line, place.column);
+    }
+    for note in &notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    let data: Vec<Value> = places
+        .iter()
+        .take(WORKSPACE_SYMBOLS_CAP)
+        .map(|(n, k, p)| json!({"name": n, "kind": k, "path": p.path, "line": p.line, "column": p.column}))
+        .collect();
+    ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data}))
+}
+
+async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
+    let rel = tether_actors::fs::relative(&root, &path);
+    let session = match open(&sup, &path, false).await {
+        Ok(s) => s,
+        Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
+    };
+    let doc = session.doc.clone().expect("a file was synced");
+    ready_for(&session).await;
+    let answer = match session
+        .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
+        .await
+    {
+        Ok(v) => v,
+        Err(e) => return ToolResult::error(format!("lsp symbols: {} failed: {e}", session.key.server)),
+    };
+    let text_lines: Vec<&str> = doc.text.lines().collect();
+    let mut rows: Vec<(usize, String, &'static str, u32, usize)> = Vec::new();
+    fn walk(
+        items: &[Value],
+        depth: usize,
+        lines: &[&str],
+        rows: &mut Vec<(usize, String, &'static str, u32, usize)>,
+    ) {
+        for item in items {
+            let name = item["name"].as_str().unwrap_or("?").to_string();
+            let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
+                .map(kind_name)
+                .unwrap_or("symbol");
+            // DocumentSymbol: the name's own range; SymbolInformation: the location.
+            let start = if item.get("selectionRange").is_some() {
+                &item["selectionRange"]["start"]
+            } else {
+                &item["location"]["range"]["start"]
+            };
+            let line = start["line"].as_u64().unwrap_or(0) as u32;
+            let character = start["character"].as_u64().unwrap_or(0) as u32;
+            let col = lines
+                .get(line as usize)
+                .map_or(character as usize + 1, |l| tether_actors::lsp::edits::char_column(l, character));
+            rows.push((depth, name, kind, line + 1, col));
+            if let Some(children) = item["children"].as_array() {
+                walk(children, depth + 1, lines, rows);
+            }
+        }
+    }
+    walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), 0, &text_lines, &mut rows);
+    if rows.is_empty() {
+        let why = readiness(&session)
+            .unwrap_or_else(|| format!("{} is ready and reports none", session.key.server));
+        return ToolResult::text(format!("no symbols in `{rel}`: {why}"));
+    }
+    let total = rows.len();
+    let mut text = format!(
+        "{total} symbol(s) in `{rel}`{}:\n",
+        if total > DOCUMENT_SYMBOLS_CAP {
+            format!(" (showing {DOCUMENT_SYMBOLS_CAP})")
+        } else {
+            String::new()
+        }
+    );
+    for (depth, name, kind, line, col) in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
+        let _ = writeln!(text, "{}{name} ({kind}) {line}:{col}", "  ".repeat(*depth));
+    }
+    let data: Vec<Value> = rows
+        .iter()
+        .take(DOCUMENT_SYMBOLS_CAP)
+        .map(|(d, n, k, l, c)| json!({"depth": d, "name": n, "kind": k, "line": l, "column": c}))
+        .collect();
+    ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}))
+}
+
+async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option<String>) -> ToolResult {
+    let langs = match present_languages(&root, language.as_deref()) {
+        Ok(l) => l,
+        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
+    };
+    let table: Vec<ServerConfig> = match config::load(&root) {
+        Ok(t) => t,
+        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
+    };
+    let _ = sup;
+    let mut text = String::new();
+    let mut all = Vec::new();
+    let mut any_checker = false;
+    for lang in langs {
+        let Some(checker) =
+            table.iter().filter(|s| s.languages.iter().any(|l| l == lang)).find_map(|s| s.checker.clone())
+        else {
+            let _ = writeln!(text, "{lang}: no project checker is configured (add one to tether.toml)");
+            continue;
+        };
+        any_checker = true;
+        match checker::run(&checker, &root).await {
+            Ok(diags) => {
+                let errors = diags.iter().filter(|d| d.severity == "error").count();
+                let _ = writeln!(
+                    text,
+                    "{lang}: `{} {}` reported {} diagnostic(s), {errors} error(s){}",
+                    checker.command,
+                    checker.args.join(" "),
+                    diags.len(),
+                    if diags.is_empty() { "" } else { ":" }
+                );
+                let mut lines = Lines::new(&root);
+                for d in diags.iter().take(CHECKER_LISTED) {
+                    let path = if d.path.is_absolute() { d.path.clone() } else { root.join(&d.path) };
+                    let uri = lsp_types::Url::from_file_path(&path).ok();
+                    let place = uri.map(|u| {
+                        lines.place(
+                            &u,
+                            &lsp_types::Range::new(
+                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
+                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
+                            ),
+                        )
+                    });
+                    let rel = place
+                        .as_ref()
+                        .map(|p| p.path.clone())
+                        .unwrap_or_else(|| d.path.display().to_string());
+                    let code = d.code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
+                    let _ = writeln!(
+                        text,
+                        "{rel}:{}:{}: {}{code} {}",
+                        d.line,
+                        d.column,
+                        d.severity,
+                        d.message.lines().next().unwrap_or("")
+                    );
+                    if let Some(src) = place.and_then(|p| p.text) {
+                        let _ = writeln!(text, "    | {src}");
+                    }
+                }
+                if diags.len() > CHECKER_LISTED {
+                    let _ = writeln!(text, "… {} more not shown", diags.len() - CHECKER_LISTED);
+                }
+                all.extend(diags);
+            }
+            Err(e) => {
+                let _ = writeln!(text, "{lang}: {e}");
+            }
+        }
+    }
+    if text.is_empty() {
+        text = "no source files of a language with a project checker here".to_string();
+    }
+    let result = ToolResult::text(text.trim_end()).with_data(json!({"diagnostics": all}));
+    if any_checker { result } else { ToolResult { is_error: true, ..result } }
+}

@@ -1,0 +1,108 @@
+//! `line` + `symbol` → an LSP position. Never a column: a model asked for a
+//! column guesses, and a wrong guess lands on another symbol of the same
+//! line — an answer that looks right and is about something else.
+
+use lsp_types::Position;
+use tether_actors::lsp::edits::utf16_column;
+
+use crate::handler::ToolError;
+
+/// Longest line quoted back in an error.
+const MAX_QUOTED_LINE: usize = 200;
+
+/// Where the symbol is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymbolAt {
+    /// The LSP position of its first character.
+    pub position: Position,
+    /// The LSP position just past it.
+    pub end: Position,
+    /// How many times it occurs on the line (the first is used).
+    pub occurrences: usize,
+    /// The line's text.
+    pub line_text: String,
+}
+
+impl SymbolAt {
+    /// A note for the result when the symbol was ambiguous on its line.
+    pub fn note(&self, symbol: &str) -> Option<String> {
+        (self.occurrences > 1).then(|| {
+            format!(
+                "note: `{symbol}` occurs {} times on line {}; the first occurrence was used",
+                self.occurrences,
+                self.position.line + 1
+            )
+        })
+    }
+}
+
+fn quote(line: &str) -> String {
+    let trimmed = line.trim_end();
+    if trimmed.len() <= MAX_QUOTED_LINE {
+        return trimmed.to_string();
+    }
+    let mut end = MAX_QUOTED_LINE;
+    while !trimmed.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &trimmed[..end])
+}
+
+/// Finds `symbol` on 1-based `line` of `text` (the file `rel`).
+pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt, ToolError> {
+    if line == 0 {
+        return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
+    }
+    if symbol.is_empty() {
+        return Err(ToolError::new(
+            "argument `symbol`: empty; give the identifier as it appears on the line",
+        ));
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let count = if text.ends_with('\n') { lines.len() - 1 } else { lines.len() };
+    let Some(line_text) = lines.get(line as usize - 1).filter(|_| line as usize <= count) else {
+        return Err(ToolError::new(format!(
+            "argument `line`: {line} is past the end of `{rel}`, which has {count} line{}",
+            if count == 1 { "" } else { "s" }
+        )));
+    };
+    let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+    let Some(byte) = line_text.find(symbol) else {
+        return Err(ToolError::new(format!(
+            "`{symbol}` is not on line {line} of `{rel}`; that line is: {}. Check the line number, or read the file",
+            quote(line_text)
+        )));
+    };
+    let occurrences = line_text.matches(symbol).count();
+    let start = utf16_column(line_text, byte);
+    let end = utf16_column(line_text, byte + symbol.len());
+    Ok(SymbolAt {
+        position: Position::new(line - 1, start),
+        end: Position::new(line - 1, end),
+        occurrences,
+        line_text: line_text.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_first_occurrence_in_utf16_units() {
+        let text = "s = '😀'; total = total + 1\n";
+        let at = locate(text, "a.py", 1, "total").unwrap();
+        assert_eq!(at.position, Position::new(0, 10));
+        assert_eq!(at.occurrences, 2);
+        assert!(at.note("total").unwrap().contains("2 times"));
+    }
+
+    #[test]
+    fn bad_lines_and_missing_symbols_are_clear_errors() {
+        let text = "a = 1\nb = 2\n";
+        assert!(locate(text, "a.py", 0, "a").unwrap_err().0.contains("1-based"));
+        assert!(locate(text, "a.py", 3, "a").unwrap_err().0.contains("has 2 lines"));
+        let err = locate(text, "a.py", 2, "zzz").unwrap_err().0;
+        assert!(err.contains("that line is: b = 2"), "{err}");
+    }
+}

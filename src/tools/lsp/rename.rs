@@ -1,0 +1,236 @@
+//! `lsp_rename` (S4): a project-wide rename through the language server,
+//! level write. The server's WorkspaceEdit is checked (every edit must look
+//! like a rename: one line, not much longer than the names), applied in
+//! memory, then written all or nothing with a drift check — or staged for
+//! `resolve` with `stage: true`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::ast::actor::{AstActor, StageFiles};
+use tether_actors::ast::rewrite::{FileRewrite, RewritePlan};
+use tether_actors::ast::scan::Coverage;
+use tether_actors::fs::FileChange;
+use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file};
+use tether_actors::lsp::supervisor::LspSupervisor;
+
+use super::position::locate;
+use super::{REQUEST_TIMEOUT, open};
+use crate::args::{confined, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// Arguments of `lsp_rename`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameArgs {
+    /// File where the symbol is, relative to the working directory.
+    pub file: String,
+    /// 1-based line of the symbol.
+    pub line: u32,
+    /// The symbol as it appears on that line.
+    pub symbol: String,
+    /// Its new name.
+    pub new_name: String,
+    /// Stage the change for `resolve` instead of writing it now.
+    #[serde(default)]
+    pub stage: bool,
+}
+
+/// The `lsp_rename` tool.
+pub struct LspRename {
+    /// The language-server supervisor.
+    pub supervisor: Addr<LspSupervisor>,
+    /// Where staged renames are held (with the parser set), if connected.
+    pub ast: Option<Addr<AstActor>>,
+}
+
+impl ToolHandler for LspRename {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "lsp_rename".into(),
+            level: Level::Write,
+            parallel_safe: false,
+            description: "Rename a symbol across the project through its language server: file + 1-based line + symbol text, and new_name. Writes every file or none; stage: true returns an edit_id for resolve instead.".into(),
+            input_schema: schema_of::<RenameArgs>(),
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let args: RenameArgs = parse("lsp_rename", args)?;
+        let path = confined(ctx.root(), "file", &args.file)?;
+        if !path.is_file() {
+            return Err(ToolError::new(format!(
+                "argument `file`: `{}` is not a file; give a source file",
+                args.file
+            )));
+        }
+        if args.new_name.trim().is_empty() || args.new_name.contains(char::is_whitespace) {
+            return Err(ToolError::new("argument `new_name`: give an identifier without spaces"));
+        }
+        if args.stage && self.ast.is_none() {
+            return Err(ToolError::new(
+                "lsp_rename: `stage` needs the parser set (it holds staged edits), which is not connected in this run",
+            ));
+        }
+        let sup = self.supervisor.clone();
+        let ast = self.ast.clone();
+        let ctx = ctx.clone();
+        Ok(Box::pin(async move { rename(sup, ast, ctx, path, args).await }))
+    }
+}
+
+async fn rename(
+    sup: Addr<LspSupervisor>,
+    ast: Option<Addr<AstActor>>,
+    ctx: CallContext,
+    path: PathBuf,
+    args: RenameArgs,
+) -> ToolResult {
+    let root = ctx.root().to_path_buf();
+    let rel = tether_actors::fs::relative(&root, &path);
+    let session = match open(&sup, &path, false).await {
+        Ok(s) => s,
+        Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
+    };
+    let doc = session.doc.clone().expect("a file was synced");
+    let at = match locate(&doc.text, &rel, args.line, &args.symbol) {
+        Ok(at) => at,
+        Err(e) => return ToolResult::error(format!("lsp_rename: {}", e.0)),
+    };
+    super::ready_for(&session).await;
+    let params = json!({"textDocument": {"uri": doc.uri}, "position": at.position, "newName": args.new_name});
+    let answer = match session.request("textDocument/rename", params, REQUEST_TIMEOUT).await {
+        Ok(v) => v,
+        Err(e) => {
+            return ToolResult::error(format!("lsp_rename: {} refused the rename: {e}", session.key.server));
+        }
+    };
+    if answer.is_null() {
+        return ToolResult::error(format!(
+            "lsp_rename: {} returned no edit for `{}` at {rel}:{}",
+            session.key.server, args.symbol, args.line
+        ));
+    }
+    let edit: lsp_types::WorkspaceEdit = match serde_json::from_value(answer) {
+        Ok(e) => e,
+        Err(e) => {
+            return ToolResult::error(format!(
+                "lsp_rename: {} sent an edit tether cannot read: {e}",
+                session.key.server
+            ));
+        }
+    };
+    let by_file = match edits_by_file(&edit) {
+        Ok(m) => m,
+        Err(e) => return ToolResult::error(format!("lsp_rename: {e}; nothing was written")),
+    };
+    // The old name is what the first edit in the symbol's own file replaces.
+    let old_name = args.symbol.clone();
+    let mut files = Vec::new();
+    let mut counts = BTreeMap::new();
+    for (uri, edits) in &by_file {
+        let Ok(file) = uri.to_file_path() else {
+            return ToolResult::error(format!(
+                "lsp_rename: the edit touches {uri}, which is not a file; nothing was written"
+            ));
+        };
+        let file = match tether_actors::fs::confine(&root, &file.display().to_string()) {
+            Ok(f) => f,
+            Err(_) => {
+                return ToolResult::error(format!(
+                    "lsp_rename: the edit touches {}, outside the working directory; nothing was written",
+                    file.display()
+                ));
+            }
+        };
+        let frel = tether_actors::fs::relative(&root, &file);
+        let before = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                return ToolResult::error(format!(
+                    "lsp_rename: cannot read `{frel}` ({e}); nothing was written"
+                ));
+            }
+        };
+        for e in edits {
+            if let Err(err) = check_rename_edit(&before, e, &old_name, &args.new_name) {
+                return ToolResult::error(format!("lsp_rename: in `{frel}`: {err}"));
+            }
+        }
+        let after = match apply_edits(&before, edits) {
+            Ok(t) => t,
+            Err(e) => return ToolResult::error(format!("lsp_rename: in `{frel}`: {e}; nothing was written")),
+        };
+        if after != before {
+            counts.insert(frel.clone(), edits.len());
+            files.push(FileRewrite { rel: frel, path: file, before, after, replacements: edits.len() });
+        }
+    }
+    if files.is_empty() {
+        return ToolResult::error(format!(
+            "lsp_rename: {} proposed no change for `{}`",
+            session.key.server, args.symbol
+        ));
+    }
+    let total: usize = counts.values().sum();
+    let mut summary = String::new();
+    for (f, n) in &counts {
+        let _ = writeln!(summary, "  {f}: {n}");
+    }
+    if args.stage {
+        let plan = RewritePlan { files, coverage: Coverage::default() };
+        let staged = match ast.expect("checked at start").send(StageFiles { plan }).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
+            Err(e) => return ToolResult::error(format!("lsp_rename: the parser set is not running ({e})")),
+        };
+        let text = format!(
+            "(proposed) rename `{}` → `{}`: {total} edit(s) in {} file(s); nothing is written yet: call resolve with edit_id \"{}\" and action \"accept\", or \"discard\".\n{summary}{}",
+            args.symbol,
+            args.new_name,
+            counts.len(),
+            staged.edit_id,
+            staged.preview
+        );
+        return ToolResult::text(text.trim_end()).with_data(&staged);
+    }
+    let changes: Vec<FileChange> = files
+        .iter()
+        .map(|f| FileChange {
+            path: f.path.clone(),
+            before: Some(f.before.clone().into_bytes()),
+            after: Some(f.after.clone().into_bytes()),
+            mode: None,
+        })
+        .collect();
+    let commit_root = root.clone();
+    let committed = tokio::task::spawn_blocking(move || {
+        tether_actors::fs::commit(&changes).map_err(|e| e.describe(&commit_root))
+    })
+    .await;
+    match committed {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: nothing was written: {e}")),
+        Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
+    }
+    let result = ToolResult::text(
+        format!(
+            "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",
+            args.symbol,
+            args.new_name,
+            counts.len()
+        )
+        .trim_end()
+        .to_string(),
+    )
+    .with_data(json!({"files": counts}));
+    let written = files.into_iter().map(|f| f.path).collect();
+    ctx.report_write(written, result).await
+}

@@ -1,0 +1,222 @@
+//! LSP answers as text a model reads: relative `path:line:col` plus the
+//! source line, references grouped by file with counts, hover as signature
+//! then doc, symbols at their names.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use lsp_types::{Location, LocationLink, Range, Url};
+use tether_actors::lsp::edits::char_column;
+use tether_actors::lsp::supervisor::display_path;
+
+/// Longest source line shown next to a location.
+const MAX_SHOWN_LINE: usize = 200;
+
+/// A location resolved to a path and 1-based line/column, with its source line.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Place {
+    /// Relative to the working directory, or absolute when outside it.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based character column.
+    pub column: usize,
+    /// The source line (trimmed), when readable.
+    pub text: Option<String>,
+}
+
+/// Reads files once per answer.
+pub struct Lines<'a> {
+    workdir: &'a Path,
+    cache: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl<'a> Lines<'a> {
+    /// A reader for locations under `workdir`.
+    pub fn new(workdir: &'a Path) -> Self {
+        Self { workdir, cache: HashMap::new() }
+    }
+
+    fn line(&mut self, path: &Path, line: u32) -> Option<String> {
+        let lines = self.cache.entry(path.to_path_buf()).or_insert_with(|| {
+            std::fs::read_to_string(path).ok().map(|t| t.lines().map(str::to_string).collect())
+        });
+        lines.as_ref()?.get(line as usize).cloned()
+    }
+
+    /// The place of `range` in the file at `uri`.
+    pub fn place(&mut self, uri: &Url, range: &Range) -> Place {
+        let path = uri.to_file_path().unwrap_or_else(|()| PathBuf::from(uri.as_str()));
+        let raw = self.line(&path, range.start.line);
+        let column = raw
+            .as_deref()
+            .map_or(range.start.character as usize + 1, |l| char_column(l, range.start.character));
+        let text = raw.map(|l| {
+            let t = l.trim();
+            if t.len() <= MAX_SHOWN_LINE {
+                t.to_string()
+            } else {
+                let mut end = MAX_SHOWN_LINE;
+                while !t.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}…", &t[..end])
+            }
+        });
+        Place { path: display_path(self.workdir, &path), line: range.start.line + 1, column, text }
+    }
+}
+
+impl Place {
+    /// `path:line:col: text`.
+    pub fn line_entry(&self) -> String {
+        match &self.text {
+            Some(t) => format!("{}:{}:{}: {t}", self.path, self.line, self.column),
+            None => format!("{}:{}:{}", self.path, self.line, self.column),
+        }
+    }
+}
+
+/// The locations of a definition-like answer (`Location`, `Location[]`,
+/// `LocationLink[]` or null), at the target's name when links say where.
+pub fn locations(value: &serde_json::Value) -> Vec<(Url, Range)> {
+    if value.is_null() {
+        return Vec::new();
+    }
+    if let Ok(loc) = serde_json::from_value::<Location>(value.clone()) {
+        return vec![(loc.uri, loc.range)];
+    }
+    if let Ok(locs) = serde_json::from_value::<Vec<Location>>(value.clone()) {
+        return locs.into_iter().map(|l| (l.uri, l.range)).collect();
+    }
+    if let Ok(links) = serde_json::from_value::<Vec<LocationLink>>(value.clone()) {
+        return links.into_iter().map(|l| (l.target_uri, l.target_selection_range)).collect();
+    }
+    Vec::new()
+}
+
+/// References grouped by file with counts, one page of `page` entries
+/// starting at `offset`.
+pub fn grouped(places: &[Place], offset: usize, page: usize) -> String {
+    let mut by_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in places {
+        *by_file.entry(p.path.as_str()).or_default() += 1;
+    }
+    let shown: Vec<&Place> = places.iter().skip(offset).take(page).collect();
+    let mut out = String::new();
+    let mut current: Option<&str> = None;
+    for p in &shown {
+        if current != Some(p.path.as_str()) {
+            let _ = writeln!(out, "{} ({})", p.path, by_file[p.path.as_str()]);
+            current = Some(p.path.as_str());
+        }
+        let _ = writeln!(out, "  {}:{}: {}", p.line, p.column, p.text.as_deref().unwrap_or(""));
+    }
+    out
+}
+
+/// Hover contents as signature (the first code block) then documentation.
+pub fn hover_text(value: &serde_json::Value) -> Option<String> {
+    let contents = value.get("contents")?;
+    let raw = match contents {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(o) => match (o.get("kind"), o.get("value"), o.get("language")) {
+            (Some(_), Some(v), _) => v.as_str().unwrap_or("").to_string(),
+            (None, Some(v), Some(lang)) => {
+                format!("```{}\n{}\n```", lang.as_str().unwrap_or(""), v.as_str().unwrap_or(""))
+            }
+            _ => String::new(),
+        },
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                serde_json::Value::String(s) => s.clone(),
+                other => format!(
+                    "```{}\n{}\n```",
+                    other["language"].as_str().unwrap_or(""),
+                    other["value"].as_str().unwrap_or("")
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    };
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return None;
+    }
+    // Split off the first fenced block as the signature.
+    if let Some(start) = raw.find("```") {
+        let after_fence = &raw[start + 3..];
+        let body_start = after_fence.find('\n').map_or(after_fence.len(), |i| i + 1);
+        if let Some(end) = after_fence[body_start..].find("```") {
+            let signature = after_fence[body_start..body_start + end].trim();
+            let before = raw[..start].trim();
+            let rest = after_fence[body_start + end + 3..].trim().trim_start_matches("---").trim();
+            let doc =
+                [before, rest].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n\n");
+            return Some(if doc.is_empty() {
+                signature.to_string()
+            } else {
+                format!("{signature}\n\n{doc}")
+            });
+        }
+    }
+    Some(raw.to_string())
+}
+
+/// The name of an LSP symbol kind.
+pub fn kind_name(kind: lsp_types::SymbolKind) -> &'static str {
+    use lsp_types::SymbolKind as K;
+    match kind {
+        K::FILE => "file",
+        K::MODULE => "module",
+        K::NAMESPACE => "namespace",
+        K::PACKAGE => "package",
+        K::CLASS => "class",
+        K::METHOD => "method",
+        K::PROPERTY => "property",
+        K::FIELD => "field",
+        K::CONSTRUCTOR => "constructor",
+        K::ENUM => "enum",
+        K::INTERFACE => "interface",
+        K::FUNCTION => "function",
+        K::VARIABLE => "variable",
+        K::CONSTANT => "constant",
+        K::STRING => "string",
+        K::NUMBER => "number",
+        K::BOOLEAN => "boolean",
+        K::ARRAY => "array",
+        K::OBJECT => "object",
+        K::KEY => "key",
+        K::NULL => "null",
+        K::ENUM_MEMBER => "enum member",
+        K::STRUCT => "struct",
+        K::EVENT => "event",
+        K::OPERATOR => "operator",
+        K::TYPE_PARAMETER => "type parameter",
+        _ => "symbol",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hover_puts_the_signature_first() {
+        let v = json!({"contents": {"kind": "markdown", "value": "```python\ndef f(x: int) -> str\n```\n---\nTurns x into text."}});
+        assert_eq!(hover_text(&v).unwrap(), "def f(x: int) -> str\n\nTurns x into text.");
+        assert_eq!(hover_text(&json!({"contents": ""})), None);
+    }
+
+    #[test]
+    fn references_are_grouped_by_file_with_counts() {
+        let place = |path: &str, line| Place { path: path.into(), line, column: 1, text: Some("x".into()) };
+        let places = vec![place("a.py", 1), place("a.py", 5), place("b.py", 2)];
+        assert_eq!(grouped(&places, 0, 50), "a.py (2)\n  1:1: x\n  5:1: x\nb.py (1)\n  2:1: x\n");
+        assert_eq!(grouped(&places, 2, 50), "b.py (1)\n  2:1: x\n");
+    }
+}
