@@ -16,7 +16,7 @@ fn names(specs: Vec<ToolSpec>) -> Vec<String> {
 #[tokio::test]
 async fn the_read_only_surface_neither_sees_nor_calls_write_tools() {
     let h = Harness::new(&[("a.py", "old(1)\n")]);
-    assert_eq!(names(h.rt.tools(Surface::ReadOnly)), ["ast_grep", "read"]);
+    assert_eq!(names(h.rt.tools(Surface::ReadOnly)), ["ast_grep", "lsp", "read"]);
     let full = names(h.rt.tools(Surface::Full));
     for tool in ["ast_edit", "resolve", "write", "edit", "apply_patch", "ast_grep", "read"] {
         assert!(full.contains(&tool.to_string()), "{tool} on the full surface");
@@ -156,7 +156,7 @@ async fn the_tree_describes_the_router_the_lane_and_the_parsers() {
     assert_eq!(json["id"], "test");
     let kinds: Vec<&str> =
         json["children"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["serial-lane", "ast"]);
+    assert_eq!(kinds, ["serial-lane", "ast", "lsp-supervisor"]);
     assert_eq!(json["children"][1]["detail"]["staged"], 1);
     let text = tree.text();
     assert!(text.starts_with("router test [ready]"), "{text}");

@@ -1,0 +1,460 @@
+//! The `lsp` tool, `lsp_rename` and diagnostics on write, against the real
+//! servers: pyright, clangd and typescript-language-server. A missing
+//! server fails its test with the install command; none is skipped. A fake
+//! server (tests/fixtures/lsp/fake_lsp.py) provides the one thing a real
+//! server cannot do on demand: hang on a request so it can be killed
+//! mid-request.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::Harness;
+use serde_json::{Value, json};
+use tether::Surface;
+
+fn require(binary: &str, install: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
+        .unwrap_or(false);
+    assert!(found, "`{binary}` is not on PATH; install it with `{install}` (the README's test command does)");
+}
+
+fn pyright() {
+    require("pyright-langserver", "npm install -g pyright");
+}
+
+fn clangd() {
+    require("clangd", "apt-get install clangd");
+}
+
+fn tsls() {
+    require("typescript-language-server", "npm install -g typescript-language-server typescript@5");
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap().flatten() {
+        let target = dst.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A runtime over a copy of `tests/fixtures/lsp/<name>`.
+fn fixture(name: &str) -> Harness {
+    let h = Harness::new(&[]);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(name);
+    copy_dir(&src, &h.root());
+    h
+}
+
+async fn lsp(h: &Harness, args: Value) -> tether::ToolResult {
+    h.call("lsp", args).await
+}
+
+async fn lsp_ok(h: &Harness, args: Value) -> String {
+    let r = lsp(h, args.clone()).await;
+    assert!(!r.is_error, "lsp {args} failed: {}", r.text);
+    r.text
+}
+
+#[tokio::test]
+async fn pyright_answers_every_action() {
+    pyright();
+    let h = fixture("python");
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "total_area"}))
+            .await;
+    assert!(def.contains("shapes.py:16:5: def total_area(shapes: list[Shape]) -> float:"), "{def}");
+
+    let tdef =
+        lsp_ok(&h, json!({"action": "type_definition", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert!(tdef.contains("shapes.py:8:7: class Square(Shape):"), "{tdef}");
+
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square"})).await;
+    assert!(refs.starts_with("4 references to `Square` in 2 files"), "{refs}");
+    assert!(refs.contains("app.py (3)\n") && refs.contains("shapes.py (1)\n"), "grouped with counts: {refs}");
+
+    let hover =
+        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 4, "symbol": "total_area"})).await;
+    assert!(hover.starts_with("(function) def total_area(shapes: list[Shape]) -> float"), "{hover}");
+    assert!(hover.contains("Sum of the areas"), "signature, then doc: {hover}");
+
+    let syms = lsp_ok(&h, json!({"action": "symbols", "file": "shapes.py"})).await;
+    assert!(syms.contains("Square (class) 8:7") && syms.contains("  area (method) 12:9"), "{syms}");
+
+    let ws = lsp_ok(&h, json!({"action": "symbols", "query": "total_area"})).await;
+    assert!(ws.contains("total_area (function) shapes.py:16:5"), "{ws}");
+
+    let actions =
+        lsp(&h, json!({"action": "code_actions", "file": "app.py", "line": 5, "symbol": "area"})).await;
+    assert!(!actions.is_error, "{}", actions.text);
+    assert!(actions.text.contains("code action"), "says what it found or why not: {}", actions.text);
+
+    let diags = lsp_ok(&h, json!({"action": "diagnostics", "file": "app.py"})).await;
+    assert_eq!(diags, "no diagnostics for `app.py` (fresh)");
+
+    let status = lsp_ok(&h, json!({"action": "status"})).await;
+    assert!(status.contains("python: usable") && status.contains("running pyright@. [ready]"), "{status}");
+    assert!(status.contains("dart: not usable") && status.contains("`dart` not found on PATH"), "{status}");
+
+    let reload = lsp_ok(&h, json!({"action": "reload", "file": "app.py"})).await;
+    assert_eq!(reload, "restarted pyright (.)");
+    let tree = h.rt.tree().await.json();
+    let server = &tree["children"][2]["children"][0];
+    assert_eq!(server["restarts"], 1, "{tree}");
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 5, "symbol": "area"})).await;
+    assert!(def.contains("shapes.py:12:9"), "the restarted server answers: {def}");
+}
+
+#[tokio::test]
+async fn references_page_past_the_cap() {
+    pyright();
+    let mut app = String::from("from shapes import Square\n");
+    for i in 0..70 {
+        app.push_str(&format!("s{i} = Square({i}.0)\n"));
+    }
+    let h = fixture("python");
+    h.write("app.py", &app);
+    let first =
+        lsp_ok(&h, json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square"})).await;
+    assert!(
+        first.starts_with(
+            "72 references to `Square` in 2 files (showing 1–50; cap 50 a page; pass offset=50 for more)"
+        ),
+        "{first}"
+    );
+    let second = lsp_ok(
+        &h,
+        json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square", "offset": 50}),
+    )
+    .await;
+    assert!(second.contains("(showing 51–72; cap 50 a page)"), "{second}");
+}
+
+#[tokio::test]
+async fn clangd_answers_navigation_and_diagnostics() {
+    clangd();
+    let h = fixture("c");
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "main.c", "line": 5, "symbol": "manhattan"})).await;
+    assert!(def.contains("geometry.h:10:5: int manhattan(struct point p);"), "{def}");
+    let tdef =
+        lsp_ok(&h, json!({"action": "type_definition", "file": "main.c", "line": 4, "symbol": "origin"}))
+            .await;
+    assert!(tdef.contains("geometry.h:4:8: struct point {"), "{tdef}");
+    let hover =
+        lsp_ok(&h, json!({"action": "hover", "file": "main.c", "line": 5, "symbol": "manhattan"})).await;
+    assert!(
+        hover.contains("int manhattan(struct point p)") && hover.contains("Distance from the origin"),
+        "{hover}"
+    );
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "geometry.h", "line": 10, "symbol": "manhattan"}))
+            .await;
+    assert!(refs.contains("main.c (1)") && refs.contains("geometry.h (1)"), "{refs}");
+    let syms = lsp_ok(&h, json!({"action": "symbols", "file": "geometry.h"})).await;
+    assert!(syms.contains("point (class) 4:8") && syms.contains("manhattan (function) 10:5"), "{syms}");
+    h.write("broken.c", "int f(void) {\n    return missing_name;\n}\n");
+    let diags = lsp_ok(&h, json!({"action": "diagnostics", "file": "broken.c"})).await;
+    assert!(diags.contains("broken.c:2:12: error") && diags.contains("missing_name"), "{diags}");
+}
+
+#[tokio::test]
+async fn typescript_language_server_answers_definition_references_implementation_diagnostics() {
+    tsls();
+    let h = fixture("ts");
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.ts", "line": 4, "symbol": "total"})).await;
+    assert!(def.contains("shapes.ts:12:17: export function total(shapes: Shape[]): number {"), "{def}");
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "shapes.ts", "line": 5, "symbol": "Square"})).await;
+    assert!(refs.contains("app.ts (2)") && refs.contains("shapes.ts (1)"), "{refs}");
+    let imp =
+        lsp_ok(&h, json!({"action": "implementation", "file": "shapes.ts", "line": 2, "symbol": "area"}))
+            .await;
+    assert!(imp.contains("shapes.ts:7:3: area(): number {"), "{imp}");
+    let diags = lsp_ok(&h, json!({"action": "diagnostics", "file": "app.ts"})).await;
+    assert!(
+        diags.contains("app.ts:5:7: error [2322] Type 'string' is not assignable to type 'number'."),
+        "{diags}"
+    );
+}
+
+#[tokio::test]
+async fn rename_across_two_files_writes_all_or_stages_for_resolve() {
+    pyright();
+    let h = fixture("python");
+    let r = h.ok("lsp_rename", json!({"file": "shapes.py", "line": 16, "symbol": "total_area", "new_name": "sum_areas", "stage": true})).await;
+    assert!(r.text.contains("edit_id \"edit_1\""), "{}", r.text);
+    assert!(h.read("app.py").contains("total_area"), "staging writes nothing");
+    h.ok("resolve", json!({"edit_id": "edit_1", "action": "discard"})).await;
+
+    let r = h
+        .ok("lsp_rename", json!({"file": "shapes.py", "line": 8, "symbol": "Square", "new_name": "Tile"}))
+        .await;
+    assert!(r.text.starts_with("renamed `Square` → `Tile`: 4 edit(s) in 2 file(s)"), "{}", r.text);
+    assert_eq!(
+        h.read("app.py"),
+        "from shapes import Tile, total_area\n\nunit = Tile(1.0)\nprint(total_area([unit, Tile(2.0)]))\nprint(unit.area())\n"
+    );
+    assert!(h.read("shapes.py").contains("class Tile(Shape):"));
+    assert!(r.text.contains("diagnostics (fresh)"), "written files are synced and checked: {}", r.text);
+    // The server saw the rename: navigation works on the new name.
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "Tile"})).await;
+    assert!(def.contains("shapes.py:8:7: class Tile(Shape):"), "{def}");
+}
+
+#[tokio::test]
+async fn diagnostics_on_write_report_new_problems_once_and_resolutions() {
+    pyright();
+    let h = fixture("python");
+    let broken = "from shapes import Square\n\nprint(undefined_thing)\n";
+    let r = h.ok("write", json!({"path": "app.py", "content": broken})).await;
+    assert!(r.text.contains("diagnostics (fresh) for `app.py`: 1 new, 0 resolved"), "{}", r.text);
+    assert!(
+        r.text.contains("+ app.py:3:7: error [reportUndefinedVariable] \"undefined_thing\" is not defined"),
+        "{}",
+        r.text
+    );
+
+    let moved = "from shapes import Square\n\n\n\n\n\nprint(undefined_thing)\n";
+    let r = h.ok("write", json!({"path": "app.py", "content": moved})).await;
+    assert!(
+        r.text.contains("diagnostics (fresh) for `app.py`: nothing new (1 known in the file)"),
+        "moved four lines down is not new: {}",
+        r.text
+    );
+
+    let r = h.ok("edit", json!({"path": "app.py", "old_string": "print(undefined_thing)", "new_string": "print(Square(1.0).area())"})).await;
+    assert!(r.text.contains("0 new, 1 resolved"), "{}", r.text);
+    assert!(
+        r.text.contains("− app.py: error [reportUndefinedVariable] \"undefined_thing\" is not defined"),
+        "{}",
+        r.text
+    );
+
+    // A host writing with its own tools asks the runtime directly.
+    std::fs::write(h.path("app.py"), "x: int = 'text'\n").unwrap();
+    let text = h.rt.after_write(vec![h.path("app.py")]).await.expect("a report");
+    assert!(text.contains("1 new") && text.contains("reportAssignmentType"), "{text}");
+}
+
+#[tokio::test]
+async fn a_dart_checkout_without_dart_says_why_and_keeps_the_tool() {
+    let h = fixture("dart");
+    assert!(h.rt.tools(Surface::ReadOnly).iter().any(|t| t.name == "lsp"), "the tool stays visible");
+    let text =
+        h.err("lsp", json!({"action": "hover", "file": "lib/main.dart", "line": 2, "symbol": "greet"})).await;
+    assert!(
+        text.contains("server unavailable") && text.contains("dart: `dart` not found on PATH; tried:"),
+        "{text}"
+    );
+    let status = lsp_ok(&h, json!({"action": "status"})).await;
+    assert!(
+        status.contains("dart: not usable") && status.contains("roots at ."),
+        "the root half is fine, the binary half is not: {status}"
+    );
+    // Writing a Dart file says why diagnostics are unavailable instead of claiming it is clean.
+    let r = h.ok("write", json!({"path": "lib/main.dart", "content": "void main() {}\n"})).await;
+    assert!(r.text.contains("diagnostics unavailable for `lib/main.dart`"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_file_outside_every_root_marker_says_why() {
+    clangd();
+    let h = Harness::new(&[("loose.c", "int main(void) { return 0; }\n")]);
+    let text = h.err("lsp", json!({"action": "hover", "file": "loose.c", "line": 1, "symbol": "main"})).await;
+    assert!(
+        text.contains("clangd: no compile_commands.json")
+            && text.contains("in the directory of loose.c or above it"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_are_clear_errors() {
+    pyright();
+    let h = fixture("python");
+    let cases = [
+        (json!({"action": "definition", "file": "app.py", "line": 0, "symbol": "unit"}), "1-based"),
+        (
+            json!({"action": "definition", "file": "app.py", "line": 99, "symbol": "unit"}),
+            "past the end of `app.py`, which has 5 lines",
+        ),
+        (json!({"action": "definition", "file": "app.py", "line": 3}), "`symbol` is required"),
+        (
+            json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "nope"}),
+            "that line is: unit = Square(1.0)",
+        ),
+        (json!({"action": "definition", "file": ".", "line": 3, "symbol": "unit"}), "is a directory"),
+        (
+            json!({"action": "definition", "file": "missing.py", "line": 3, "symbol": "unit"}),
+            "does not exist",
+        ),
+        (
+            json!({"action": "definition", "file": "../x.py", "line": 3, "symbol": "unit"}),
+            "outside the working directory",
+        ),
+        (json!({"action": "jump", "file": "app.py"}), "`action`"),
+        (json!({"action": "symbols"}), "exactly one of `query`"),
+    ];
+    for (args, needle) in cases {
+        let text = h.err("lsp", args.clone()).await;
+        assert!(text.contains(needle), "{args}: {text}");
+    }
+    let r =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "Square"})).await;
+    assert!(r.contains("shapes.py:8:7"), "{r}");
+}
+
+fn pgrp_members(pgid: u32) -> Vec<u32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // fields: state ppid pgrp …
+        if fields.first().is_some_and(|s| *s != "Z")
+            && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+        {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+fn server_pid(tree: &Value) -> u32 {
+    tree["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "lsp-supervisor")
+        .and_then(|s| s["children"][0]["pid"].as_u64())
+        .expect("a running server with a pid") as u32
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts() {
+    let h = fixture("python");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
+    std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
+    h.write(
+        "tether.toml",
+        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+    );
+    // tether.toml is read when the run starts.
+    let h = Harness {
+        rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(),
+        dir: h.dir,
+    };
+    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert_eq!(hover, "fake hover");
+    let pid = server_pid(&h.rt.tree().await.json());
+    let grandchild: i32 = std::fs::read_to_string(h.path("fake_child.pid")).unwrap().trim().parse().unwrap();
+
+    let call = h.call("lsp", json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"}));
+    let killer = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // SAFETY: SIGKILL to the server's pid.
+        unsafe { libc_kill(pid as i32, 9) };
+        Instant::now()
+    };
+    let (result, killed_at) = tokio::join!(call, killer);
+    let waited = killed_at.elapsed();
+    assert!(result.is_error, "{}", result.text);
+    assert!(result.text.contains("killed by signal 9"), "names the exit status: {}", result.text);
+    assert!(
+        result.text.contains("fake language server ready") || result.text.contains("definition requested"),
+        "quotes the last stderr lines: {}",
+        result.text
+    );
+    assert!(waited < Duration::from_secs(1), "the waiter was failed {waited:?} after the kill");
+
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(pgrp_members(pid).is_empty(), "the server's process group is gone");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{grandchild}")).exists() || is_zombie(grandchild),
+        "the grandchild {grandchild} was left behind"
+    );
+
+    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert_eq!(hover, "fake hover", "the next call restarts the server");
+    let tree = h.rt.tree().await.json();
+    let server = &tree["children"][2]["children"][0];
+    assert_eq!(server["restarts"], 1, "{tree}");
+}
+
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(true)
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[tokio::test]
+async fn a_killed_pyright_is_restarted_with_nothing_left_behind() {
+    pyright();
+    let h = fixture("python");
+    lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    let pid = server_pid(&h.rt.tree().await.json());
+    // SAFETY: SIGKILL to the server's pid.
+    unsafe { libc_kill(pid as i32, 9) };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(pgrp_members(pid).is_empty(), "nothing of pyright's process group remains");
+    let tree = h.rt.tree().await.json();
+    let state = tree["children"][2]["children"][0]["state"].as_str().unwrap().to_string();
+    assert!(state.starts_with("crashed: killed by signal 9"), "{state}");
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "total_area"}))
+            .await;
+    assert!(def.contains("shapes.py:16:5"), "{def}");
+    let tree = h.rt.tree().await.json();
+    assert_eq!(tree["children"][2]["children"][0]["restarts"], 1);
+    assert_ne!(server_pid(&tree), pid);
+}
+
+#[test]
+fn batch_drives_the_language_server_too() {
+    pyright();
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/python"), dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["batch", "--workdir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let input = [
+        json!({"tool": "lsp", "args": {"action": "definition", "file": "app.py", "line": 5, "symbol": "area"}}),
+        json!({"tool": "lsp", "args": {"action": "hover", "file": "app.py", "line": 3, "symbol": "Square"}}),
+        json!({"op": "tree"}),
+    ];
+    for line in &input {
+        writeln!(child.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(answers[0]["text"].as_str().unwrap().contains("shapes.py:12:9"), "{}", answers[0]);
+    assert_eq!(answers[0]["data"]["locations"][0]["path"], "shapes.py");
+    assert!(answers[1]["text"].as_str().unwrap().contains("class Square"), "{}", answers[1]);
+    let text = answers[2]["text"].as_str().unwrap();
+    assert!(text.contains("lsp-supervisor") && text.contains("lsp-server pyright@. [ready]"), "{text}");
+}
