@@ -194,8 +194,10 @@ impl Parts {
         }
         if b.resources.contains(&Resource::LanguageServers) {
             let root = self.workdir.clone();
-            let supervisor =
-                LspSupervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| LspSupervisor::new(root));
+            // On the router's own thread: a query then crosses no thread
+            // between router, supervisor, server actor and the reader task
+            // that receives the answer.
+            let supervisor = LspSupervisor::new(root).start();
             handlers.push(Arc::new(tools::lsp::Lsp { supervisor: supervisor.clone() }));
             handlers.push(Arc::new(tools::lsp::rename::LspRename { supervisor: supervisor.clone(), ast }));
             // Files written through tether are synced to their server at once,

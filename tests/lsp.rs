@@ -162,9 +162,31 @@ async fn clangd_answers_navigation_and_diagnostics() {
     assert!(refs.contains("main.c (1)") && refs.contains("geometry.h (1)"), "{refs}");
     let syms = lsp_ok(&h, json!({"action": "symbols", "file": "geometry.h"})).await;
     assert!(syms.contains("point (class) 4:8") && syms.contains("manhattan (function) 10:5"), "{syms}");
+    let ws = lsp_ok(&h, json!({"action": "symbols", "query": "manhattan"})).await;
+    assert!(ws.contains("manhattan (function)"), "{ws}");
+    let actions =
+        lsp(&h, json!({"action": "code_actions", "file": "main.c", "line": 5, "symbol": "manhattan"})).await;
+    assert!(!actions.is_error && actions.text.contains("code action"), "{}", actions.text);
     h.write("broken.c", "int f(void) {\n    return missing_name;\n}\n");
     let diags = lsp_ok(&h, json!({"action": "diagnostics", "file": "broken.c"})).await;
     assert!(diags.contains("broken.c:2:12: error") && diags.contains("missing_name"), "{diags}");
+    let status = lsp_ok(&h, json!({"action": "status"})).await;
+    assert!(status.contains("running clangd@. [ready]"), "{status}");
+    assert_eq!(lsp_ok(&h, json!({"action": "reload"})).await, "restarted clangd (.)");
+}
+
+#[tokio::test]
+async fn the_project_checker_runs_for_star() {
+    require("pyright", "npm install -g pyright");
+    require("tsc", "npm install -g typescript@5");
+    let h = fixture("python");
+    h.write("bad.py", "from shapes import Square\n\nSquare('one').area(2)\n");
+    let text = lsp_ok(&h, json!({"action": "diagnostics", "file": "*", "language": "python"})).await;
+    assert!(text.contains("python: `pyright --outputjson` reported"), "{text}");
+    assert!(text.contains("bad.py:3:"), "{text}");
+    let ts = fixture("ts");
+    let text = lsp_ok(&ts, json!({"action": "diagnostics", "file": "*"})).await;
+    assert!(text.contains("app.ts:5:7: error [TS2322]"), "{text}");
 }
 
 #[tokio::test]

@@ -96,6 +96,18 @@ pub fn why_not_binary(config: &ServerConfig, tried: &[PathBuf]) -> String {
 
 /// The first server of `candidates` usable for `file`, or why none is.
 pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Result<Usable, Vec<String>> {
+    choose_cached(candidates, file, workdir, &mut std::collections::HashMap::new())
+}
+
+/// [`choose`], remembering resolved binaries by server id (failures are
+/// not remembered: a server installed mid-run is found on the next call).
+/// A project-local binary (`.venv/bin`) is per root, so it is not cached.
+pub fn choose_cached(
+    candidates: &[&ServerConfig],
+    file: &Path,
+    workdir: &Path,
+    binaries: &mut std::collections::HashMap<String, PathBuf>,
+) -> Result<Usable, Vec<String>> {
     let rel = crate::fs::relative(workdir, file);
     let mut reasons = Vec::new();
     for config in candidates {
@@ -103,8 +115,14 @@ pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Resu
             reasons.push(why_not_root(config, &rel));
             continue;
         };
+        if let Some(binary) = binaries.get(&config.id) {
+            return Ok(Usable { config: (*config).clone(), root, binary: binary.clone() });
+        }
         match resolve_binary(&config.command, &root, workdir) {
             Ok(binary) => {
+                if !binary.starts_with(workdir) {
+                    binaries.insert(config.id.clone(), binary.clone());
+                }
                 return Ok(Usable { config: (*config).clone(), root, binary });
             }
             Err(tried) => reasons.push(why_not_binary(config, &tried)),

@@ -116,6 +116,9 @@ pub struct StatusReport {
 pub struct LspSupervisor {
     workdir: PathBuf,
     table: Result<Vec<ServerConfig>, String>,
+    /// Resolved binaries by server id: PATH lookups cost a dozen `stat`s,
+    /// and a server's binary does not move during a run.
+    binaries: std::collections::HashMap<String, PathBuf>,
     servers: BTreeMap<ServerKey, Addr<LspServerActor>>,
     crashes: u64,
     started: Instant,
@@ -125,7 +128,14 @@ impl LspSupervisor {
     /// A supervisor for `workdir` (canonical), reading its `tether.toml`.
     pub fn new(workdir: PathBuf) -> Self {
         let table = config::load(&workdir);
-        Self { workdir, table, servers: BTreeMap::new(), crashes: 0, started: Instant::now() }
+        Self {
+            workdir,
+            table,
+            binaries: std::collections::HashMap::new(),
+            servers: BTreeMap::new(),
+            crashes: 0,
+            started: Instant::now(),
+        }
     }
 
     fn candidates<'a>(table: &'a [ServerConfig], language: &str) -> Vec<&'a ServerConfig> {
@@ -205,9 +215,10 @@ impl Handler<Route> for LspSupervisor {
         if candidates.is_empty() {
             return Err(Unavailable::NotConfigured(language.to_string()));
         }
-        let usable = discovery::choose(&candidates, &msg.file, &self.workdir).map_err(|reasons| {
-            Unavailable::NotUsable { language: language.to_string(), file: rel, reasons }
-        })?;
+        let usable =
+            discovery::choose_cached(&candidates, &msg.file, &self.workdir, &mut self.binaries).map_err(
+                |reasons| Unavailable::NotUsable { language: language.to_string(), file: rel, reasons },
+            )?;
         let (key, addr) = self.actor_for(usable, ctx);
         Ok(Routed { key, addr, language: language.to_string() })
     }
