@@ -176,6 +176,29 @@ async fn clangd_answers_navigation_and_diagnostics() {
 }
 
 #[tokio::test]
+async fn rust_analyzer_answers_once_its_project_is_loaded() {
+    let works = std::process::Command::new("rust-analyzer")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        works,
+        "rust-analyzer does not run; install it with `rustup component add rust-analyzer` (the README's test command does)"
+    );
+    let h = Harness::new(&[]);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/rust");
+    copy_dir(&src, &h.root());
+    // The first answer comes after indexing, never an empty list that means "not loaded yet".
+    let def =
+        lsp_ok(&h, json!({"action": "definition", "file": "src/main.rs", "line": 5, "symbol": "area"})).await;
+    assert!(def.contains("src/shapes.rs:5:8: pub fn area(s: &Square) -> u32 {"), "{def}");
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "src/shapes.rs", "line": 1, "symbol": "Square"}))
+            .await;
+    assert!(refs.starts_with("3 references to `Square` in 2 files"), "{refs}");
+}
+
+#[tokio::test]
 async fn the_project_checker_runs_for_star() {
     require("pyright", "npm install -g pyright");
     require("tsc", "npm install -g typescript@5");

@@ -26,6 +26,7 @@ use super::shared::{Progress, Shared};
 use crate::describe::{ActorNode, Describe};
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::wire::client::Client;
+use crate::wire::jsonrpc::CONTENT_MODIFIED;
 use crate::wire::pending::RequestError;
 
 /// How long `initialize` may take (a cold pyright or clangd answers in well under a second).
@@ -40,6 +41,10 @@ const BACKOFF_START: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(8);
 /// A server up this long is no longer "crashing in a row".
 const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// How long progress must stay finished before a server counts as idle.
+pub const QUIET_AFTER_PROGRESS: Duration = Duration::from_millis(400);
+/// How long a request answered "content modified" is retried.
+pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
 /// Largest file synced to a server.
 pub const MAX_SYNC_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -118,24 +123,49 @@ pub struct SyncedDoc {
 }
 
 impl Session {
-    /// Waits, at most `timeout`, for work-done progress to finish; returns
-    /// the progress still running if it did not.
+    /// Waits, at most `timeout`, for work-done progress to finish and stay
+    /// finished for [`QUIET_AFTER_PROGRESS`] (servers run indexing in
+    /// phases with gaps between them); returns the progress still running
+    /// if it did not.
     pub async fn wait_idle(&self, timeout: Duration) -> Option<Progress> {
-        let idle = self.shared.wait_until(timeout, |s| s.indexing().is_none().then_some(())).await;
-        match idle {
-            Some(()) => None,
-            None => self.shared.indexing(),
+        let deadline = Instant::now() + timeout;
+        let saw_progress = self.shared.indexing().is_some();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let idle = self.shared.wait_until(left, |s| s.indexing().is_none().then_some(())).await;
+            if idle.is_none() {
+                return self.shared.indexing();
+            }
+            if !saw_progress {
+                return None;
+            }
+            // Idle now; is it the end, or a gap between phases?
+            let quiet = QUIET_AFTER_PROGRESS.min(deadline.saturating_duration_since(Instant::now()));
+            // Progress resumed within the quiet period: wait for the next phase.
+            self.shared.wait_until(quiet, |s| s.indexing().map(|_| ())).await?;
         }
     }
 
-    /// Sends a request about the session's server.
+    /// Sends a request about the session's server. A server still loading
+    /// its project may answer "content modified" (rust-analyzer does while
+    /// it indexes); such a request is retried, after waiting for progress
+    /// to finish, for up to [`CONTENT_MODIFIED_RETRY`].
     pub async fn request(
         &self,
         method: &str,
         params: Value,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
-        self.client.request(method, params, timeout).await
+        let deadline = Instant::now() + CONTENT_MODIFIED_RETRY;
+        loop {
+            match self.client.request(method, params.clone(), timeout).await {
+                Err(RequestError::Rpc(e)) if e.code == CONTENT_MODIFIED && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    self.wait_idle(deadline.saturating_duration_since(Instant::now())).await;
+                }
+                other => return other,
+            }
+        }
     }
 }
 

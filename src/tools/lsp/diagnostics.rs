@@ -241,11 +241,17 @@ impl AfterWrite for LspAfterWrite {
         let workdir = self.workdir.clone();
         let registry = self.registry.clone();
         Box::pin(async move {
+            // Files are checked side by side (a patch may touch many, each
+            // waiting up to AFTER_WRITE_WAIT), and reported in order.
+            let tasks: Vec<_> = paths
+                .into_iter()
+                .map(|path| {
+                    tokio::spawn(Self::one(supervisor.clone(), workdir.clone(), registry.clone(), path))
+                })
+                .collect();
             let mut blocks = Vec::new();
-            for path in paths {
-                if let Some(block) =
-                    Self::one(supervisor.clone(), workdir.clone(), registry.clone(), path).await
-                {
+            for task in tasks {
+                if let Ok(Some(block)) = task.await {
                     blocks.push(block);
                 }
             }

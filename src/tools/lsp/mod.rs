@@ -230,6 +230,10 @@ pub(crate) async fn ready_for(session: &Session) {
     session.wait_idle(READY_WAIT).await;
 }
 
+fn is_empty_answer(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(|a| a.is_empty())
+}
+
 /// "still indexing (40%)" or "ready", for empty answers.
 fn readiness(session: &Session) -> Option<String> {
     session.shared.indexing().map(|p| {
@@ -292,10 +296,19 @@ async fn navigate(
         }
         _ => unreachable!("handled by the caller"),
     };
-    let answer = match session.request(method, params, REQUEST_TIMEOUT).await {
+    let mut answer = match session.request(method, params.clone(), REQUEST_TIMEOUT).await {
         Ok(v) => v,
         Err(e) => return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server)),
     };
+    // Some servers start their indexing progress only after answering the
+    // first request with nothing; an empty answer while indexing is worth
+    // one more ask once it is done, never a "none found".
+    if is_empty_answer(&answer) && readiness(&session).is_some() {
+        session.wait_idle(READY_WAIT).await;
+        if let Ok(v) = session.request(method, params, REQUEST_TIMEOUT).await {
+            answer = v;
+        }
+    }
     let note = at.note(&symbol);
     let mut result = match action {
         Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
