@@ -14,6 +14,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tether_actors::ast::actor::AstActor;
 use tether_actors::describe::{ActorNode, Describe};
+use tether_actors::kernel::pool::KernelPool;
 use tether_actors::lsp::supervisor::LspSupervisor;
 
 use crate::approval::ApprovalPolicy;
@@ -47,6 +48,8 @@ pub struct RuntimeBuilder {
     host_files: bool,
     extra: Vec<Arc<dyn ToolHandler>>,
     after_write: Option<Arc<dyn AfterWrite>>,
+    enclosure: Vec<String>,
+    idle_budget: std::time::Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -60,6 +63,8 @@ impl Default for RuntimeBuilder {
             host_files: true,
             extra: Vec::new(),
             after_write: None,
+            enclosure: Vec::new(),
+            idle_budget: tether_actors::kernel::actor::DEFAULT_IDLE_BUDGET,
         }
     }
 }
@@ -120,6 +125,21 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The conversation's enclosure: a command prefix (a container exec, a
+    /// sandbox wrapper) that kernels are started through. tether never
+    /// starts an enclosure itself.
+    pub fn enclosure(mut self, prefix: Vec<String>) -> Self {
+        self.enclosure = prefix;
+        self
+    }
+
+    /// The idle budget of `eval` cells (time without progress before a
+    /// cell is interrupted); default 5 minutes.
+    pub fn idle_budget(mut self, budget: std::time::Duration) -> Self {
+        self.idle_budget = budget;
+        self
+    }
+
     /// Starts the actors.
     pub fn start(self) -> Result<Runtime, StartError> {
         let workdir = tether_actors::fs::canonical_root(&self.workdir)?;
@@ -137,18 +157,22 @@ impl RuntimeBuilder {
             (parts.start(), None)
         } else {
             let (tx, rx) = std::sync::mpsc::channel();
-            let thread = std::thread::Builder::new()
+            let (stopped_tx, stopped) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
                 .name("tether-actors".into())
                 .spawn(move || {
                     let system = System::new();
                     system.block_on(async move {
                         let _ = tx.send((parts.start(), System::current()));
                     });
+                    // `run` consumes the system: when it returns, every
+                    // actor has stopped and dropped its process guards.
                     let _ = system.run();
+                    let _ = stopped_tx.send(());
                 })
                 .map_err(|e| StartError::System(e.to_string()))?;
             let (started, system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
-            (started, Some(OwnSystem { system, _thread: thread }))
+            (started, Some(OwnSystem { system, stopped: parking_lot::Mutex::new(stopped) }))
         };
         Ok(Runtime {
             router: started.router,
@@ -209,6 +233,20 @@ impl Parts {
             }));
             children.push(supervisor.recipient());
         }
+        let router_slot: Arc<std::sync::OnceLock<Recipient<Call>>> = Arc::default();
+        if b.resources.contains(&Resource::Kernels) {
+            let (conversation, workdir, enclosure) =
+                (b.conversation.clone(), self.workdir.clone(), b.enclosure.clone());
+            let pool = KernelPool::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                KernelPool::new(conversation, workdir, enclosure)
+            });
+            handlers.push(Arc::new(tools::eval::Eval {
+                pool: pool.clone(),
+                router: router_slot.clone(),
+                idle_budget: b.idle_budget,
+            }));
+            children.push(pool.recipient());
+        }
         hooks.extend(b.after_write);
         let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {
             0 => None,
@@ -227,19 +265,29 @@ impl Parts {
             after_write: after_write.clone(),
         };
         let router = RouterActor::new(registry.clone(), base, b.approval, children).start();
+        let _ = router_slot.set(router.clone().recipient());
         Started { router, registry, after_write }
     }
 }
 
+/// How long dropping a runtime waits for its actors to stop (and kill
+/// their child processes) before returning anyway.
+pub const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The actor system a runtime started for itself; stopped on drop.
 struct OwnSystem {
     system: System,
-    _thread: std::thread::JoinHandle<()>,
+    /// Signalled when the actor thread has finished (in a mutex so the
+    /// runtime stays `Sync` for hosts that share it).
+    stopped: parking_lot::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
 impl Drop for OwnSystem {
     fn drop(&mut self) {
         self.system.stop();
+        // Actors drop their process guards as the system stops; wait for
+        // that, so a CLI that exits next leaves no server behind.
+        let _ = self.stopped.lock().recv_timeout(STOP_TIMEOUT);
     }
 }
 
@@ -262,7 +310,7 @@ impl Tree {
     }
 }
 
-/// A running tether: the handle hosts hold.
+/// A running tether: the handle hosts hold (`Send + Sync`: share it in an `Arc`).
 pub struct Runtime {
     router: Addr<RouterActor>,
     registry: Arc<Registry>,
@@ -346,5 +394,14 @@ impl Runtime {
     /// The default surface.
     pub fn surface(&self) -> Surface {
         self.surface
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_handle_can_be_shared_across_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<super::Runtime>();
     }
 }

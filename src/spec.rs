@@ -80,17 +80,20 @@ pub enum Resource {
     Parsers,
     /// The language-server supervisor (`lsp`, `lsp_rename`, diagnostics on write).
     LanguageServers,
+    /// The kernel factory (`eval`).
+    Kernels,
 }
 
 impl Resource {
     /// Every resource tether has; a CLI run connects them all by default.
-    pub const ALL: [Resource; 2] = [Resource::Parsers, Resource::LanguageServers];
+    pub const ALL: [Resource; 3] = [Resource::Parsers, Resource::LanguageServers, Resource::Kernels];
 
     /// The resource's name as the CLI spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::Parsers => "parsers",
             Resource::LanguageServers => "lsp",
+            Resource::Kernels => "kernels",
         }
     }
 
@@ -99,6 +102,7 @@ impl Resource {
         match self {
             Resource::Parsers => "the tree-sitter parser set",
             Resource::LanguageServers => "the language-server supervisor",
+            Resource::Kernels => "the kernel factory",
         }
     }
 }

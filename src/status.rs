@@ -80,6 +80,7 @@ pub fn report(
             components: match resource {
                 Resource::Parsers => grammars(workdir),
                 Resource::LanguageServers => servers(lsp),
+                Resource::Kernels => kernels(),
             },
         })
         .collect();
@@ -147,6 +148,31 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
                 usable: l["usable"].as_bool().unwrap_or(false),
                 detail: details.join("; "),
             }
+        })
+        .collect()
+}
+
+/// Whether each kernel's interpreter can be found here.
+fn kernels() -> Vec<Component> {
+    [("python", "python3"), ("javascript", "node")]
+        .into_iter()
+        .map(|(lang, program)| match std::process::Command::new(program).arg("--version").output() {
+            Ok(out) if out.status.success() => {
+                let version =
+                    String::from_utf8_lossy(if out.stdout.is_empty() { &out.stderr } else { &out.stdout })
+                        .trim()
+                        .to_string();
+                Component {
+                    name: lang.into(),
+                    usable: true,
+                    detail: format!("{program} ({version}); starts on the first cell"),
+                }
+            }
+            _ => Component {
+                name: lang.into(),
+                usable: false,
+                detail: format!("`{program}` does not run here (not on PATH?)"),
+            },
         })
         .collect()
 }

@@ -42,6 +42,27 @@ pub struct ActorNode {
     pub children: Vec<ActorNode>,
 }
 
+/// How long a tree dump waits for one actor; a busy one (starting a
+/// server, running an atomic handler) is shown as busy instead of holding
+/// the whole dump.
+pub const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Asks `actor` to describe itself, at most [`DESCRIBE_TIMEOUT`]; a late
+/// or dead actor is described as such.
+pub async fn describe_or_busy(actor: &actix::Recipient<Describe>, kind: &str) -> ActorNode {
+    match tokio::time::timeout(DESCRIBE_TIMEOUT, actor.send(Describe)).await {
+        Ok(Ok(node)) => node,
+        Ok(Err(e)) => ActorNode::new(kind, "?", &format!("unreachable: {e}"), 0, 0),
+        Err(_) => ActorNode::new(
+            kind,
+            "?",
+            "busy (did not answer within 2 s: starting, reloading or running)",
+            0,
+            1,
+        ),
+    }
+}
+
 impl ActorNode {
     /// A node with no process, no restarts, no detail and no children.
     pub fn new(kind: &str, id: &str, state: &str, uptime_ms: u64, pending: u64) -> Self {

@@ -1,6 +1,7 @@
 pub mod ast;
 pub mod describe;
 pub mod fs;
+pub mod kernel;
 pub mod lsp;
 pub mod process;
 pub mod wire;

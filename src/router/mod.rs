@@ -30,6 +30,7 @@ const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
     ("resolve", Resource::Parsers),
     ("lsp", Resource::LanguageServers),
     ("lsp_rename", Resource::LanguageServers),
+    ("eval", Resource::Kernels),
 ];
 
 /// The tools registered for one run, fixed when the run starts.
@@ -139,7 +140,7 @@ impl RouterActor {
         let mut ctx = self.base.clone();
         ctx.surface = call.surface;
         let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
-        Ok((work, !spec.parallel_safe))
+        Ok((work, !spec.parallel_safe && !handler.serialized_by_resource()))
     }
 
     fn not_registered(&self, call: &Call) -> ToolResult {
@@ -226,12 +227,7 @@ impl Handler<Describe> for RouterActor {
         asks.extend(self.children.iter().cloned());
         Box::pin(async move {
             for ask in asks {
-                match ask.send(Describe).await {
-                    Ok(child) => node.children.push(child),
-                    Err(e) => {
-                        node.children.push(ActorNode::new("unknown", "?", &format!("unreachable: {e}"), 0, 0))
-                    }
-                }
+                node.children.push(tether_actors::describe::describe_or_busy(&ask, "actor").await);
             }
             node
         })

@@ -5,6 +5,7 @@ pub mod apply_patch;
 pub mod ast_edit;
 pub mod ast_grep;
 pub mod edit;
+pub mod eval;
 pub mod lsp;
 pub mod patch;
 pub mod read;

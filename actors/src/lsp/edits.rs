@@ -96,7 +96,8 @@ pub fn apply_edits(text: &str, edits: &[TextEdit]) -> Result<String, EditError> 
 pub fn edits_by_file(edit: &WorkspaceEdit) -> Result<BTreeMap<Url, Vec<TextEdit>>, EditError> {
     use lsp_types::{DocumentChangeOperation, DocumentChanges, OneOf};
     let mut out: BTreeMap<Url, Vec<TextEdit>> = BTreeMap::new();
-    if let Some(changes) = &edit.changes {
+    // A server may send both forms of the same edit; `documentChanges` wins.
+    if let (Some(changes), None) = (&edit.changes, &edit.document_changes) {
         for (uri, edits) in changes {
             out.entry(uri.clone()).or_default().extend(edits.iter().cloned());
         }
@@ -126,24 +127,77 @@ pub fn edits_by_file(edit: &WorkspaceEdit) -> Result<BTreeMap<Url, Vec<TextEdit>
     Ok(out)
 }
 
-/// Refuses an edit that does not look like a rename of `old` to `new`: one
-/// that spans lines, or replaces much more text than the old name.
+/// Refuses an edit that does not look like a rename of `old` to `new`.
+/// The replaced text and the new text are compared after stripping what
+/// they share at both ends (servers such as pylsp-rope replace whole
+/// lines): what is left of the old side must be empty or `old` itself, and
+/// the new side may only add the new name and a little punctuation (a
+/// shorthand property becoming `old: new`).
 pub fn check_rename_edit(text: &str, edit: &TextEdit, old: &str, new: &str) -> Result<(), EditError> {
     let (Some(start), Some(end)) = (offset_of(text, edit.range.start), offset_of(text, edit.range.end))
     else {
         return Err(EditError::OutOfRange(range_text(&edit.range)));
     };
     let replaced = &text[start..end.max(start)];
-    let limit = 4 * old.len().max(new.len()) + 64;
-    if replaced.contains('\n') || replaced.len() > limit {
+    let (core_old, core_new) = strip_common(replaced, &edit.new_text);
+    let old_ok = core_old.is_empty() || core_old == old;
+    let new_ok = core_new.len() <= new.len() + old.len() + 8 && !core_new.contains('\n');
+    if !old_ok || !new_ok {
         return Err(EditError::Suspicious(format!(
-            "the server's edit at line {} replaces {} characters{} — not what renaming `{old}` should do, so nothing was written",
+            "the server's edit at line {} replaces `{}` with `{}` — not what renaming `{old}` to `{new}` should do, so nothing was written",
             edit.range.start.line + 1,
-            replaced.chars().count(),
-            if replaced.contains('\n') { " across several lines" } else { "" }
+            shorten(core_old),
+            shorten(core_new),
         )));
     }
     Ok(())
+}
+
+/// The differing middles of `a` and `b`, after their common prefix and
+/// suffix — widened to whole identifiers, so `Square` → `Tile` stays that
+/// and does not shrink to `Squar` → `Til` around the shared `e`.
+fn strip_common<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut prefix = a
+        .char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, c), _)| i + c.len_utf8());
+    while let Some(c) = a[..prefix].chars().next_back().filter(|c| word(*c)) {
+        prefix -= c.len_utf8();
+    }
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    let mut suffix = a
+        .chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(c, _)| c.len_utf8())
+        .sum::<usize>();
+    suffix = suffix.min(a.len()).min(b.len());
+    while let Some(c) = a[a.len() - suffix..].chars().next().filter(|c| word(*c)) {
+        suffix -= c.len_utf8();
+    }
+    (&a[..a.len() - suffix], &b[..b.len() - suffix])
+}
+
+fn shorten(s: &str) -> String {
+    let one_line = s.replace('\n', "⏎");
+    if one_line.chars().count() <= 60 {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(60).collect::<String>())
+    }
+}
+
+/// The identifier covering `pos` in `text` (letters, digits, `_`, `$`).
+pub fn identifier_at(text: &str, pos: Position) -> Option<&str> {
+    let at = offset_of(text, pos)?;
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let start = text[..at].char_indices().rev().take_while(|(_, c)| word(*c)).last().map_or(at, |(i, _)| i);
+    let end = text[at..].char_indices().find(|(_, c)| !word(*c)).map_or(text.len(), |(i, _)| at + i);
+    (end > start).then(|| &text[start..end])
 }
 
 #[cfg(test)]
@@ -188,6 +242,11 @@ mod tests {
         let text = "def foo():\n    return 1\n\nfoo()\n";
         assert!(check_rename_edit(text, &edit(0, 4, 0, 7, "bar"), "foo", "bar").is_ok());
         let err = check_rename_edit(text, &edit(0, 0, 3, 5, "bar"), "foo", "bar").unwrap_err();
-        assert!(err.to_string().contains("across several lines"), "{err}");
+        assert!(err.to_string().contains("not what renaming `foo` to `bar` should do"), "{err}");
+        // A whole-line edit (pylsp-rope) that only renames is fine.
+        assert!(check_rename_edit(text, &edit(3, 0, 4, 0, "bar()\n"), "foo", "bar").is_ok());
+        // Renaming the wrong name is not.
+        assert!(check_rename_edit("total_area()\n", &edit(0, 0, 0, 10, "bar"), "area", "bar").is_err());
+        assert_eq!(identifier_at("x = total_area(1)", Position::new(0, 8)), Some("total_area"));
     }
 }

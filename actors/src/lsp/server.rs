@@ -288,7 +288,18 @@ impl LspServerActor {
         let generation = self.generation;
         let me = ctx.address();
         let config = &self.usable.config;
+        let name = self.name();
+        // The exit report reaches the waiters straight from the process
+        // monitor — not through the mailbox, which an `initialize` in
+        // flight may hold — so they learn the status and stderr, not "EOF".
+        let slot: Arc<std::sync::OnceLock<(Client, Arc<Shared>)>> = Arc::default();
+        let on_exit = slot.clone();
         let spawned = process::spawn(&self.usable.binary, &config.args, &self.key.root, move |info| {
+            if let Some((client, shared)) = on_exit.get() {
+                let why = info.describe(&name);
+                client.close(&why);
+                shared.close(&why);
+            }
             me.do_send(Exited { generation, info });
         })
         .map_err(|e| LspError::Spawn {
@@ -297,6 +308,7 @@ impl LspServerActor {
         })?;
         let shared = Arc::new(Shared::new(config.settings.clone()));
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
+        let _ = slot.set((client.clone(), shared.clone()));
         Ok((client, shared, spawned.guard))
     }
 
@@ -425,6 +437,16 @@ fn start(
         return Box::pin(fut::ready(Ok(())));
     }
     let backoff = act.backoff();
+    if !backoff.is_zero() {
+        // Wait out the backoff *before* spawning, so a crash-looping
+        // binary is not restarted at once; then start as usual.
+        return Box::pin(fut::wrap_future::<_, LspServerActor>(tokio::time::sleep(backoff)).then(
+            |(), act, ctx| {
+                act.crashed_at = None;
+                start(act, ctx)
+            },
+        ));
+    }
     let was_crashed = matches!(act.state, State::Crashed(_));
     let spawned = act.spawn(ctx);
     let (client, shared, guard) = match spawned {
@@ -436,9 +458,6 @@ fn start(
     let settings = act.usable.config.settings.clone();
     let init_client = client.clone();
     let work = async move {
-        if !backoff.is_zero() {
-            tokio::time::sleep(backoff).await;
-        }
         let caps = init_client.request("initialize", params, INITIALIZE_TIMEOUT).await;
         let caps =
             caps.map_err(|e| LspError::Initialize { server: server.clone(), reason: e.to_string() })?;
@@ -449,7 +468,19 @@ fn start(
         Ok(caps.get("capabilities").cloned().unwrap_or(Value::Null))
     };
     Box::pin(work.into_actor(act).map(move |caps: Result<Value, LspError>, act, _ctx| {
-        let caps = caps?;
+        let caps = match caps {
+            Ok(caps) => caps,
+            Err(e) => {
+                // A start that failed is a crash: counted, backed off, and
+                // the process (if it still runs) killed with its guard.
+                drop(guard);
+                act.generation += 1;
+                act.crashes_in_row += 1;
+                act.crashed_at = Some(Instant::now());
+                act.state = State::Crashed(ExitInfo { status: e.to_string(), stderr_tail: Vec::new() });
+                return Err(e);
+            }
+        };
         if was_crashed {
             act.restarts += 1;
         }

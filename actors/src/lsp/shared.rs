@@ -38,6 +38,7 @@ pub struct Progress {
 /// Server-side state, updated from the reader task.
 pub struct Shared {
     settings: Option<Value>,
+    closed: Mutex<Option<String>>,
     diags: Mutex<HashMap<String, DiagEntry>>,
     progress: Mutex<HashMap<String, Progress>>,
     seq: AtomicU64,
@@ -49,6 +50,7 @@ impl Shared {
     pub fn new(settings: Option<Value>) -> Self {
         Self {
             settings,
+            closed: Mutex::new(None),
             diags: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
@@ -66,9 +68,22 @@ impl Shared {
         self.progress.lock().values().min_by_key(|p| p.percentage.unwrap_or(0)).cloned()
     }
 
-    /// The diagnostics last published for `uri`.
+    /// The diagnostics last published for `uri`. Keys are file paths, not
+    /// URI strings: servers escape characters like `[`, `(` or `+` in
+    /// their URIs where `Url::from_file_path` does not.
     pub fn diagnostics(&self, uri: &str) -> Option<DiagEntry> {
-        self.diags.lock().get(uri).cloned()
+        self.diags.lock().get(&doc_key(uri)).cloned()
+    }
+
+    /// The server is gone: waiters stop waiting.
+    pub fn close(&self, reason: &str) {
+        self.closed.lock().get_or_insert_with(|| reason.to_string());
+        self.changed.notify_waiters();
+    }
+
+    /// Why the server is gone, if it is.
+    pub fn closed(&self) -> Option<String> {
+        self.closed.lock().clone()
     }
 
     /// Waits until `ready` holds or `timeout` passes; `ready` is re-checked
@@ -85,6 +100,9 @@ impl Shared {
             notified.as_mut().enable();
             if let Some(value) = ready(self) {
                 return Some(value);
+            }
+            if self.closed.lock().is_some() {
+                return None;
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
@@ -113,7 +131,7 @@ impl PeerEvents for Shared {
                 };
                 let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
                 let entry = DiagEntry { version: p.version, seq, items: p.diagnostics };
-                self.diags.lock().insert(p.uri.to_string(), entry);
+                self.diags.lock().insert(doc_key(p.uri.as_str()), entry);
             }
             "$/progress" => {
                 let token = match &params["token"] {
@@ -173,6 +191,15 @@ impl PeerEvents for Shared {
             }),
         }
     }
+}
+
+/// A document's key: its file path when the URI is a file URI.
+fn doc_key(uri: &str) -> String {
+    lsp_types::Url::parse(uri)
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| uri.to_string())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::config::{self, ServerConfig};
 use super::discovery::{self, Usable};
 use super::server::{LspServerActor, Reload, ServerCrashed, ServerKey};
-use crate::describe::{ActorNode, Describe};
+use crate::describe::{ActorNode, Describe, describe_or_busy};
 
 /// Directory levels searched for root markers when no file is given.
 const MARKER_SEARCH_DEPTH: usize = 6;
@@ -306,9 +306,7 @@ impl Handler<Status> for LspSupervisor {
             for (language, candidates, usable, servers) in rows {
                 let mut running = Vec::new();
                 for addr in servers {
-                    if let Ok(node) = addr.send(Describe).await {
-                        running.push(node);
-                    }
+                    running.push(describe_or_busy(&addr.recipient(), "lsp-server").await);
                 }
                 let usable = usable || !running.is_empty();
                 languages.push(LanguageStatus { language, running, candidates, usable });
@@ -333,9 +331,7 @@ impl Handler<Describe> for LspSupervisor {
         let servers: Vec<Addr<LspServerActor>> = self.servers.values().cloned().collect();
         Box::pin(async move {
             for addr in servers {
-                if let Ok(child) = addr.send(Describe).await {
-                    node.children.push(child);
-                }
+                node.children.push(describe_or_busy(&addr.recipient(), "lsp-server").await);
             }
             node
         })

@@ -24,6 +24,8 @@ use crate::handler::AfterWrite;
 pub const AFTER_WRITE_WAIT: Duration = Duration::from_secs(15);
 /// How long the `diagnostics` action waits for fresh diagnostics.
 pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
+/// How long after the first publication for a version later ones are awaited.
+pub const DIAGNOSTICS_SETTLE: Duration = Duration::from_millis(300);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
@@ -53,7 +55,17 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
         })
         .await;
     match got {
-        Some(items) => (items, Freshness::Fresh),
+        Some(items) => {
+            // Servers publish in phases (syntax, then semantics; native,
+            // then a checker): take whatever else arrives in a short settle.
+            tokio::time::sleep(DIAGNOSTICS_SETTLE).await;
+            let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
+            (latest, Freshness::Fresh)
+        }
+        None if session.shared.closed().is_some() => {
+            let why = session.shared.closed().unwrap_or_default();
+            (Vec::new(), Freshness::Pending(why))
+        }
         None => {
             let last = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
             let why = match session.shared.indexing() {

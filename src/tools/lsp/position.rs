@@ -67,13 +67,30 @@ pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt
         )));
     };
     let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
-    let Some(byte) = line_text.find(symbol) else {
+    let all: Vec<usize> = line_text.match_indices(symbol).map(|(i, _)| i).collect();
+    if all.is_empty() {
         return Err(ToolError::new(format!(
             "`{symbol}` is not on line {line} of `{rel}`; that line is: {}. Check the line number, or read the file",
             quote(line_text)
         )));
+    }
+    // `area` on `total_area(s.area())` means the method, not the middle of
+    // another name: whole-identifier occurrences come first.
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let bytes = line_text.as_bytes();
+    let whole: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let before = i.checked_sub(1).map(|j| bytes[j]);
+            let after = bytes.get(i + symbol.len()).copied();
+            !before.is_some_and(word) && !after.is_some_and(word)
+        })
+        .collect();
+    let (byte, occurrences) = match whole.first() {
+        Some(&first) => (first, whole.len()),
+        None => (all[0], all.len()),
     };
-    let occurrences = line_text.matches(symbol).count();
     let start = utf16_column(line_text, byte);
     let end = utf16_column(line_text, byte + symbol.len());
     Ok(SymbolAt {
@@ -95,6 +112,13 @@ mod tests {
         assert_eq!(at.position, Position::new(0, 10));
         assert_eq!(at.occurrences, 2);
         assert!(at.note("total").unwrap().contains("2 times"));
+    }
+
+    #[test]
+    fn whole_identifiers_win_over_substrings() {
+        let at = locate("x = total_area(s.area())\n", "a.py", 1, "area").unwrap();
+        assert_eq!(at.position, Position::new(0, 17));
+        assert_eq!(at.occurrences, 1);
     }
 
     #[test]

@@ -131,8 +131,14 @@ async fn rename(
         Ok(m) => m,
         Err(e) => return ToolResult::error(format!("lsp_rename: {e}; nothing was written")),
     };
-    // The old name is what the first edit in the symbol's own file replaces.
-    let old_name = args.symbol.clone();
+    // The old name is the identifier at the cursor, as the server sees it —
+    // not the caller's substring — and every edit must rename exactly it.
+    let old_name =
+        tether_actors::lsp::edits::identifier_at(&doc.text, at.position).unwrap_or(&args.symbol).to_string();
+    let mut note = at.note(&args.symbol);
+    if old_name != args.symbol {
+        note = Some(format!("note: renaming the identifier `{old_name}` that `{}` points into", args.symbol));
+    }
     let mut files = Vec::new();
     let mut counts = BTreeMap::new();
     for (uri, edits) in &by_file {
@@ -159,6 +165,11 @@ async fn rename(
                 ));
             }
         };
+        if file == path && before != *doc.text {
+            return ToolResult::error(format!(
+                "lsp_rename: `{frel}` changed while the server computed the rename; nothing was written. Call it again"
+            ));
+        }
         for e in edits {
             if let Err(err) = check_rename_edit(&before, e, &old_name, &args.new_name) {
                 return ToolResult::error(format!("lsp_rename: in `{frel}`: {err}"));
@@ -220,10 +231,10 @@ async fn rename(
         Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: nothing was written: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
     }
-    let result = ToolResult::text(
+    let mut result = ToolResult::text(
         format!(
             "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",
-            args.symbol,
+            old_name,
             args.new_name,
             counts.len()
         )
@@ -231,6 +242,9 @@ async fn rename(
         .to_string(),
     )
     .with_data(json!({"files": counts}));
+    if let Some(note) = note {
+        result.append(&note);
+    }
     let written = files.into_iter().map(|f| f.path).collect();
     ctx.report_write(written, result).await
 }

@@ -1,0 +1,476 @@
+"""tether's Python kernel driver.
+
+Speaks JSON lines to the KernelActor on the process's original stdin and
+stdout, which it moves aside before any user code runs: fd 0 becomes
+/dev/null and fds 1 and 2 become one pipe that a thread reads and forwards
+as ordered output events. So a cell that prints, writes to fd 1, or runs
+`!ls` cannot corrupt the protocol. Commands: run, interrupt, tool_result.
+"""
+import ast
+import base64
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+OUT_HEAD = 64 * 1024   # output bytes forwarded per cell
+OUT_TAIL = 8 * 1024    # bytes kept from the end once the head is full
+ECHO_MAX = 16 * 1024   # longest echoed value
+HEARTBEAT = 1.0        # seconds between progress events while output is dropped
+
+# --- move the protocol aside -------------------------------------------------
+_proto_in = os.fdopen(os.dup(0), "rb")
+_proto_out = os.dup(1)
+_devnull = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_devnull, 0)
+_out_r, _out_w = os.pipe()
+os.dup2(_out_w, 1)
+os.dup2(_out_w, 2)
+os.close(_out_w)
+for _fd in (_proto_in.fileno(), _proto_out, _out_r):
+    os.set_inheritable(_fd, False)
+sys.stdin = open(os.devnull)
+sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")
+sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
+os.environ["MPLBACKEND"] = "Agg"  # forced: figures are rendered to PNG
+
+_send_lock = threading.Lock()
+
+
+def send(obj):
+    data = (json.dumps(obj, default=str) + "\n").encode()
+    with _send_lock:
+        view = memoryview(data)
+        while view:
+            n = os.write(_proto_out, view)
+            view = view[n:]
+
+
+# --- output capture ------------------------------------------------------------
+class Capture:
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.reset(None)
+
+    def reset(self, marker):
+        self.marker = marker
+        self.forwarded = 0
+        self.dropped = 0
+        self.tail = b""
+        self.seen_marker = False
+        self.last_beat = 0.0
+
+    def feed(self, chunk):
+        with self.cond:
+            if self.marker is not None and self.marker in chunk:
+                before, _, _ = chunk.partition(self.marker)
+                self._take(before)
+                self.seen_marker = True
+                self.cond.notify_all()
+                return
+            self._take(chunk)
+
+    def _take(self, chunk):
+        if not chunk:
+            return
+        room = OUT_HEAD - self.forwarded
+        if room > 0:
+            part = chunk[:room]
+            self.forwarded += len(part)
+            send({"ev": "out", "text": part.decode("utf-8", "replace")})
+            chunk = chunk[room:]
+        if chunk:
+            self.dropped += len(chunk)
+            self.tail = (self.tail + chunk)[-OUT_TAIL:]
+            now = time.monotonic()
+            if now - self.last_beat > HEARTBEAT:
+                self.last_beat = now
+                send({"ev": "progress"})
+
+
+_capture = Capture()
+
+
+def _reader():
+    pending = b""
+    while True:
+        chunk = os.read(_out_r, 65536)
+        if not chunk:
+            return
+        # Keep a possible partial marker at the end for the next read.
+        data = pending + chunk
+        keep = 64
+        if _capture.marker is not None and _capture.marker not in data and len(data) > keep:
+            pending = data[-keep:]
+            data = data[:-keep]
+        else:
+            pending = b""
+        _capture.feed(data)
+
+
+threading.Thread(target=_reader, daemon=True).start()
+
+
+def drain():
+    """Waits until everything written to fds 1/2 so far has been read."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    marker = ("\x00tether-%d-%f\x00" % (os.getpid(), time.time())).encode()
+    with _capture.cond:
+        _capture.marker = marker
+        _capture.seen_marker = False
+    os.write(1, marker)
+    with _capture.cond:
+        _capture.cond.wait_for(lambda: _capture.seen_marker, timeout=5)
+        _capture.marker = None
+
+
+# --- the bridge ------------------------------------------------------------------
+class ToolError(Exception):
+    """A tool called through tool() reported an error."""
+
+
+class ToolText(str):
+    """A tool's text result; `.data` holds its structured form."""
+    data = None
+
+
+_bridge_lock = threading.Lock()
+_bridge_waiters = {}
+_bridge_next = [0]
+
+
+def tool(name, args=None):
+    """Calls one of the host's tools, with this cell's surface and approval."""
+    with _bridge_lock:
+        _bridge_next[0] += 1
+        rid = _bridge_next[0]
+        event = threading.Event()
+        _bridge_waiters[rid] = [event, None]
+    send({"ev": "tool", "id": rid, "name": name, "args": args or {}})
+    while not event.wait(0.1):
+        pass
+    with _bridge_lock:
+        _, answer = _bridge_waiters.pop(rid)
+    if answer.get("is_error"):
+        raise ToolError(answer.get("text", ""))
+    text = ToolText(answer.get("text", ""))
+    text.data = answer.get("data")
+    return text
+
+
+# --- rich display --------------------------------------------------------------------
+def _figure_png(fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _rich(obj):
+    """(text, html, png) for a value."""
+    mod = type(obj).__module__ or ""
+    if mod.startswith("pandas") and hasattr(obj, "to_string"):
+        try:
+            text = obj.to_string(max_rows=60, max_cols=20)
+        except TypeError:
+            text = obj.to_string()
+        html = obj.to_html(max_rows=60, max_cols=20) if hasattr(obj, "to_html") else None
+        return text, html, None
+    if mod.startswith("matplotlib") and hasattr(obj, "savefig"):
+        return repr(obj), None, _figure_png(obj)
+    if mod.startswith("matplotlib") and hasattr(obj, "figure") and hasattr(obj.figure, "savefig"):
+        return repr(obj), None, _figure_png(obj.figure)
+    text = repr(obj)
+    if len(text) > ECHO_MAX:
+        text = text[:ECHO_MAX] + "… (%d more characters cut)" % (len(text) - ECHO_MAX)
+    return text, None, None
+
+
+_shown_figures = set()
+
+
+def display(*objs):
+    """Shows values in the transcript: tables for DataFrames, images for figures."""
+    for obj in objs:
+        text, html, png = _rich(obj)
+        send({"ev": "display", "text": text, "html": html, "png": png})
+        fig = getattr(obj, "figure", obj)
+        if png is not None:
+            _shown_figures.add(id(fig))
+            plt = sys.modules.get("matplotlib.pyplot")
+            if plt is not None:
+                plt.close(fig)
+
+
+def _flush_figures():
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    for num in plt.get_fignums():
+        fig = plt.figure(num)
+        if id(fig) not in _shown_figures:
+            send({"ev": "display", "text": repr(fig), "html": None, "png": _figure_png(fig)})
+    plt.close("all")
+    _shown_figures.clear()
+
+
+# --- magics ----------------------------------------------------------------------------
+def _sh(cmd, capture=False):
+    if capture:
+        done = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return done.stdout.splitlines()
+    sys.stdout.flush()
+    subprocess.run(cmd, shell=True)
+    return None
+
+
+def _bash(body):
+    sys.stdout.flush()
+    subprocess.run(["bash", "-c", body])
+
+
+def _cd(path):
+    os.chdir(os.path.expanduser(path.strip().strip("'\"") or "~"))
+    print(os.getcwd())
+
+
+def _installed():
+    import importlib.metadata as md
+    return {(d.metadata["Name"] or "").lower(): d.version for d in md.distributions()}
+
+
+def _pip(args):
+    sys.stdout.flush()
+    before = _installed()
+    done = subprocess.run([sys.executable, "-m", "pip"] + args.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(done.stdout, end="")
+    after = _installed()
+    # Whatever pip installed, upgraded or removed, however quietly it ran.
+    changed = [name for name in set(before) | set(after) if before.get(name) != after.get(name)]
+    _evict(changed)
+
+
+def _evict(dists):
+    """Forgets imported modules of the given distributions, so the next
+    import loads what pip just installed."""
+    import importlib
+    import importlib.metadata as md
+    names = set()
+    for dist in dists:
+        names.add(dist.replace("-", "_").lower())
+        try:
+            d = md.distribution(dist)
+            top = d.read_text("top_level.txt")
+            if top:
+                names.update(t.strip() for t in top.split() if t.strip())
+            for f in d.files or []:
+                part = str(f).split("/")[0]
+                if part.endswith(".py"):
+                    part = part[:-3]
+                if part and ".dist-info" not in part and not part.startswith("__"):
+                    names.add(part)
+        except Exception:
+            pass
+    for mod in list(sys.modules):
+        if mod.split(".")[0].lower() in {n.lower() for n in names}:
+            del sys.modules[mod]
+    importlib.invalidate_caches()
+
+
+def _timeit(stmt, setup="pass"):
+    import timeit
+    timer = timeit.Timer(stmt, setup=setup, globals=_ns)
+    number, _ = timer.autorange()
+    best = min(timer.repeat(repeat=5, number=number)) / number
+    for unit, scale in (("s", 1), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
+        if best * scale >= 1 or unit == "ns":
+            print("%d loops, best of 5: %.3g %s per loop" % (number, best * scale, unit))
+            break
+
+
+_MAGIC_LINE = re.compile(r"^(\s*)(?:(\w+)\s*=\s*)?(!|%)(.*)$")
+
+
+def _triple_states(code):
+    """For each line, whether it starts inside a triple-quoted string."""
+    states = []
+    inside = None
+    for line in code.split("\n"):
+        states.append(inside is not None)
+        i = 0
+        quote = None
+        while i < len(line):
+            if inside:
+                if line.startswith(inside, i):
+                    inside = None
+                    i += 3
+                    continue
+                if line[i] == "\\":
+                    i += 2
+                    continue
+                i += 1
+                continue
+            c = line[i]
+            if quote:
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == quote:
+                    quote = None
+                i += 1
+                continue
+            if c == "#":
+                break
+            if line.startswith('"""', i) or line.startswith("'''", i):
+                inside = line[i:i + 3]
+                i += 3
+                continue
+            if c in "\"'":
+                quote = c
+            i += 1
+    return states
+
+
+def rewrite(code):
+    """IPython idioms → plain Python; never inside string literals."""
+    lines = code.split("\n")
+    first = lines[0].strip() if lines else ""
+    if first.startswith("%%bash"):
+        return "_tether_bash(%r)" % "\n".join(lines[1:])
+    if first.startswith("%%timeit"):
+        setup = first[len("%%timeit"):].strip() or "pass"
+        return "_tether_timeit(%r, %r)" % ("\n".join(lines[1:]), setup)
+    out = []
+    for line, in_string in zip(lines, _triple_states(code)):
+        m = None if in_string else _MAGIC_LINE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        indent, target, sigil, rest = m.groups()
+        if sigil == "!":
+            call = "_tether_sh(%r, capture=%s)" % (rest, bool(target))
+        else:
+            name, _, arg = rest.partition(" ")
+            if name == "pip":
+                call = "_tether_pip(%r)" % arg
+            elif name == "cd":
+                call = "_tether_cd(%r)" % arg
+            elif name == "timeit":
+                call = "_tether_timeit(%r)" % arg
+            else:
+                raise SyntaxError("the magic %%%s is not supported; supported: %%pip, %%cd, %%timeit, %%%%bash, %%%%timeit, !cmd" % name)
+        out.append(indent + (target + " = " if target else "") + call)
+    return "\n".join(out)
+
+
+# --- running cells ----------------------------------------------------------------------
+_ns = {"__name__": "__main__", "display": display, "tool": tool, "ToolError": ToolError,
+       "_tether_sh": _sh, "_tether_bash": _bash, "_tether_cd": _cd, "_tether_pip": _pip,
+       "_tether_timeit": _timeit}
+_cell_no = [0]
+
+
+def _format_error(exc, filename):
+    tb = exc.__traceback__
+    frames = traceback.extract_tb(tb)
+    # Keep the cell's own frames (and what they called last).
+    kept = [f for f in frames if f.filename == filename]
+    if frames and (not kept or kept[-1] is not frames[-1]):
+        kept.append(frames[-1])
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return {"type": type(exc).__name__, "message": str(exc), "traceback": "".join(lines)}
+
+
+def run(code):
+    _cell_no[0] += 1
+    filename = "<cell %d>" % _cell_no[0]
+    echo = None
+    try:
+        source = rewrite(code)
+        tree = ast.parse(source, filename)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        # Cell lines show in tracebacks.
+        import linecache
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(tree, filename, "exec"), _ns)
+        if last is not None:
+            value = eval(compile(last, filename, "eval"), _ns)
+            if value is not None:
+                _ns["_"] = value
+                text, html, png = _rich(value)
+                if png is not None or html is not None:
+                    display(value)
+                else:
+                    echo = text
+        _flush_figures()
+        return {"status": "ok", "echo": echo}
+    except KeyboardInterrupt as exc:
+        return {"status": "interrupted", "error": _format_error(exc, filename)}
+    except BaseException as exc:  # SystemExit included: the kernel stays up
+        try:
+            _flush_figures()
+        except Exception:
+            pass
+        return {"status": "error", "error": _format_error(exc, filename)}
+
+
+_main_queue = []
+_main_cond = threading.Condition()
+
+
+def _commands():
+    for raw in _proto_in:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            continue
+        op = msg.get("op")
+        if op == "interrupt":
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        elif op == "tool_result":
+            with _bridge_lock:
+                waiter = _bridge_waiters.get(msg.get("id"))
+                if waiter:
+                    waiter[1] = msg
+                    waiter[0].set()
+        else:
+            with _main_cond:
+                _main_queue.append(msg)
+                _main_cond.notify()
+    os._exit(0)
+
+
+def main():
+    threading.Thread(target=_commands, daemon=True).start()
+    send({"ev": "ready", "pid": os.getpid(), "version": sys.version.split()[0], "executable": sys.executable})
+    while True:
+        with _main_cond:
+            while not _main_queue:
+                _main_cond.wait()
+            msg = _main_queue.pop(0)
+        if msg.get("op") != "run":
+            continue
+        _capture.reset(None)
+        try:
+            result = run(msg.get("code", ""))
+        except KeyboardInterrupt as exc:
+            result = {"status": "interrupted", "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""}}
+        try:
+            drain()
+        except KeyboardInterrupt:
+            pass
+        result.update({"ev": "done", "id": msg.get("id"), "dropped": _capture.dropped,
+                       "tail": _capture.tail.decode("utf-8", "replace") if _capture.dropped else ""})
+        send(result)
+
+
+main()

@@ -1,0 +1,138 @@
+// tether's JavaScript kernel worker: runs cells in one persistent vm
+// context. Receives run/tool_result over IPC; sends display, tool, done.
+'use strict';
+const vm = require('vm');
+const util = require('util');
+const path = require('path');
+const { createRequire } = require('module');
+
+const ECHO_MAX = 16 * 1024;
+let cellNo = 0;
+let nextTool = 0;
+const toolWaiters = new Map();
+let interruptCurrent = null;
+
+function inspect(value) {
+  const text = typeof value === 'string' ? util.inspect(value) : util.inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
+  return text.length > ECHO_MAX ? text.slice(0, ECHO_MAX) + `… (${text.length - ECHO_MAX} more characters cut)` : text;
+}
+
+function display(...values) {
+  for (const v of values) process.send({ ev: 'display', text: typeof v === 'string' ? v : inspect(v), html: null, png: null });
+}
+
+function tool(name, args) {
+  const id = ++nextTool;
+  return new Promise((resolve, reject) => {
+    toolWaiters.set(id, { resolve, reject });
+    process.send({ ev: 'tool', id, name, args: args || {} });
+  });
+}
+
+const sandbox = {
+  console, process, Buffer, URL, URLSearchParams, TextEncoder, TextDecoder, AbortController,
+  setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask,
+  structuredClone, fetch: globalThis.fetch, display, tool,
+  require: createRequire(path.join(process.cwd(), '__tether_cell__.js')),
+};
+const context = vm.createContext(sandbox);
+
+// Top-level declarations, at column 0 outside strings and comments, are
+// made re-runnable (`var`), or global when the cell is wrapped for await.
+function declarations(code, wrapped) {
+  const lines = code.split('\n');
+  let inTemplate = false;
+  let inComment = false;
+  return lines.map((line) => {
+    const startsInside = inTemplate || inComment;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (inComment) { if (line.startsWith('*/', i)) { inComment = false; i++; } continue; }
+      if (inTemplate) { if (c === '\\') { i++; continue; } if (c === '`') inTemplate = false; continue; }
+      if (line.startsWith('//', i)) break;
+      if (line.startsWith('/*', i)) { inComment = true; i++; continue; }
+      if (c === '`') inTemplate = true;
+      else if (c === '"' || c === "'") { const end = line.indexOf(c, i + 1); i = end < 0 ? line.length : end; }
+    }
+    if (startsInside) return line;
+    if (wrapped) {
+      return line
+        .replace(/^(?:let|const|var)\s+([A-Za-z_$][\w$]*)\s*=/, 'globalThis.$1 =')
+        .replace(/^(async\s+)?function\s*(\*?)\s*([A-Za-z_$][\w$]*)\s*\(/, 'globalThis.$3 = $1function$2 $3(')
+        .replace(/^class\s+([A-Za-z_$][\w$]*)/, 'globalThis.$1 = class $1');
+    }
+    return line.replace(/^(?:let|const)\s+(?=[A-Za-z_${[])/, 'var ');
+  }).join('\n');
+}
+
+function compileCell(code, filename) {
+  const plain = declarations(code, false);
+  try {
+    return { script: new vm.Script(plain, { filename }), async: false };
+  } catch (e) {
+    if (!(e instanceof SyntaxError) || !/await/.test(code)) throw e;
+  }
+  // Top-level await: wrap in an async function, returning the last line
+  // when it is an expression.
+  const body = declarations(code, true).replace(/\s+$/, '');
+  const lines = body.split('\n');
+  const last = lines[lines.length - 1].replace(/;\s*$/, '');
+  const head = lines.slice(0, -1).join('\n');
+  const candidates = [
+    `(async () => {\n${head}\nreturn (${last});\n})()`,
+    `(async () => {\n${body}\n})()`,
+  ];
+  let lastError;
+  for (const src of candidates) {
+    try { return { script: new vm.Script(src, { filename, lineOffset: -1 }), async: true }; } catch (e) { lastError = e; }
+  }
+  throw lastError;
+}
+
+function errorInfo(e, filename) {
+  // Errors thrown in the context come from another realm: no instanceof.
+  if (!e || typeof e !== 'object') return { type: typeof e, message: String(e), traceback: String(e) };
+  const stack = String(e.stack || e);
+  const kept = stack.split('\n').filter((l, i) => i === 0 || l.includes(filename));
+  return { type: e.name || 'Error', message: e.message || String(e), traceback: kept.join('\n') };
+}
+
+async function runCell(msg) {
+  const filename = `cell ${++cellNo}`;
+  let result;
+  try {
+    const { script, async } = compileCell(msg.code || '', filename);
+    let value = script.runInContext(context, { breakOnSigint: true, displayErrors: false });
+    if (async) {
+      value = await new Promise((resolve, reject) => {
+        interruptCurrent = () => reject(Object.assign(new Error('Script execution interrupted.'), { name: 'Interrupted' }));
+        Promise.resolve(value).then(resolve, reject);
+      });
+    }
+    result = { status: 'ok', echo: value === undefined ? null : inspect(value) };
+  } catch (e) {
+    const interrupted = !!e && (e.name === 'Interrupted' || /Script execution (was )?interrupted/.test(String(e.message)));
+    result = { status: interrupted ? 'interrupted' : 'error', error: errorInfo(e, filename) };
+  } finally {
+    interruptCurrent = null;
+  }
+  const marker = `\u0000tether-${process.pid}-${cellNo}-${Date.now()}\u0000`;
+  require('fs').writeSync(1, marker);
+  require('fs').writeSync(2, marker);
+  process.send({ ev: 'done', id: msg.id, marker, ...result });
+}
+
+process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent(); });
+
+let queue = Promise.resolve();
+process.on('message', (msg) => {
+  if (msg.op === 'tool_result') {
+    const waiter = toolWaiters.get(msg.id);
+    if (!waiter) return;
+    toolWaiters.delete(msg.id);
+    if (msg.is_error) waiter.reject(Object.assign(new Error(msg.text), { name: 'ToolError' }));
+    else waiter.resolve({ text: msg.text, data: msg.data, toString() { return msg.text; } });
+  } else if (msg.op === 'run') {
+    queue = queue.then(() => runCell(msg));
+  }
+});

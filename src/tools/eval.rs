@@ -1,0 +1,212 @@
+//! `eval`: persistent Python and JavaScript cells (S8), level exec. Not
+//! parallel-safe, but serialised by its kernel's own mailbox rather than
+//! the shared lane — a cell's `tool("write", …)` goes through that lane,
+//! and must not wait behind the cell that made it.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use actix::{Addr, Recipient};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::kernel::KernelLang;
+use tether_actors::kernel::actor::{Bridge, BridgeAnswer, CellOutcome, CellStatus, RunCell};
+use tether_actors::kernel::pool::{GetKernel, KernelPool};
+
+use crate::args::{in_range, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::{Image, ToolResult};
+use crate::router::Call;
+use crate::spec::{Level, ToolSpec};
+
+/// Words a description must have, at least and at most.
+const DESCRIPTION_WORDS: (usize, usize) = (5, 10);
+/// Longest idle budget a call may ask for.
+const MAX_IDLE_SECONDS: usize = 3600;
+
+/// Arguments of `eval`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalArgs {
+    /// The cell's code. Python accepts %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit.
+    pub code: String,
+    /// 5 to 10 words saying what the cell does (its label in the transcript).
+    pub description: String,
+    /// "python" (default) or "javascript".
+    pub language: Option<Language>,
+    /// Discard the interpreter and start clean before this cell.
+    #[serde(default)]
+    pub reset: bool,
+    /// Seconds without progress before the cell is interrupted (default: the run's budget, 300).
+    pub idle_timeout_seconds: Option<usize>,
+}
+
+/// A cell's language.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    /// CPython.
+    Python,
+    /// Node.js.
+    Javascript,
+}
+
+/// The `eval` tool.
+pub struct Eval {
+    /// The conversation's kernels.
+    pub pool: Addr<KernelPool>,
+    /// The router, for the bridge (set once the router has started).
+    pub router: Arc<OnceLock<Recipient<Call>>>,
+    /// The run's idle budget.
+    pub idle_budget: Duration,
+}
+
+impl ToolHandler for Eval {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "eval".into(),
+            level: Level::Exec,
+            parallel_safe: false,
+            description: "Run a Python (default) or JavaScript cell in a persistent interpreter: variables, imports and data survive between calls; the last expression is echoed; display() shows DataFrames as tables and matplotlib figures as images; tool(name, args) calls the host's tools from inside the cell.".into(),
+            input_schema: schema_of::<EvalArgs>(),
+        }
+    }
+
+    fn serialized_by_resource(&self) -> bool {
+        true
+    }
+
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let args: EvalArgs = parse("eval", args)?;
+        let words = args.description.split_whitespace().count();
+        if !(DESCRIPTION_WORDS.0..=DESCRIPTION_WORDS.1).contains(&words) {
+            return Err(ToolError::new(format!(
+                "eval: argument `description` has {words} word{}; give {} to {} words saying what the cell does (it labels the cell in the transcript)",
+                if words == 1 { "" } else { "s" },
+                DESCRIPTION_WORDS.0,
+                DESCRIPTION_WORDS.1
+            )));
+        }
+        let idle_budget = match args.idle_timeout_seconds {
+            Some(s) => Duration::from_secs(in_range("idle_timeout_seconds", s, 1, MAX_IDLE_SECONDS)? as u64),
+            None => self.idle_budget,
+        };
+        let lang = match args.language {
+            Some(Language::Javascript) => KernelLang::Javascript,
+            Some(Language::Python) | None => KernelLang::Python,
+        };
+        let router = self
+            .router
+            .get()
+            .cloned()
+            .ok_or_else(|| ToolError::new("eval: the runtime is still starting; call again"))?;
+        let surface = ctx.surface;
+        let bridge: Bridge = Arc::new(move |tool: String, args: Value| {
+            let router = router.clone();
+            Box::pin(async move {
+                match router.send(Call { tool, args, surface }).await {
+                    Ok(r) => BridgeAnswer { is_error: r.is_error, text: r.text, data: r.data },
+                    Err(e) => BridgeAnswer {
+                        is_error: true,
+                        text: format!("the router is not running ({e})"),
+                        data: None,
+                    },
+                }
+            })
+        });
+        let pool = self.pool.clone();
+        let description = args.description.trim().to_string();
+        let cell = RunCell { code: args.code, reset: args.reset, idle_budget, bridge };
+        Ok(Box::pin(async move {
+            let kernel = match pool.send(GetKernel(lang)).await {
+                Ok(k) => k,
+                Err(e) => return ToolResult::error(format!("eval: the kernel pool is not running ({e})")),
+            };
+            match kernel.send(cell).await {
+                Ok(Ok(outcome)) => render(lang, &description, outcome),
+                Ok(Err(e)) => ToolResult::error(format!(
+                    "eval: {e}. Check that {} is installed, or configure the run's enclosure",
+                    match lang {
+                        KernelLang::Python => "python3",
+                        KernelLang::Javascript => "node",
+                    }
+                )),
+                Err(e) => ToolResult::error(format!(
+                    "eval: the kernel stopped unexpectedly ({e}); call again for a fresh one"
+                )),
+            }
+        }))
+    }
+}
+
+fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResult {
+    let mut text = String::new();
+    if !outcome.output.is_empty() {
+        text.push_str(&outcome.output);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if outcome.dropped_bytes > 0 {
+        let _ = writeln!(
+            text,
+            "… {} bytes of output not shown (cap {} KiB); the last ones:",
+            outcome.dropped_bytes, 64
+        );
+        text.push_str(&outcome.tail);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let mut images = Vec::new();
+    for d in &outcome.displays {
+        match &d.png {
+            Some(png) => {
+                let _ = writeln!(
+                    text,
+                    "[image {}: PNG, {} KiB] {}",
+                    images.len() + 1,
+                    png.len() * 3 / 4 / 1024,
+                    d.text
+                );
+                images.push(Image { mime: "image/png".into(), base64: png.clone() });
+            }
+            None => {
+                text.push_str(&d.text);
+                text.push('\n');
+            }
+        }
+    }
+    if let Some(echo) = &outcome.echo {
+        let _ = writeln!(text, "Out: {echo}");
+    }
+    if let Some(err) = &outcome.error {
+        if outcome.status == CellStatus::Interrupted {
+            let _ = writeln!(text, "{}: interrupted", err.kind);
+        } else {
+            text.push_str(err.traceback.trim_end());
+            text.push('\n');
+        }
+    }
+    for note in &outcome.notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    if text.is_empty() {
+        text = format!("({} cell ran: no output)", lang.as_str());
+    }
+    let is_error = !matches!(outcome.status, CellStatus::Ok);
+    let data = json!({
+        "description": description,
+        "language": lang.as_str(),
+        "status": outcome.status,
+        "echo": outcome.echo,
+        "error": outcome.error,
+        "displays": outcome.displays.iter().map(|d| json!({"text": d.text, "html": d.html, "image": d.png.is_some()})).collect::<Vec<_>>(),
+        "dropped_bytes": outcome.dropped_bytes,
+        "elapsed_ms": outcome.elapsed_ms,
+        "notes": outcome.notes,
+    });
+    ToolResult { is_error, text: text.trim_end().to_string(), data: Some(data), images }
+}

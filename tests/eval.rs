@@ -1,0 +1,348 @@
+//! The `eval` tool against real python3 (with pandas and matplotlib) and
+//! node: state, echo, output, errors, display, magics, the tool bridge,
+//! the idle budget, interpreter death, reset and bad arguments.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Harness;
+use serde_json::{Value, json};
+use tether::{ApprovalPolicy, CallContext, Level, ToolError, ToolFuture, ToolHandler, ToolResult, ToolSpec};
+
+const D: &str = "run a small cell for the test";
+
+fn require_python_libs() {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import pandas, matplotlib"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "python3 with pandas and matplotlib is needed; install with `python3 -m pip install pandas matplotlib` (the README's test command does)"
+    );
+}
+
+fn require_node() {
+    let ok = std::process::Command::new("node").arg("--version").status().is_ok_and(|s| s.success());
+    assert!(ok, "node is needed; install it with `apt-get install nodejs` (the README's test command does)");
+}
+
+async fn py(h: &Harness, code: &str) -> ToolResult {
+    h.call("eval", json!({"code": code, "description": D})).await
+}
+
+async fn js(h: &Harness, code: &str) -> ToolResult {
+    h.call("eval", json!({"code": code, "description": D, "language": "javascript"})).await
+}
+
+#[tokio::test]
+async fn python_state_echo_output_and_errors() {
+    let h = Harness::new(&[]);
+    let r = py(&h, "x = 40\nprint('hello')\nimport sys; print('oops', file=sys.stderr)\nx + 2").await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(r.text, "hello\noops\nOut: 42");
+    assert_eq!(py(&h, "x").await.text, "Out: 40", "state survives between cells");
+    assert_eq!(py(&h, "None").await.text, "(python cell ran: no output)", "None is not echoed");
+    let r = py(&h, "import os\nos.write(1, b'straight to fd 1\\n')\nprint('after')").await;
+    assert_eq!(r.text, "straight to fd 1\nafter");
+    let r = py(&h, "def f(n):\n    return 10 / n\n\nf(0)").await;
+    assert!(r.is_error);
+    assert!(r.text.contains("File \"<cell 5>\", line 2, in f\n    return 10 / n"), "{}", r.text);
+    assert!(r.text.ends_with("ZeroDivisionError: division by zero"), "{}", r.text);
+    assert_eq!(r.data.unwrap()["error"]["type"], "ZeroDivisionError");
+    assert_eq!(py(&h, "x").await.text, "Out: 40", "an exception keeps the kernel");
+}
+
+#[tokio::test]
+async fn flooding_output_is_capped_and_says_so() {
+    let h = Harness::new(&[]);
+    let r = py(&h, "for i in range(200000):\n    print('line', i)").await;
+    assert!(!r.is_error, "{}", &r.text[..200]);
+    assert!(r.text.starts_with("line 0\nline 1\n"), "the head is kept");
+    assert!(r.text.contains("bytes of output not shown (cap 64 KiB); the last ones:"), "the cap is stated");
+    assert!(r.text.contains("line 199999"), "the tail is kept");
+    assert!(r.text.len() < 100 * 1024, "bounded: {} bytes", r.text.len());
+    assert_eq!(py(&h, "1 + 1").await.text, "Out: 2", "the protocol survived the flood");
+}
+
+#[tokio::test]
+async fn dataframes_render_as_tables_and_figures_as_png() {
+    require_python_libs();
+    let h = Harness::new(&[]);
+    let r = py(&h, "import pandas as pd\ndf = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [3, 19]})\ndf")
+        .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("city  temp") && r.text.contains("Oslo") && r.text.contains("19"), "{}", r.text);
+    let data = r.data.unwrap();
+    assert!(
+        data["displays"][0]["html"].as_str().unwrap().contains("<table"),
+        "the HTML form is kept in data"
+    );
+
+    let r = py(&h, "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2, 3], [1, 4, 9])\ndisplay(df)\nNone").await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(r.images.len(), 1, "the figure left open is shown once: {}", r.text);
+    use base64_check::png_magic;
+    assert!(png_magic(&r.images[0].base64), "a valid PNG");
+    assert_eq!(r.images[0].mime, "image/png");
+    let r = py(&h, "import matplotlib.pyplot as plt\nlen(plt.get_fignums())").await;
+    assert_eq!(r.text, "Out: 0", "and closed after the cell");
+    let r = py(&h, "import matplotlib\nmatplotlib.get_backend()").await;
+    assert!(r.text.to_lowercase().contains("agg"), "{}", r.text);
+}
+
+mod base64_check {
+    /// Whether `b64` decodes to bytes starting with the PNG signature.
+    pub fn png_magic(b64: &str) -> bool {
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let vals: Vec<u8> =
+            b64.bytes().take(12).map(|c| alphabet.iter().position(|&a| a == c).unwrap() as u8).collect();
+        let mut out = Vec::new();
+        for chunk in vals.chunks(4) {
+            let n = chunk.iter().fold(0u32, |acc, &v| (acc << 6) | u32::from(v));
+            out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        }
+        out.starts_with(&[0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'])
+    }
+}
+
+#[tokio::test]
+async fn magics_are_rewritten_but_never_inside_strings() {
+    let h = Harness::new(&[("sub/marker.txt", "here\n")]);
+    let r = py(&h, "!echo from the shell").await;
+    assert_eq!(r.text, "from the shell");
+    let r = py(&h, "files = !ls sub\nfiles").await;
+    assert_eq!(r.text, "Out: ['marker.txt']");
+    let r = py(&h, "%%bash\necho one\necho two >&2").await;
+    assert_eq!(r.text, "one\ntwo");
+    let r = py(&h, "%cd sub\nimport os\nos.path.basename(os.getcwd())").await;
+    assert!(r.text.ends_with("Out: 'sub'"), "{}", r.text);
+    py(&h, "%cd ..").await;
+    let r = py(&h, "%timeit sum(range(10))").await;
+    assert!(r.text.contains("loops, best of 5:"), "{}", r.text);
+    let r = py(&h, "%%timeit\nsum(range(10))").await;
+    assert!(r.text.contains("per loop"), "{}", r.text);
+    let r = py(&h, "s = '''\n!echo not a command\n%cd nowhere\n'''\ns.split()").await;
+    assert_eq!(r.text, "Out: ['!echo', 'not', 'a', 'command', '%cd', 'nowhere']");
+}
+
+/// A cell that writes a minimal wheel of `tetherdemo` (no build tools needed, works offline).
+const MAKE_WHEEL: &str = r#"import zipfile
+def make_wheel(version, value):
+    name = f"tetherdemo-{version}-py3-none-any.whl"
+    info = f"tetherdemo-{version}.dist-info"
+    with zipfile.ZipFile(name, "w") as z:
+        z.writestr("tetherdemo.py", f"VERSION = {value}\n")
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: tetherdemo\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: tether-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", f"tetherdemo.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/RECORD,,\n")
+    return name
+"#;
+
+#[tokio::test]
+async fn pip_installs_offline_and_the_next_import_sees_the_new_version() {
+    let h = Harness::new(&[]);
+    py(&h, MAKE_WHEEL).await;
+    py(
+        &h,
+        "make_wheel('1.0', 1)
+make_wheel('2.0', 2)
+None",
+    )
+    .await;
+    let r = py(&h, "%pip install --no-index --quiet ./tetherdemo-1.0-py3-none-any.whl").await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(py(&h, "import tetherdemo\ntetherdemo.VERSION").await.text, "Out: 1");
+    let r = py(&h, "%pip install --no-index --quiet ./tetherdemo-2.0-py3-none-any.whl").await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(
+        py(&h, "import tetherdemo\ntetherdemo.VERSION").await.text,
+        "Out: 2",
+        "sys.modules was evicted"
+    );
+    py(&h, "%pip uninstall --yes --quiet tetherdemo").await;
+}
+
+#[tokio::test]
+async fn javascript_state_echo_errors_and_await() {
+    require_node();
+    let h = Harness::new(&[]);
+    let r = js(&h, "let total = 40\nconsole.log('hello')\nconsole.error('to stderr')\ntotal + 2").await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(r.text, "hello\nto stderr\nOut: 42");
+    assert_eq!(js(&h, "let total = 1\ntotal").await.text, "Out: 1", "a cell can be run again");
+    let r = js(&h, "require('fs').writeSync(1, 'fd one\\n')\n'done'").await;
+    assert_eq!(r.text, "fd one\nOut: 'done'");
+    let r = js(&h, "function f() { throw new TypeError('bad input') }\nf()").await;
+    assert!(r.is_error);
+    assert!(r.text.contains("TypeError: bad input") && r.text.contains("cell"), "{}", r.text);
+    let r = js(&h, "const v = await Promise.resolve(6)\nv * 7").await;
+    assert_eq!(r.text, "Out: 42", "top-level await");
+    assert_eq!(js(&h, "v + total").await.text, "Out: 7", "declarations in awaited cells persist");
+    let r = js(&h, "display({a: 1})\nundefined").await;
+    assert_eq!(r.text, "{ a: 1 }");
+}
+
+#[tokio::test]
+async fn the_bridge_reaches_host_tools_with_the_cells_surface_and_approval() {
+    let h = Harness::new(&[("notes.txt", "remember the milk\n"), ("app.py", "print(1)\nprint(2)\n")]);
+    let r = py(&h, "t = tool('read', {'path': 'notes.txt'})\nprint(t.strip())\nt.data['bytes']").await;
+    assert_eq!(r.text, "remember the milk\nOut: 18", "{}", r.text);
+    let r = py(
+        &h,
+        "hits = tool('ast_grep', {'pattern': 'print($A)', 'language': 'python'})\nlen(hits.data['matches'])",
+    )
+    .await;
+    assert_eq!(r.text, "Out: 2");
+    let r = py(&h, "try:\n    tool('eval', {'code': '1', 'description': 'a nested cell is refused here'})\nexcept ToolError as e:\n    print(e)").await;
+    assert!(r.text.contains("`eval` cannot be called from inside a cell"), "{}", r.text);
+    let r = py(&h, "tool('read', {'path': '../outside'})").await;
+    assert!(
+        r.is_error && r.text.contains("ToolError") && r.text.contains("outside the working directory"),
+        "{}",
+        r.text
+    );
+
+    require_node();
+    let r = js(&h, "const t = await tool('read', {path: 'notes.txt'})\nt.text.trim()").await;
+    assert_eq!(r.text, "Out: 'remember the milk'");
+    let r = js(&h, "try { await tool('debug', {}) } catch (e) { console.log(e.message) }").await;
+    assert!(r.text.contains("`debug` cannot be called from inside a cell"), "{}", r.text);
+
+    let denied = Harness::with(&[], |b| b.connect_all().approval(ApprovalPolicy::Deny));
+    // eval itself is exec-level and denied too: the same gate for every call.
+    let text = denied.err("eval", json!({"code": "1", "description": D})).await;
+    assert!(text.contains("approval policy denies"), "{text}");
+}
+
+#[tokio::test]
+async fn a_write_through_the_bridge_passes_the_same_gate_as_a_direct_call() {
+    /// Approves eval (exec) but not write: the bridge must not bypass it.
+    struct Gate;
+    impl ToolHandler for Gate {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: "write".into(),
+                level: Level::Write,
+                parallel_safe: false,
+                description: "denied".into(),
+                input_schema: json!({}),
+            }
+        }
+        fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
+            Err(ToolError::new("write refused by the host's policy"))
+        }
+    }
+    let h = Harness::with(&[], |b| b.connect_all().tool(Arc::new(Gate)));
+    let r = py(&h, "tool('write', {'path': 'x.txt', 'content': 'no'})").await;
+    assert!(r.is_error && r.text.contains("write refused by the host's policy"), "{}", r.text);
+    assert!(!h.path("x.txt").exists());
+    // And a write the run allows goes through the shared lane without waiting behind the cell.
+    let h = Harness::new(&[]);
+    let r = py(&h, "tool('write', {'path': 'y.txt', 'content': 'yes'})\nopen('y.txt').read()").await;
+    assert_eq!(r.text, "Out: 'yes'");
+}
+
+/// A host tool that takes a while: the cell waits on it longer than its idle budget.
+struct Slow;
+
+impl ToolHandler for Slow {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "slow".into(),
+            level: Level::Read,
+            parallel_safe: true,
+            description: "sleeps".into(),
+            input_schema: json!({}),
+        }
+    }
+    fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
+        Ok(Box::pin(async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            ToolResult::text("slept")
+        }))
+    }
+}
+
+#[tokio::test]
+async fn the_idle_budget_interrupts_but_keeps_state_and_pauses_for_bridge_calls() {
+    let h = Harness::with(&[], |b| b.connect_all().tool(Arc::new(Slow)));
+    py(&h, "x = 'kept'").await;
+    let r = h
+        .call("eval", json!({"code": "while True:\n    pass", "description": D, "idle_timeout_seconds": 1}))
+        .await;
+    assert!(r.is_error);
+    assert!(
+        r.text.contains("KeyboardInterrupt: interrupted") && r.text.contains("state are kept"),
+        "{}",
+        r.text
+    );
+    assert_eq!(py(&h, "x").await.text, "Out: 'kept'", "the interpreter survived the interrupt");
+
+    let r = h
+        .call("eval", json!({"code": "str(tool('slow', {}))", "description": D, "idle_timeout_seconds": 1}))
+        .await;
+    assert_eq!(r.text, "Out: 'slept'", "a pending bridge call suspends the idle clock");
+
+    require_node();
+    js(&h, "var kept = 'js state'").await;
+    let r = h.call("eval", json!({"code": "while (true) {}", "language": "javascript", "description": D, "idle_timeout_seconds": 1})).await;
+    assert!(r.is_error && r.text.contains("state are kept"), "{}", r.text);
+    assert_eq!(js(&h, "kept").await.text, "Out: 'js state'");
+}
+
+#[tokio::test]
+async fn interpreter_death_is_reported_and_the_next_cell_starts_fresh() {
+    let h = Harness::new(&[]);
+    let pid = py(&h, "import os\nkept = 1\nos.getpid()")
+        .await
+        .text
+        .trim_start_matches("Out: ")
+        .parse::<i32>()
+        .unwrap();
+    let r = py(&h, "import os\nos._exit(3)").await;
+    assert!(r.is_error && r.text.contains("the python interpreter died (exit status 3)"), "{}", r.text);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!tether_actors::process::is_running(pid), "the dead interpreter {pid} is gone");
+    let r = py(&h, "'kept' in globals()").await;
+    assert!(r.text.starts_with("Out: False"), "{}", r.text);
+    assert!(r.text.contains("earlier state was reset"), "{}", r.text);
+    let r = py(&h, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)").await;
+    assert!(r.text.contains("killed by signal 9"), "{}", r.text);
+    assert_eq!(py(&h, "1").await.text.lines().next(), Some("Out: 1"));
+    let tree = h.rt.tree().await.json();
+    let kernel = &tree["children"][3]["children"][0];
+    assert_eq!(kernel["kind"], "kernel");
+    assert_eq!(kernel["restarts"], 2, "{tree}");
+}
+
+#[tokio::test]
+async fn reset_discards_the_interpreter() {
+    let h = Harness::new(&[]);
+    py(&h, "gone = 1").await;
+    let r = h.call("eval", json!({"code": "'gone' in globals()", "description": D, "reset": true})).await;
+    assert!(r.text.starts_with("Out: False") && r.text.contains("reset"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn bad_arguments_are_clear_errors() {
+    let h = Harness::new(&[]);
+    let cases = [
+        (json!({"code": "1", "description": "too short"}), "`description` has 2 words"),
+        (
+            json!({"code": "1", "description": "one two three four five six seven eight nine ten eleven"}),
+            "has 11 words",
+        ),
+        (json!({"code": "1", "description": D, "language": "ruby"}), "`language`"),
+        (json!({"code": "1", "description": D, "idle_timeout_seconds": 0}), "`idle_timeout_seconds`"),
+        (json!({"description": D}), "missing field `code`"),
+    ];
+    for (args, needle) in cases {
+        let text = h.err("eval", args.clone()).await;
+        assert!(text.contains(needle), "{args}: {text}");
+    }
+    let r = py(&h, "%nosuchmagic").await;
+    assert!(r.is_error && r.text.contains("not supported"), "{}", r.text);
+}
