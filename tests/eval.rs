@@ -346,3 +346,14 @@ async fn bad_arguments_are_clear_errors() {
     let r = py(&h, "%nosuchmagic").await;
     assert!(r.is_error && r.text.contains("not supported"), "{}", r.text);
 }
+
+#[tokio::test]
+async fn the_kernel_starts_through_the_enclosure_when_the_run_has_one() {
+    let enclosure = vec!["env".to_string(), "TETHER_ENCLOSED=yes".to_string()];
+    let h = Harness::with(&[], |b| b.connect_all().enclosure(enclosure));
+    let r =
+        py(&h, "import os\nos.environ.get('TETHER_ENCLOSED'), os.getcwd() == os.path.realpath('.')").await;
+    assert_eq!(r.text, "Out: ('yes', True)", "started through the prefix, in the working directory");
+    let tree = h.rt.tree().await.json();
+    assert_eq!(tree["children"][3]["children"][0]["detail"]["enclosure"], "env TETHER_ENCLOSED=yes");
+}
