@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 use tether_actors::ast::actor::AstActor;
+use tether_actors::dap::session::DebugSessionActor;
 use tether_actors::describe::{ActorNode, Describe};
 use tether_actors::kernel::pool::KernelPool;
 use tether_actors::lsp::supervisor::LspSupervisor;
@@ -50,6 +51,7 @@ pub struct RuntimeBuilder {
     after_write: Option<Arc<dyn AfterWrite>>,
     enclosure: Vec<String>,
     idle_budget: std::time::Duration,
+    debug_ttl: std::time::Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -65,6 +67,7 @@ impl Default for RuntimeBuilder {
             after_write: None,
             enclosure: Vec::new(),
             idle_budget: tether_actors::kernel::actor::DEFAULT_IDLE_BUDGET,
+            debug_ttl: tether_actors::dap::session::SESSION_TTL,
         }
     }
 }
@@ -137,6 +140,12 @@ impl RuntimeBuilder {
     /// cell is interrupted); default 5 minutes.
     pub fn idle_budget(mut self, budget: std::time::Duration) -> Self {
         self.idle_budget = budget;
+        self
+    }
+
+    /// The hard time-to-live of a debug session (default 30 minutes).
+    pub fn debug_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.debug_ttl = ttl;
         self
     }
 
@@ -246,6 +255,14 @@ impl Parts {
                 idle_budget: b.idle_budget,
             }));
             children.push(pool.recipient());
+        }
+        if b.resources.contains(&Resource::Debuggers) {
+            let (workdir, conversation, ttl) = (self.workdir.clone(), b.conversation.clone(), b.debug_ttl);
+            let session = DebugSessionActor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                DebugSessionActor::new(workdir, conversation, ttl)
+            });
+            handlers.push(Arc::new(tools::debug::Debug { session: session.clone() }));
+            children.push(session.recipient());
         }
         hooks.extend(b.after_write);
         let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {

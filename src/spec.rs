@@ -82,11 +82,14 @@ pub enum Resource {
     LanguageServers,
     /// The kernel factory (`eval`).
     Kernels,
+    /// The debug-session supervisor (`debug`).
+    Debuggers,
 }
 
 impl Resource {
     /// Every resource tether has; a CLI run connects them all by default.
-    pub const ALL: [Resource; 3] = [Resource::Parsers, Resource::LanguageServers, Resource::Kernels];
+    pub const ALL: [Resource; 4] =
+        [Resource::Parsers, Resource::LanguageServers, Resource::Kernels, Resource::Debuggers];
 
     /// The resource's name as the CLI spells it.
     pub fn as_str(self) -> &'static str {
@@ -94,6 +97,7 @@ impl Resource {
             Resource::Parsers => "parsers",
             Resource::LanguageServers => "lsp",
             Resource::Kernels => "kernels",
+            Resource::Debuggers => "debug",
         }
     }
 
@@ -103,6 +107,7 @@ impl Resource {
             Resource::Parsers => "the tree-sitter parser set",
             Resource::LanguageServers => "the language-server supervisor",
             Resource::Kernels => "the kernel factory",
+            Resource::Debuggers => "the debug-session supervisor",
         }
     }
 }

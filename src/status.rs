@@ -81,6 +81,10 @@ pub fn report(
                 Resource::Parsers => grammars(workdir),
                 Resource::LanguageServers => servers(lsp),
                 Resource::Kernels => kernels(),
+                Resource::Debuggers => tether_actors::dap::adapters::report(workdir)
+                    .into_iter()
+                    .map(|(name, usable, detail)| Component { name, usable, detail })
+                    .collect(),
             },
         })
         .collect();

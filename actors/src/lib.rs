@@ -1,4 +1,5 @@
 pub mod ast;
+pub mod dap;
 pub mod describe;
 pub mod fs;
 pub mod kernel;

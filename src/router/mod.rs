@@ -31,6 +31,7 @@ const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
     ("lsp", Resource::LanguageServers),
     ("lsp_rename", Resource::LanguageServers),
     ("eval", Resource::Kernels),
+    ("debug", Resource::Debuggers),
 ];
 
 /// The tools registered for one run, fixed when the run starts.

@@ -4,6 +4,7 @@
 pub mod apply_patch;
 pub mod ast_edit;
 pub mod ast_grep;
+pub mod debug;
 pub mod edit;
 pub mod eval;
 pub mod lsp;

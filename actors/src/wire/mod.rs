@@ -6,6 +6,7 @@
 //! run with `RUST_LOG=tether_actors::wire=trace`.
 
 pub mod client;
+pub mod dap;
 pub mod framing;
 pub mod jsonrpc;
 pub mod pending;

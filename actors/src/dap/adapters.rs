@@ -1,0 +1,201 @@
+//! The debug-adapter table and the intersection rule, as for language
+//! servers: an adapter is usable for a program when a root marker exists
+//! above it and the adapter's binary resolves.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::lsp::discovery::{find_root, resolve_binary};
+
+/// How tether reaches an adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// DAP on the adapter's stdin/stdout.
+    Stdio,
+    /// The adapter listens on a loopback port tether picks (`{port}` in its args).
+    Tcp,
+}
+
+/// One adapter entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdapterConfig {
+    /// `debugpy`, `lldb`, `delve`, `dart`.
+    pub id: &'static str,
+    /// Program names tried in order (Debian names lldb-dap `lldb-dap-19`, older `lldb-vscode-14`).
+    pub commands: Vec<String>,
+    /// Arguments (`{port}` is replaced for TCP adapters).
+    pub args: Vec<String>,
+    /// Root markers.
+    pub root_markers: Vec<String>,
+    /// Program extensions it debugs (empty: native executables).
+    pub extensions: Vec<&'static str>,
+    /// How to connect.
+    pub transport: Transport,
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The built-in table.
+pub fn builtin() -> Vec<AdapterConfig> {
+    let mut lldb = vec!["lldb-dap".to_string()];
+    for n in (14..=21).rev() {
+        lldb.push(format!("lldb-dap-{n}"));
+    }
+    for n in (11..=18).rev() {
+        lldb.push(format!("lldb-vscode-{n}"));
+    }
+    lldb.push("lldb-vscode".to_string());
+    vec![
+        AdapterConfig {
+            id: "debugpy",
+            commands: strings(&["python3", "python"]),
+            args: strings(&["-m", "debugpy.adapter"]),
+            root_markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
+            extensions: vec!["py"],
+            transport: Transport::Stdio,
+        },
+        AdapterConfig {
+            id: "lldb",
+            commands: lldb,
+            args: Vec::new(),
+            root_markers: strings(&["Cargo.toml", "CMakeLists.txt"]),
+            extensions: Vec::new(),
+            transport: Transport::Stdio,
+        },
+        AdapterConfig {
+            id: "delve",
+            commands: strings(&["dlv"]),
+            args: strings(&["dap", "--listen=127.0.0.1:{port}"]),
+            root_markers: strings(&["go.mod"]),
+            extensions: vec!["go"],
+            transport: Transport::Tcp,
+        },
+        AdapterConfig {
+            id: "dart",
+            commands: strings(&["dart"]),
+            args: strings(&["debug_adapter"]),
+            root_markers: strings(&["pubspec.yaml"]),
+            extensions: vec!["dart"],
+            transport: Transport::Stdio,
+        },
+    ]
+}
+
+/// The adapter for a program, by its extension (none: a native executable).
+pub fn for_program<'a>(table: &'a [AdapterConfig], program: &Path) -> Option<&'a AdapterConfig> {
+    let ext = program.extension().and_then(|e| e.to_str()).unwrap_or("");
+    table.iter().find(|a| if ext.is_empty() { a.extensions.is_empty() } else { a.extensions.contains(&ext) })
+}
+
+/// An adapter ready to start.
+#[derive(Debug, Clone)]
+pub struct Usable {
+    /// Its entry.
+    pub config: AdapterConfig,
+    /// The project root.
+    pub root: PathBuf,
+    /// The resolved program.
+    pub binary: PathBuf,
+}
+
+/// Resolves the adapter's program: for debugpy a project's `.venv/bin` or
+/// `venv/bin` python first (a PATH python is another environment), which
+/// [`resolve_binary`] already prefers.
+fn resolve(config: &AdapterConfig, root: &Path, workdir: &Path) -> Result<PathBuf, Vec<PathBuf>> {
+    let mut tried = Vec::new();
+    for command in &config.commands {
+        match resolve_binary(command, root, workdir) {
+            Ok(path) => return Ok(path),
+            Err(t) => tried.extend(t.into_iter().take(3)),
+        }
+    }
+    Err(tried)
+}
+
+/// The intersection rule for `program`.
+pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<Usable, String> {
+    let rel = crate::fs::relative(workdir, program);
+    let Some(root) = find_root(program, workdir, &config.root_markers) else {
+        return Err(format!(
+            "{}: no {} in the directory of {rel} or above it (up to the working directory)",
+            config.id,
+            config.root_markers.join(", ")
+        ));
+    };
+    let binary = resolve(config, &root, workdir).map_err(|tried| {
+        let shown: Vec<String> = tried.iter().take(6).map(|p| p.display().to_string()).collect();
+        format!(
+            "{}: `{}` not found on PATH; tried: {}",
+            config.id,
+            config.commands.join("`, `"),
+            shown.join(", ")
+        )
+    })?;
+    Ok(Usable { config: config.clone(), root, binary })
+}
+
+/// For `debug adapters`: each adapter's state here, in words.
+pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
+    builtin()
+        .into_iter()
+        .map(|config| {
+            let binary = resolve(&config, workdir, workdir);
+            let roots = marker_dirs(workdir, &config.root_markers);
+            let roots_text = if roots.is_empty() {
+                format!("no {} anywhere in the working directory", config.root_markers.join(", "))
+            } else {
+                let rels: Vec<String> =
+                    roots.iter().take(4).map(|r| crate::fs::relative(workdir, r)).collect();
+                format!("roots at {}", rels.join(", "))
+            };
+            match binary {
+                Ok(path) => {
+                    let module_ok = config.id != "debugpy" || debugpy_importable(&path);
+                    let usable = module_ok && !roots.is_empty();
+                    let mut detail = format!("{roots_text}; {}", path.display());
+                    if !module_ok {
+                        detail.push_str(" has no `debugpy` module (pip install debugpy)");
+                    }
+                    (config.id.to_string(), usable, detail)
+                }
+                Err(tried) => {
+                    let shown: Vec<String> = tried.iter().take(4).map(|p| p.display().to_string()).collect();
+                    (
+                        config.id.to_string(),
+                        false,
+                        format!(
+                            "`{}` not found; tried {}; {roots_text}",
+                            config.commands[0],
+                            shown.join(", ")
+                        ),
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+fn debugpy_importable(python: &Path) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", "import debugpy"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn marker_dirs(workdir: &Path, markers: &[String]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in ignore::WalkBuilder::new(workdir).max_depth(Some(6)).build().flatten().take(20_000) {
+        if entry.file_name().to_str().is_some_and(|n| markers.iter().any(|m| m == n))
+            && let Some(parent) = entry.path().parent()
+            && !found.contains(&parent.to_path_buf())
+        {
+            found.push(parent.to_path_buf());
+        }
+    }
+    found
+}

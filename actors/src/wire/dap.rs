@@ -1,0 +1,195 @@
+//! A Debug Adapter Protocol client over any byte stream pair, on the same
+//! framing and pending-request map as the JSON-RPC client: DAP differs only
+//! in its envelope (`seq`, `type`, `command`, `arguments` / `request_seq`,
+//! `success`, `message`, `body` / `event`). Events go to a channel; reverse
+//! requests from the adapter are answered "not supported".
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::client::EXIT_REPORT_GRACE;
+use super::framing::{encode, read_message};
+use super::jsonrpc::RpcError;
+use super::pending::{Pending, RequestError};
+
+/// An event from the adapter: its name and body (kept raw, so events
+/// tether does not know — debugpy's `debugpySockets` — are never errors).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DapEvent {
+    /// The event's name.
+    pub event: String,
+    /// Its body.
+    pub body: Value,
+}
+
+/// The client end; cheap to clone.
+#[derive(Clone)]
+pub struct DapClient {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Arc<Pending>,
+    seq: Arc<AtomicI64>,
+    name: Arc<str>,
+}
+
+impl DapClient {
+    /// Starts the reader and writer tasks; events arrive on the returned channel.
+    pub fn connect<R, W>(name: &str, reader: R, writer: W) -> (DapClient, mpsc::UnboundedReceiver<DapEvent>)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let client = DapClient {
+            out,
+            pending: Arc::new(Pending::default()),
+            seq: Arc::new(AtomicI64::new(1_000_000)),
+            name: Arc::from(name),
+        };
+        let mut writer = writer;
+        tokio::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader_client = client.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(reader);
+            let reason = loop {
+                match read_message(&mut reader).await {
+                    Ok(Some(body)) => reader_client.dispatch(&body, &events_tx),
+                    Ok(None) => break format!("{} closed its output", reader_client.name),
+                    Err(e) => break format!("{} sent a malformed message: {e}", reader_client.name),
+                }
+            };
+            let _ =
+                events_tx.send(DapEvent { event: "tether/closed".into(), body: json!({"reason": reason}) });
+            tokio::time::sleep(EXIT_REPORT_GRACE).await;
+            reader_client.pending.close(&reason);
+        });
+        (client, events)
+    }
+
+    fn dispatch(&self, body: &[u8], events: &mpsc::UnboundedSender<DapEvent>) {
+        let Ok(v) = serde_json::from_slice::<Value>(body) else { return };
+        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "<- {v}");
+        match v["type"].as_str() {
+            Some("response") => {
+                let id = v["request_seq"].as_i64().unwrap_or(-1);
+                let result = if v["success"].as_bool().unwrap_or(false) {
+                    Ok(v.get("body").cloned().unwrap_or(Value::Null))
+                } else {
+                    let message = v["message"].as_str().unwrap_or("failed").to_string();
+                    let detail = v["body"]["error"]["format"].as_str().map(str::to_string);
+                    Err(RpcError {
+                        code: 0,
+                        message: detail.unwrap_or(message),
+                        data: v.get("body").cloned(),
+                    })
+                };
+                self.pending.complete(id, result);
+            }
+            Some("event") => {
+                let event = v["event"].as_str().unwrap_or("").to_string();
+                let _ = events.send(DapEvent { event, body: v.get("body").cloned().unwrap_or(Value::Null) });
+            }
+            Some("request") => {
+                // Reverse requests (runInTerminal, startDebugging): not supported.
+                let seq = self.next_seq();
+                self.send(&json!({
+                    "seq": seq, "type": "response", "request_seq": v["seq"], "command": v["command"],
+                    "success": false, "message": "not supported by tether",
+                }));
+            }
+            _ => {}
+        }
+    }
+
+    fn next_seq(&self) -> i64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn send(&self, v: &Value) -> bool {
+        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "-> {v}");
+        self.out.send(encode(&serde_json::to_vec(v).unwrap_or_default())).is_ok()
+    }
+
+    /// Sends `command` and returns a future of its response body, bounded by
+    /// `timeout`. The request is on the wire when this returns, so a caller
+    /// may send it and wait for events before awaiting the answer (debugpy
+    /// answers `launch` only after `configurationDone`).
+    pub fn request(
+        &self,
+        command: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> impl std::future::Future<Output = Result<Value, RequestError>> + Send + 'static {
+        let registered = self.pending.register();
+        let pending = self.pending.clone();
+        let sent: Result<bool, RequestError> = match &registered {
+            Ok((id, _)) => {
+                Ok(self
+                    .send(&json!({"seq": id, "type": "request", "command": command, "arguments": arguments})))
+            }
+            Err(e) => Err(e.clone()),
+        };
+        let name = self.name.clone();
+        async move {
+            let (id, rx) = registered?;
+            if sent != Ok(true) {
+                pending.forget(id);
+                return Err(RequestError::Closed(format!("{name} is not running")));
+            }
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(result)) => result,
+                Ok(Err(_)) => Err(RequestError::Closed(format!("{name} stopped answering"))),
+                Err(_) => {
+                    pending.forget(id);
+                    Err(RequestError::TimedOut(timeout.as_millis() as u64))
+                }
+            }
+        }
+    }
+
+    /// Fails every waiter with `reason`.
+    pub fn close(&self, reason: &str) {
+        self.pending.close(reason);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn responses_events_and_unknown_events_over_a_duplex_pipe() {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let (r, w) = tokio::io::split(ours);
+        let (their_r, mut their_w) = tokio::io::split(theirs);
+        let (client, mut events) = DapClient::connect("fake-dap", r, w);
+        let answer = client.request("threads", json!({}), Duration::from_secs(5));
+        let mut their_r = BufReader::new(their_r);
+        let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
+        assert_eq!(req["type"], "request");
+        assert_eq!(req["command"], "threads");
+        let unknown = json!({"seq": 1, "type": "event", "event": "debugpySockets", "body": {"sockets": []}});
+        their_w.write_all(&encode(unknown.to_string().as_bytes())).await.unwrap();
+        let resp = json!({"seq": 2, "type": "response", "request_seq": req["seq"], "success": true, "command": "threads", "body": {"threads": [{"id": 1, "name": "main"}]}});
+        their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
+        assert_eq!(answer.await.unwrap()["threads"][0]["name"], "main");
+        assert_eq!(events.recv().await.unwrap().event, "debugpySockets");
+        let failing = client.request("evaluate", json!({}), Duration::from_secs(5));
+        let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
+        let resp = json!({"seq": 3, "type": "response", "request_seq": req["seq"], "success": false, "command": "evaluate", "message": "name 'x' is not defined"});
+        their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
+        assert!(failing.await.unwrap_err().to_string().contains("name 'x' is not defined"));
+    }
+}
