@@ -193,7 +193,8 @@ struct Session {
     program: String,
     client: DapClient,
     shared: Arc<Shared>,
-    guard: KillGuard,
+    /// The adapter process, when tether started it (not when attached).
+    guard: Option<KillGuard>,
     started: Instant,
 }
 
@@ -228,21 +229,18 @@ impl DebugSessionActor {
         crate::fs::relative(&self.workdir, p)
     }
 
-    /// Ends the session: terminate, disconnect (bounded), kill everything.
+    /// Ends the session: disconnect (bounded), then kill adapter and
+    /// debuggee — unless tether attached to a program it did not start,
+    /// which it detaches from and leaves running.
     fn end(&mut self, why: &str) -> Option<impl std::future::Future<Output = ()> + use<>> {
         let session = self.session.take()?;
         self.ended = Some(why.to_string());
-        let debuggee = session.shared.state.lock().debuggee_pid;
+        let ours = session.guard.is_some();
+        let debuggee = session.shared.state.lock().debuggee_pid.filter(|_| ours);
         Some(async move {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(2),
-                session.client.request(
-                    "disconnect",
-                    json!({"terminateDebuggee": true}),
-                    Duration::from_secs(2),
-                ),
-            )
-            .await;
+            let args = json!({"terminateDebuggee": ours});
+            let bound = Duration::from_secs(2);
+            let _ = tokio::time::timeout(bound, session.client.request("disconnect", args, bound)).await;
             if let Some(pid) = debuggee {
                 process::kill_group(pid);
                 // SAFETY: SIGKILL to the debuggee's pid; harmless if it is gone.
@@ -349,7 +347,9 @@ impl Actor for DebugSessionActor {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        if let Some(s) = self.session.take() {
+        if let Some(s) = self.session.take()
+            && s.guard.is_some()
+        {
             if let Some(pid) = s.shared.state.lock().debuggee_pid {
                 process::kill_group(pid);
                 // SAFETY: SIGKILL to the debuggee's pid.
@@ -557,21 +557,29 @@ impl Handler<DebugOp> for DebugSessionActor {
                 }
                 ready(DebugReply::ok(text, json!({"dropped": st.dropped})))
             }
-            DebugOp::Terminate => match self.end("terminated on request") {
-                Some(f) => AtomicResponse::new(Box::pin(f.into_actor(self).map(|(), _, _| {
-                    DebugReply::ok(
-                        "terminated the session: adapter and program were killed",
-                        json!({"state": "terminated"}),
-                    )
-                }))),
-                None => ready(DebugReply::err(self.no_session())),
-            },
+            DebugOp::Terminate => {
+                let attached = self.session.as_ref().is_some_and(|s| s.guard.is_none());
+                let text = if attached {
+                    "detached from the program, which keeps running; the session is over"
+                } else {
+                    "terminated the session: adapter and program were killed"
+                };
+                match self.end("terminated on request") {
+                    Some(f) => AtomicResponse::new(Box::pin(
+                        f.into_actor(self)
+                            .map(move |(), _, _| DebugReply::ok(text, json!({"state": "terminated"}))),
+                    )),
+                    None => ready(DebugReply::err(self.no_session())),
+                }
+            }
             other => {
                 let Some(s) = &self.session else {
                     return ready(DebugReply::err(self.no_session()));
                 };
-                let (client, shared) = (s.client.clone(), s.shared.clone());
-                AtomicResponse::new(Box::pin(inspect(other, client, shared, workdir).into_actor(self)))
+                let (adapter, client, shared) = (s.adapter, s.client.clone(), s.shared.clone());
+                AtomicResponse::new(Box::pin(
+                    inspect(other, adapter, client, shared, workdir).into_actor(self),
+                ))
             }
         }
     }
@@ -597,66 +605,74 @@ impl DebugSessionActor {
         attach: Option<u16>,
     ) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
-        let table = adapters::builtin();
-        let (config, target) = match &launch {
-            Some((program, _)) => match adapters::for_program(&table, program) {
-                Some(c) => (c.clone(), program.clone()),
-                None => {
+        let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Notify::new() });
+        // Attaching connects straight to the adapter that `debugpy --listen`
+        // already runs at that port; launching starts an adapter of our own.
+        let (adapter_id, name, port, spawned) = match (&launch, attach) {
+            (None, Some(port)) => ("debugpy", format!("debugpy at 127.0.0.1:{port}"), Some(port), None),
+            (Some((program, _)), _) => {
+                let table = adapters::builtin();
+                let Some(config) = adapters::for_program(&table, program).cloned() else {
                     return ready(DebugReply::err(format!(
                         "no debug adapter handles `{}`",
                         self.rel(program)
                     )));
-                }
-            },
-            None => (table[0].clone(), self.workdir.join("attach.py")),
-        };
-        let usable: Usable = match adapters::choose(&config, &target, &self.workdir) {
-            Ok(u) => u,
-            Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
-        };
-        let port = match (config.transport, free_port()) {
-            (Transport::Tcp, Ok(p)) => Some(p),
-            (Transport::Tcp, Err(e)) => {
-                return ready(DebugReply::err(format!("no free loopback port for {}: {e}", config.id)));
+                };
+                let usable: Usable = match adapters::choose(&config, program, &self.workdir) {
+                    Ok(u) => u,
+                    Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
+                };
+                let port = match (config.transport, free_port()) {
+                    (Transport::Tcp, Ok(p)) => Some(p),
+                    (Transport::Tcp, Err(e)) => {
+                        return ready(DebugReply::err(format!(
+                            "no free loopback port for {}: {e}",
+                            config.id
+                        )));
+                    }
+                    (Transport::Stdio, _) => None,
+                };
+                let args: Vec<String> =
+                    config.args.iter().map(|a| a.replace("{port}", &port.unwrap_or(0).to_string())).collect();
+                let exit_shared = shared.clone();
+                let spawned = match process::spawn(&usable.binary, &args, &usable.root, move |info| {
+                    exit_shared.apply(DapEvent {
+                        event: "tether/closed".into(),
+                        body: json!({"reason": info.describe("the debug adapter")}),
+                    });
+                }) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        return ready(DebugReply::err(format!(
+                            "{} did not start: {e}",
+                            usable.binary.display()
+                        )));
+                    }
+                };
+                (config.id, format!("{} ({})", config.id, usable.binary.display()), port, Some(spawned))
             }
-            (Transport::Stdio, _) => None,
+            (None, None) => return ready(DebugReply::err("nothing to launch or attach to")),
         };
-        let args: Vec<String> =
-            config.args.iter().map(|a| a.replace("{port}", &port.unwrap_or(0).to_string())).collect();
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Notify::new() });
-        let exit_shared = shared.clone();
-        let spawned = match process::spawn(&usable.binary, &args, &usable.root, move |info| {
-            exit_shared.apply(DapEvent {
-                event: "tether/closed".into(),
-                body: json!({"reason": info.describe("the debug adapter")}),
-            });
-        }) {
-            Ok(s) => s,
-            Err(e) => {
-                return ready(DebugReply::err(format!("{} did not start: {e}", usable.binary.display())));
-            }
-        };
-        let name = format!("{} ({})", config.id, usable.binary.display());
         let breakpoints = self.breakpoints.clone();
         let workdir = self.workdir.clone();
-        let adapter_id = config.id;
         let program_text = match &launch {
             Some((p, _)) => self.rel(p),
             None => format!("port {}", attach.unwrap_or(0)),
         };
-        let stdin = spawned.stdin;
-        let stdout = spawned.stdout;
-        let guard = spawned.guard;
-        let stderr = spawned.stderr;
+        let (pipes, guard, stderr) = match spawned {
+            Some(s) => (Some((s.stdout, s.stdin)), Some(s.guard), s.stderr),
+            None => (None, None, Default::default()),
+        };
         let started = Instant::now();
         let ttl = self.ttl;
         ctx.run_later(ttl, move |_act, ctx| {
             ctx.notify(Expire { started });
         });
         let work = async move {
-            let (client, mut events) = match port {
-                None => DapClient::connect(&name, stdout, stdin),
-                Some(port) => match connect_tcp(port).await {
+            let (client, mut events) = match (port, pipes) {
+                (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
+                (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
+                (Some(port), _) => match connect_tcp(port).await {
                     Ok(stream) => {
                         let (r, w) = stream.into_split();
                         DapClient::connect(&name, r, w)
@@ -807,7 +823,13 @@ async fn handshake(
 }
 
 /// Ops that need a live session and only read or step it.
-async fn inspect(op: DebugOp, client: DapClient, shared: Arc<Shared>, workdir: PathBuf) -> DebugReply {
+async fn inspect(
+    op: DebugOp,
+    adapter: &'static str,
+    client: DapClient,
+    shared: Arc<Shared>,
+    workdir: PathBuf,
+) -> DebugReply {
     let stopped_thread = || shared.state.lock().stop.as_ref().and_then(|s| s.thread);
     let thread_or = |t: Option<i64>| t.or_else(stopped_thread);
     let step = |command: &'static str, t: Option<i64>| {
@@ -961,7 +983,10 @@ async fn inspect(op: DebugOp, client: DapClient, shared: Arc<Shared>, workdir: P
                     None => None,
                 },
             };
-            let mut args = json!({"expression": expression, "context": "repl"});
+            // lldb-dap and delve read "repl" input as their own commands
+            // (`(int) $0 = 7`); "watch" evaluates the expression itself.
+            let context = if adapter == "debugpy" { "repl" } else { "watch" };
+            let mut args = json!({"expression": expression, "context": context});
             if let Some(f) = frame {
                 args["frameId"] = json!(f);
             }
@@ -991,7 +1016,7 @@ impl Handler<Describe> for DebugSessionActor {
                     s.started.elapsed().as_millis() as u64,
                     0,
                 );
-                n.pid = Some(s.guard.pid());
+                n.pid = s.guard.as_ref().map(KillGuard::pid);
                 n.with_detail("ttl_left_s", self.ttl.saturating_sub(s.started.elapsed()).as_secs())
             }
             None => ActorNode::new(

@@ -1,0 +1,392 @@
+//! The `debug` tool against real adapters: debugpy, lldb-dap (a C program
+//! built here with gcc -g) and delve (a Go program); the session rules
+//! (one per conversation, hard TTL, crash clean-up) and the caps.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Harness;
+use serde_json::{Value, json};
+
+fn require(program: &str, args: &[&str], install: &str) {
+    let ok = std::process::Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
+    assert!(ok, "`{program}` is needed; install it with `{install}` (the README's test command does)");
+}
+
+fn debugpy() {
+    require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
+}
+
+async fn dbg(h: &Harness, args: Value) -> tether::ToolResult {
+    h.call("debug", args).await
+}
+
+async fn ok(h: &Harness, args: Value) -> String {
+    let r = dbg(h, args.clone()).await;
+    assert!(!r.is_error, "debug {args} failed: {}", r.text);
+    r.text
+}
+
+const PROG: &str = r#"import os
+
+def add(a, b):
+    total = a + b
+    return total
+
+with open("pid.txt", "w") as f:
+    f.write(str(os.getpid()))
+x = add(2, 3)
+print("x is", x)
+print("done", x * 2)
+"#;
+
+fn python_project() -> Harness {
+    Harness::new(&[("requirements.txt", ""), ("prog.py", PROG)])
+}
+
+#[tokio::test]
+async fn debugpy_end_to_end() {
+    debugpy();
+    let h = python_project();
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert_eq!(launched, "launched; stopped (breakpoint) at prog.py:4 in add, thread 1");
+    let stack = ok(&h, json!({"op": "stack"})).await;
+    assert!(
+        stack.starts_with("#0 frame_id=")
+            && stack.contains(" add at prog.py:4")
+            && stack.contains("<module> at prog.py:9"),
+        "{stack}"
+    );
+    let frame: i64 = stack.split("frame_id=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let scopes = ok(&h, json!({"op": "scopes", "frame_id": frame})).await;
+    let locals: i64 = scopes
+        .lines()
+        .find(|l| l.starts_with("Locals"))
+        .unwrap()
+        .rsplit('=')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let vars = ok(&h, json!({"op": "variables", "reference": locals})).await;
+    assert!(vars.contains("a = 2 (int)") && vars.contains("b = 3 (int)"), "{vars}");
+    assert_eq!(
+        ok(&h, json!({"op": "evaluate", "expression": "a * 10 + b", "frame_id": frame})).await,
+        "a * 10 + b = 23 (int)"
+    );
+    let step = ok(&h, json!({"op": "step_over"})).await;
+    assert_eq!(step, "stopped (step) at prog.py:5 in add, thread 1", "step_over moved one line");
+    assert_eq!(ok(&h, json!({"op": "evaluate", "expression": "total"})).await, "total = 5 (int)");
+    let threads = ok(&h, json!({"op": "threads"})).await;
+    assert!(threads.contains("MainThread"), "{threads}");
+    let pid: i32 = h.read("pid.txt").parse().unwrap();
+    assert_eq!(ok(&h, json!({"op": "continue"})).await, "the program exited with code 0");
+    let output = ok(&h, json!({"op": "output"})).await;
+    assert!(output.contains("x is 5\n") && output.contains("done 10\n"), "{output}");
+    ok(&h, json!({"op": "terminate"})).await;
+    assert!(!tether_actors::process::is_running(pid), "the debuggee is gone");
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(
+        status.starts_with("no debug session is running; the last one ended: terminated on request"),
+        "{status}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_launch_is_refused_and_terminate_kills_everything() {
+    debugpy();
+    let h = python_project();
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    let text = dbg(&h, json!({"op": "launch", "program": "prog.py"})).await.text;
+    assert!(
+        text.contains("a debugpy session on prog.py is already running")
+            && text.contains("terminate it first"),
+        "{text}"
+    );
+    let pid: i32 = h.read("pid.txt").parse().unwrap();
+    let adapter = h.rt.tree().await.json()["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "debug-session")
+        .unwrap()["pid"]
+        .as_u64()
+        .unwrap() as i32;
+    ok(&h, json!({"op": "terminate"})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!tether_actors::process::is_running(pid), "debuggee {pid} survived terminate");
+    assert!(!tether_actors::process::is_running(adapter), "adapter {adapter} survived terminate");
+}
+
+#[tokio::test]
+async fn caps_on_frames_children_and_values() {
+    debugpy();
+    let prog = "def deep(n):\n    if n == 0:\n        return 0\n    return deep(n - 1)\n\nbig = {f'k{i}': i for i in range(120)}\nlong = 'x' * 1000\ndeep(60)\n";
+    let h = Harness::new(&[("requirements.txt", ""), ("caps.py", prog)]);
+    ok(&h, json!({"op": "breakpoints", "file": "caps.py", "lines": [3]})).await;
+    ok(&h, json!({"op": "launch", "program": "caps.py"})).await;
+    let stack = ok(&h, json!({"op": "stack"})).await;
+    assert_eq!(stack.lines().filter(|l| l.starts_with('#')).count(), 30);
+    assert!(stack.contains("more frames not shown (cap 30)"), "{stack}");
+    let long = ok(&h, json!({"op": "evaluate", "expression": "long"})).await;
+    assert!(long.chars().count() < 450, "a value is cut at 400 characters: {}", long.len());
+    let top: i64 = stack.lines().last().unwrap().split("frame_id=").nth(1).map_or_else(
+        || stack.split("frame_id=").last().unwrap().split(' ').next().unwrap().parse().unwrap(),
+        |s| s.split(' ').next().unwrap().parse().unwrap(),
+    );
+    let _ = top;
+    let globals_ref: i64 = {
+        let frames = dbg(&h, json!({"op": "stack"})).await.data.unwrap();
+        let module_frame = frames["frames"].as_array().unwrap().last().unwrap()["id"].as_i64().unwrap();
+        let scopes = ok(&h, json!({"op": "scopes", "frame_id": module_frame})).await;
+        scopes
+            .lines()
+            .find(|l| l.starts_with("Globals"))
+            .unwrap()
+            .rsplit('=')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let globals = ok(&h, json!({"op": "variables", "reference": globals_ref})).await;
+    let big_ref: i64 = globals
+        .lines()
+        .find(|l| l.starts_with("big = "))
+        .unwrap()
+        .rsplit("reference=")
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+    let children = ok(&h, json!({"op": "variables", "reference": big_ref})).await;
+    assert!(children.contains("more children not shown (cap 50)"), "{children}");
+    assert!(globals.contains("value(s) cut at 400 characters"), "{globals}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn the_session_expires_after_its_ttl() {
+    debugpy();
+    let h = Harness::with(&[("requirements.txt", ""), ("prog.py", PROG)], |b| {
+        b.connect_all().debug_ttl(Duration::from_secs(2))
+    });
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    let pid: i32 = h.read("pid.txt").parse().unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let text = dbg(&h, json!({"op": "stack"})).await.text;
+    assert!(text.contains("expired after its") && text.contains("time-to-live"), "{text}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!tether_actors::process::is_running(pid), "the debuggee was killed at expiry");
+}
+
+#[tokio::test]
+async fn an_adapter_killed_mid_session_is_reported_and_cleaned_up() {
+    debugpy();
+    let h = python_project();
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    let adapter = h.rt.tree().await.json()["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "debug-session")
+        .unwrap()["pid"]
+        .as_u64()
+        .unwrap() as i32;
+    // SAFETY: SIGKILL to the adapter.
+    unsafe { kill(adapter, 9) };
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let r = dbg(&h, json!({"op": "continue"})).await;
+    assert!(r.is_error || r.text.contains("went away"), "{}", r.text);
+    assert!(
+        r.text.contains("killed by signal 9") || r.text.contains("closed"),
+        "names the cause: {}",
+        r.text
+    );
+    ok(&h, json!({"op": "terminate"})).await;
+    let again = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert!(again.starts_with("launched;"), "{again}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+#[tokio::test]
+async fn attach_to_a_program_listening_for_debugpy() {
+    debugpy();
+    let prog = "import time\nfor i in range(600):\n    counter = i\n    time.sleep(0.05)\n";
+    let h = Harness::new(&[("requirements.txt", ""), ("loop.py", prog)]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    use std::os::unix::process::CommandExt;
+    // In a group of its own: debugpy starts an adapter process beside it,
+    // and the test must leave neither behind.
+    let mut child = std::process::Command::new("python3")
+        .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}"), "--wait-for-client", "loop.py"])
+        .current_dir(h.root())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = child.id() as i32;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    ok(&h, json!({"op": "breakpoints", "file": "loop.py", "lines": [3]})).await;
+    let attached = ok(&h, json!({"op": "attach", "port": port})).await;
+    assert!(attached.contains("attached"), "{attached}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(status.contains("stopped (breakpoint) at loop.py:3"), "{status}");
+    let v = ok(&h, json!({"op": "evaluate", "expression": "i >= 0"})).await;
+    assert!(v.ends_with("True (bool)"), "{v}");
+    let detached = ok(&h, json!({"op": "terminate"})).await;
+    assert!(detached.starts_with("detached"), "a program tether did not start is left running: {detached}");
+    assert!(child.try_wait().unwrap().is_none(), "still running after detach");
+    // SAFETY: SIGKILL to the test's own process group.
+    unsafe { kill(-group, 9) };
+    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn a_project_venv_python_is_preferred() {
+    debugpy();
+    let h = python_project();
+    let real = String::from_utf8(
+        std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = format!("#!/bin/sh\ntouch \"$(dirname \"$0\")/venv-used\"\nexec {} \"$@\"\n", real.trim());
+    h.write(".venv/bin/python3", &wrapper);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(h.path(".venv/bin/python3"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert!(h.path(".venv/bin/venv-used").exists(), "the adapter ran on the project's .venv python");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn lldb_dap_debugs_a_c_program_built_here() {
+    require("gcc", &["--version"], "apt-get install gcc");
+    let h = Harness::new(&[
+        ("CMakeLists.txt", "project(demo C)\n"),
+        (
+            "demo.c",
+            "#include <stdio.h>\n\nint square(int n) {\n    int result = n * n;\n    return result;\n}\n\nint main(void) {\n    printf(\"%d\\n\", square(7));\n    return 0;\n}\n",
+        ),
+    ]);
+    let built = std::process::Command::new("gcc")
+        .args(["-g", "-O0", "-o", "demo", "demo.c"])
+        .current_dir(h.root())
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let adapters = ok(&h, json!({"op": "adapters"})).await;
+    assert!(adapters.contains("lldb: usable"), "lldb-dap is needed (apt-get install lldb-19): {adapters}");
+    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [4]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "demo"})).await;
+    assert!(
+        launched.contains("stopped (breakpoint") && launched.contains("demo.c:4 in square"),
+        "{launched}"
+    );
+    let v = ok(&h, json!({"op": "evaluate", "expression": "n"})).await;
+    assert!(v.starts_with("n = 7"), "{v}");
+    let stack = ok(&h, json!({"op": "stack"})).await;
+    assert!(stack.contains("square") && stack.contains("main"), "{stack}");
+    let done = ok(&h, json!({"op": "continue"})).await;
+    assert!(done.contains("exited with code 0"), "{done}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn delve_debugs_a_go_program() {
+    require("go", &["version"], "apt-get install golang-go");
+    require("dlv", &["version"], "apt-get install delve");
+    let h = Harness::new(&[
+        ("go.mod", "module demo\n\ngo 1.19\n"),
+        (
+            "main.go",
+            "package main\n\nimport \"fmt\"\n\nfunc double(n int) int {\n\tresult := n * 2\n\treturn result\n}\n\nfunc main() {\n\tfmt.Println(double(21))\n}\n",
+        ),
+    ]);
+    ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [7]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
+    assert!(
+        launched.contains("stopped (breakpoint") && launched.contains("main.go:7 in main.double"),
+        "{launched}"
+    );
+    let v = ok(&h, json!({"op": "evaluate", "expression": "result"})).await;
+    assert!(v.starts_with("result = 42"), "{v}");
+    let done = ok(&h, json!({"op": "continue"})).await;
+    assert!(done.contains("exited") || done.contains("terminated"), "{done}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn a_dart_project_without_the_sdk_says_why() {
+    let h = Harness::new(&[("pubspec.yaml", "name: demo\n"), ("bin/main.dart", "void main() {}\n")]);
+    let text = dbg(&h, json!({"op": "launch", "program": "bin/main.dart"})).await;
+    assert!(
+        text.is_error && text.text.contains("adapter unavailable: dart: `dart` not found on PATH"),
+        "{}",
+        text.text
+    );
+    let adapters = ok(&h, json!({"op": "adapters"})).await;
+    assert!(adapters.contains("dart: not usable") && adapters.contains("roots at ."), "{adapters}");
+}
+
+#[tokio::test]
+async fn bad_arguments_are_clear_errors() {
+    let h = python_project();
+    let cases = [
+        (json!({"op": "jump"}), "`op`"),
+        (json!({"op": "scopes"}), "`frame_id` is required"),
+        (json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}), "outside the working directory"),
+        (json!({"op": "breakpoints", "file": "prog.py", "lines": [0]}), "1-based"),
+        (json!({"op": "launch"}), "`program` is required"),
+        (json!({"op": "launch", "program": "missing.py"}), "is not a file"),
+        (json!({"op": "stack"}), "no debug session is running"),
+    ];
+    for (args, needle) in cases {
+        let r = dbg(&h, args.clone()).await;
+        assert!(r.is_error && r.text.contains(needle), "{args}: {}", r.text);
+    }
+}
+
+#[test]
+fn batch_drives_a_session_across_lines() {
+    debugpy();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("requirements.txt"), "").unwrap();
+    std::fs::write(dir.path().join("prog.py"), PROG).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["batch", "--workdir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    for line in [
+        json!({"tool": "debug", "args": {"op": "breakpoints", "file": "prog.py", "lines": [4]}}),
+        json!({"tool": "debug", "args": {"op": "launch", "program": "prog.py"}}),
+        json!({"tool": "debug", "args": {"op": "evaluate", "expression": "a + b"}}),
+        json!({"tool": "debug", "args": {"op": "terminate"}}),
+    ] {
+        writeln!(child.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers[2]["text"], "a + b = 5 (int)", "{answers:?}");
+    assert_eq!(answers[3]["is_error"], false);
+}
