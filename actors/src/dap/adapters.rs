@@ -85,6 +85,68 @@ pub fn builtin() -> Vec<AdapterConfig> {
     ]
 }
 
+/// A `tether.toml` override of a built-in adapter:
+///
+/// ```toml
+/// [[adapter]]
+/// id = "lldb"                       # debugpy, lldb, delve or dart
+/// command = "/opt/llvm/bin/lldb-dap" # replaces the names tried
+/// args = []
+/// root_markers = ["Makefile"]
+/// ```
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterOverride {
+    /// Which built-in adapter.
+    pub id: String,
+    /// The program to run instead of the built-in names.
+    pub command: Option<String>,
+    /// Its arguments (`{port}` for TCP adapters).
+    pub args: Option<Vec<String>>,
+    /// Root markers instead of the built-in ones.
+    pub root_markers: Option<Vec<String>>,
+}
+
+/// The table for `workdir`: the built-in one with `tether.toml`'s
+/// `[[adapter]]` overrides applied.
+pub fn load(workdir: &Path) -> Result<Vec<AdapterConfig>, String> {
+    let mut table = builtin();
+    let path = workdir.join(crate::lsp::config::CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(table),
+        Err(e) => return Err(format!("cannot read tether.toml: {e}")),
+    };
+    // Only the `[[adapter]]` entries; `[[server]]` belongs to the LSP table.
+    #[derive(serde::Deserialize)]
+    struct Adapters {
+        #[serde(default)]
+        adapter: Vec<toml::Value>,
+    }
+    let file: Adapters = toml::from_str(&text).map_err(|e| format!("tether.toml is not valid: {e}"))?;
+    for entry in file.adapter {
+        let o: AdapterOverride = entry.try_into().map_err(|e| format!("tether.toml [[adapter]]: {e}"))?;
+        let Some(entry) = table.iter_mut().find(|a| a.id == o.id) else {
+            let ids: Vec<&str> = builtin().iter().map(|a| a.id).collect();
+            return Err(format!(
+                "tether.toml [[adapter]]: unknown id `{}`; tether knows {}",
+                o.id,
+                ids.join(", ")
+            ));
+        };
+        if let Some(command) = o.command {
+            entry.commands = vec![command];
+        }
+        if let Some(args) = o.args {
+            entry.args = args;
+        }
+        if let Some(markers) = o.root_markers {
+            entry.root_markers = markers;
+        }
+    }
+    Ok(table)
+}
+
 /// The adapter for a program, by its extension (none: a native executable).
 pub fn for_program<'a>(table: &'a [AdapterConfig], program: &Path) -> Option<&'a AdapterConfig> {
     let ext = program.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -140,7 +202,11 @@ pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<
 
 /// For `debug adapters`: each adapter's state here, in words.
 pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
-    builtin()
+    let table = match load(workdir) {
+        Ok(t) => t,
+        Err(e) => return vec![("tether.toml".to_string(), false, e)],
+    };
+    table
         .into_iter()
         .map(|config| {
             let binary = resolve(&config, workdir, workdir);
@@ -198,4 +264,28 @@ fn marker_dirs(workdir: &Path, markers: &[String]) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tether_toml_overrides_a_built_in_adapter() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tether.toml"),
+            "[[adapter]]\nid = \"lldb\"\ncommand = \"my-lldb-dap\"\nroot_markers = [\"Makefile\"]\n",
+        )
+        .unwrap();
+        let table = load(dir.path()).unwrap();
+        let lldb = table.iter().find(|a| a.id == "lldb").unwrap();
+        assert_eq!(lldb.commands, vec!["my-lldb-dap".to_string()]);
+        assert_eq!(lldb.root_markers, vec!["Makefile".to_string()]);
+        std::fs::write(dir.path().join("tether.toml"), "[[adapter]]\nid = \"gdb\"\n").unwrap();
+        assert!(load(dir.path()).unwrap_err().contains("unknown id `gdb`"));
+        // The language-server loader accepts a file with adapter entries.
+        std::fs::write(dir.path().join("tether.toml"), "[[adapter]]\nid = \"lldb\"\n").unwrap();
+        assert!(crate::lsp::config::load(dir.path()).is_ok());
+    }
 }

@@ -611,7 +611,10 @@ impl DebugSessionActor {
         let (adapter_id, name, port, spawned) = match (&launch, attach) {
             (None, Some(port)) => ("debugpy", format!("debugpy at 127.0.0.1:{port}"), Some(port), None),
             (Some((program, _)), _) => {
-                let table = adapters::builtin();
+                let table = match adapters::load(&self.workdir) {
+                    Ok(t) => t,
+                    Err(e) => return ready(DebugReply::err(e)),
+                };
                 let Some(config) = adapters::for_program(&table, program).cloned() else {
                     return ready(DebugReply::err(format!(
                         "no debug adapter handles `{}`",

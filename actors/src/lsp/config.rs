@@ -164,6 +164,10 @@ pub fn builtin() -> Vec<ServerConfig> {
 struct FileConfig {
     #[serde(default)]
     server: Vec<ServerConfig>,
+    /// Debug-adapter overrides, read by `crate::dap::adapters::load`.
+    #[serde(default)]
+    #[allow(dead_code)]
+    adapter: Vec<toml::Value>,
 }
 
 /// The table for `workdir`: the built-in one, with `tether.toml`'s entries
