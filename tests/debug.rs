@@ -10,8 +10,13 @@ use common::Harness;
 use serde_json::{Value, json};
 
 fn require(program: &str, args: &[&str], install: &str) {
-    let ok = std::process::Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
-    assert!(ok, "`{program}` is needed; install it with `{install}` (the README's test command does)");
+    let out = std::process::Command::new(program).args(args).output();
+    let why = match &out {
+        Ok(o) if o.status.success() => return,
+        Ok(o) => format!("{} {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
+        Err(e) => e.to_string(),
+    };
+    panic!("`{program} {}` failed ({why}); install with `{install}` (the README's test command does)", args.join(" "));
 }
 
 fn debugpy() {
