@@ -16,7 +16,10 @@ fn require(program: &str, args: &[&str], install: &str) {
         Ok(o) => format!("{} {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
         Err(e) => e.to_string(),
     };
-    panic!("`{program} {}` failed ({why}); install with `{install}` (the README's test command does)", args.join(" "));
+    panic!(
+        "`{program} {}` failed ({why}); install with `{install}` (the README's test command does)",
+        args.join(" ")
+    );
 }
 
 fn debugpy() {
