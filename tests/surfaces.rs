@@ -156,7 +156,7 @@ async fn the_tree_describes_the_router_the_lane_and_the_parsers() {
     assert_eq!(json["id"], "test");
     let kinds: Vec<&str> =
         json["children"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["serial-lane", "ast", "lsp-supervisor", "kernel-pool"]);
+    assert_eq!(kinds, ["serial-lane", "ast", "lsp-supervisor", "kernel-pool", "debug-session"]);
     assert_eq!(json["children"][1]["detail"]["staged"], 1);
     let text = tree.text();
     assert!(text.starts_with("router test [ready]"), "{text}");
