@@ -153,46 +153,55 @@ impl LspSupervisor {
         self.servers.insert(key.clone(), addr.clone());
         (key, addr)
     }
+}
 
-    /// Marker files anywhere in the working directory (bounded), for status.
-    fn markers_present(&self, markers: &[String]) -> Vec<PathBuf> {
-        let wanted: BTreeSet<&str> = markers.iter().map(String::as_str).collect();
-        let mut found = Vec::new();
-        let walk = ignore::WalkBuilder::new(&self.workdir)
-            .max_depth(Some(MARKER_SEARCH_DEPTH))
-            .hidden(false)
-            .filter_entry(|e| e.file_name() != "node_modules" && e.file_name() != "target")
-            .build();
-        for entry in walk.flatten().take(MARKER_SEARCH_ENTRIES) {
-            if entry.file_name().to_str().is_some_and(|n| wanted.contains(n))
-                && let Some(parent) = entry.path().parent()
-                && !found.contains(&parent.to_path_buf())
-            {
-                found.push(parent.to_path_buf());
+/// The directories holding each wanted marker file, from one bounded walk
+/// of the working directory.
+fn marker_dirs(workdir: &Path, wanted: &BTreeSet<String>) -> BTreeMap<String, Vec<PathBuf>> {
+    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let walk = ignore::WalkBuilder::new(workdir)
+        .max_depth(Some(MARKER_SEARCH_DEPTH))
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != "node_modules" && e.file_name() != "target")
+        .build();
+    for entry in walk.flatten().take(MARKER_SEARCH_ENTRIES) {
+        if let Some(name) = entry.file_name().to_str().filter(|n| wanted.contains(*n))
+            && let Some(parent) = entry.path().parent()
+        {
+            let dirs = found.entry(name.to_string()).or_default();
+            if !dirs.iter().any(|d| d == parent) {
+                dirs.push(parent.to_path_buf());
             }
         }
-        found
     }
+    found
+}
 
-    fn candidate_status(&self, config: &ServerConfig) -> (String, bool) {
-        let roots = self.markers_present(&config.root_markers);
-        let binary = discovery::resolve_binary(&config.command, &self.workdir, &self.workdir);
-        let roots_text = if roots.is_empty() {
-            format!("no {} anywhere in the working directory", config.root_markers.join(", "))
-        } else {
-            let rels: Vec<String> =
-                roots.iter().take(5).map(|r| crate::fs::relative(&self.workdir, r)).collect();
-            format!("roots at {}", rels.join(", "))
-        };
-        match binary {
-            Ok(path) if !roots.is_empty() => {
-                (format!("{}: usable ({roots_text}; {})", config.id, path.display()), true)
-            }
-            Ok(path) => (format!("{}: {roots_text} (binary {} found)", config.id, path.display()), false),
-            Err(tried) => {
-                let why = discovery::why_not_binary(config, &tried);
-                (format!("{why}; {roots_text}"), false)
-            }
+/// One candidate's state here, in words, and whether it is usable.
+fn candidate_status(
+    workdir: &Path,
+    config: &ServerConfig,
+    markers: &BTreeMap<String, Vec<PathBuf>>,
+) -> (String, bool) {
+    let mut roots: Vec<&PathBuf> =
+        config.root_markers.iter().filter_map(|m| markers.get(m)).flatten().collect();
+    roots.sort();
+    roots.dedup();
+    let binary = discovery::resolve_binary(&config.command, workdir, workdir);
+    let roots_text = if roots.is_empty() {
+        format!("no {} anywhere in the working directory", config.root_markers.join(", "))
+    } else {
+        let rels: Vec<String> = roots.iter().take(5).map(|r| crate::fs::relative(workdir, r)).collect();
+        format!("roots at {}", rels.join(", "))
+    };
+    match binary {
+        Ok(path) if !roots.is_empty() => {
+            (format!("{}: usable ({roots_text}; {})", config.id, path.display()), true)
+        }
+        Ok(path) => (format!("{}: {roots_text} (binary {} found)", config.id, path.display()), false),
+        Err(tried) => {
+            let why = discovery::why_not_binary(config, &tried);
+            (format!("{why}; {roots_text}"), false)
         }
     }
 }
@@ -286,29 +295,42 @@ impl Handler<Status> for LspSupervisor {
         }
         let mut rows = Vec::new();
         for language in languages {
-            let mut candidates = Vec::new();
-            let mut usable = false;
-            for config in Self::candidates(&table, &language) {
-                let (text, ok) = self.candidate_status(config);
-                usable |= ok;
-                candidates.push(text);
-            }
+            let configs: Vec<ServerConfig> =
+                Self::candidates(&table, &language).into_iter().cloned().collect();
             let servers: Vec<Addr<LspServerActor>> = self
                 .servers
                 .iter()
                 .filter(|(k, _)| table.iter().any(|s| s.id == k.server && s.languages.contains(&language)))
                 .map(|(_, a)| a.clone())
                 .collect();
-            rows.push((language, candidates, usable, servers));
+            rows.push((language, configs, servers));
         }
+        let workdir = self.workdir.clone();
+        let wanted: BTreeSet<String> = table.iter().flat_map(|s| s.root_markers.iter().cloned()).collect();
         Box::pin(async move {
+            // The walk for root markers and the PATH probes are blocking
+            // work: off the actor thread, which the router shares.
+            let probe_rows: Vec<Vec<ServerConfig>> = rows.iter().map(|(_, c, _)| c.clone()).collect();
+            let probed = tokio::task::spawn_blocking(move || {
+                let markers = marker_dirs(&workdir, &wanted);
+                probe_rows
+                    .iter()
+                    .map(|configs| {
+                        configs.iter().map(|c| candidate_status(&workdir, c, &markers)).collect::<Vec<_>>()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
             let mut languages = Vec::new();
-            for (language, candidates, usable, servers) in rows {
+            for (k, (language, _, servers)) in rows.into_iter().enumerate() {
+                let statuses = probed.get(k).cloned().unwrap_or_default();
                 let mut running = Vec::new();
                 for addr in servers {
                     running.push(describe_or_busy(&addr.recipient(), "lsp-server").await);
                 }
-                let usable = usable || !running.is_empty();
+                let usable = statuses.iter().any(|(_, ok)| *ok) || !running.is_empty();
+                let candidates = statuses.into_iter().map(|(text, _)| text).collect();
                 languages.push(LanguageStatus { language, running, candidates, usable });
             }
             StatusReport { config_error, languages }

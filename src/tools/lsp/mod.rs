@@ -517,6 +517,14 @@ fn present_languages(root: &Path, wanted: Option<&str>) -> Result<Vec<&'static s
     Ok(langs)
 }
 
+/// [`present_languages`] off the actor thread: it may walk the tree.
+async fn languages_here(root: &Path, language: Option<String>) -> Result<Vec<&'static str>, String> {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || present_languages(&root, language.as_deref()))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+}
+
 /// A file of `language` under `root`, to route a language-wide request through.
 fn sample_file(root: &Path, language: &str) -> Option<PathBuf> {
     ignore::WalkBuilder::new(root)
@@ -535,14 +543,16 @@ async fn workspace_symbols(
     query: String,
     language: Option<String>,
 ) -> ToolResult {
-    let langs = match present_languages(&root, language.as_deref()) {
+    let langs = match languages_here(&root, language.clone()).await {
         Ok(l) => l,
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
     let mut places = Vec::new();
     let mut notes = Vec::new();
     for lang in langs {
-        let Some(sample) = sample_file(&root, lang) else { continue };
+        let probe_root = root.clone();
+        let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
+        let Some(sample) = sample else { continue };
         let session = match open(&sup, &sample, false).await {
             Ok(s) => s,
             Err(e) => {
@@ -677,7 +687,7 @@ async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
 }
 
 async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option<String>) -> ToolResult {
-    let langs = match present_languages(&root, language.as_deref()) {
+    let langs = match languages_here(&root, language.clone()).await {
         Ok(l) => l,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
