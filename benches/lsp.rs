@@ -39,7 +39,9 @@ impl Raw {
         let out = BufReader::new(child.stdout.take().unwrap());
         let mut raw = Raw { child, out, next: 0 };
         let uri = format!("file://{}", root.display());
-        raw.request("initialize", json!({"processId": null, "rootUri": uri, "capabilities": {}, "workspaceFolders": [{"uri": uri, "name": "bench"}]}));
+        // The same capabilities tether declares, so the server does the same work.
+        let caps = tether_actors::lsp::server::client_capabilities();
+        raw.request("initialize", json!({"processId": null, "rootUri": uri, "capabilities": caps, "workspaceFolders": [{"uri": uri, "name": "bench"}]}));
         raw.notify("initialized", json!({}));
         raw
     }

@@ -323,28 +323,7 @@ impl LspServerActor {
             "rootPath": self.key.root,
             "workspaceFolders": [{"uri": root_uri, "name": name}],
             "initializationOptions": self.usable.config.initialization_options.clone().unwrap_or(Value::Null),
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-16"]},
-                "window": {"workDoneProgress": true},
-                "workspace": {
-                    "configuration": true,
-                    "workspaceFolders": true,
-                    "symbol": {"dynamicRegistration": false},
-                    "workspaceEdit": {"documentChanges": true, "resourceOperations": []},
-                },
-                "textDocument": {
-                    "synchronization": {"didSave": true, "dynamicRegistration": false},
-                    "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-                    "hover": {"contentFormat": ["markdown", "plaintext"]},
-                    "definition": {"linkSupport": true},
-                    "typeDefinition": {"linkSupport": true},
-                    "implementation": {"linkSupport": true},
-                    "references": {},
-                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-                    "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports"]}}},
-                    "rename": {"prepareSupport": false},
-                },
-            },
+            "capabilities": client_capabilities(),
         })
     }
 
@@ -425,6 +404,33 @@ impl LspServerActor {
             (State::NotStarted, _) => "not started (starts on first use)".to_string(),
         }
     }
+}
+
+/// What tether tells servers it can do; the raw client of `benches/lsp.rs`
+/// sends the same, so servers do the same work for both.
+pub fn client_capabilities() -> Value {
+    json!({
+        "general": {"positionEncodings": ["utf-16"]},
+        "window": {"workDoneProgress": true},
+        "workspace": {
+            "configuration": true,
+            "workspaceFolders": true,
+            "symbol": {"dynamicRegistration": false},
+            "workspaceEdit": {"documentChanges": true, "resourceOperations": []},
+        },
+        "textDocument": {
+            "synchronization": {"didSave": true, "dynamicRegistration": false},
+            "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "definition": {"linkSupport": true},
+            "typeDefinition": {"linkSupport": true},
+            "implementation": {"linkSupport": true},
+            "references": {},
+            "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports"]}}},
+            "rename": {"prepareSupport": false},
+        },
+    })
 }
 
 /// Starts the server if it is not running: spawn, `initialize`,
