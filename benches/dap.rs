@@ -69,6 +69,13 @@ impl Raw {
     }
 }
 
+/// How long `f` takes.
+fn timed(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
 fn median(mut v: Vec<Duration>) -> f64 {
     v.sort();
     v[v.len() / 2].as_secs_f64() * 1e3
@@ -122,28 +129,6 @@ fn main() {
     call(json!({"op": "launch", "program": "prog.py"}));
     let tframe = call(json!({"op": "stack"})).data.unwrap()["frames"][0]["id"].as_i64().unwrap();
 
-    let mut rows = Vec::new();
-    for (name, raw_cmd, raw_args, tether_args) in [
-        ("threads", "threads", json!({}), json!({"op": "threads"})),
-        ("stack", "stackTrace", json!({"threadId": thread, "levels": 31}), json!({"op": "stack"})),
-        (
-            "evaluate",
-            "evaluate",
-            json!({"expression": "n + 1", "frameId": frame, "context": "repl"}),
-            json!({"op": "evaluate", "expression": "n + 1", "frame_id": tframe}),
-        ),
-    ] {
-        let (mut r, mut t) = (Vec::new(), Vec::new());
-        for _ in 0..runs {
-            let s = Instant::now();
-            raw.request(raw_cmd, raw_args.clone());
-            r.push(s.elapsed());
-            let s = Instant::now();
-            call(tether_args.clone());
-            t.push(s.elapsed());
-        }
-        rows.push((name, median(t), median(r)));
-    }
     // Each side runs its calls back to back (in two rounds, swapping who
     // goes first). Alternating single calls would mislead: debugpy's
     // adapter-to-program socket has no TCP_NODELAY, so a request that
@@ -161,25 +146,18 @@ fn main() {
         ),
     ] {
         let (mut r, mut t) = (Vec::new(), Vec::new());
-        for round in 0..2 {
-            if round == 0 {
-                for _ in 0..runs / 2 {
-                    let s = Instant::now();
-                    raw.request(raw_cmd, raw_args.clone());
-                    r.push(s.elapsed());
-                }
+        for raw_first in [true, false] {
+            let mut raw_batch = || {
+                (0..runs / 2)
+                    .map(|_| timed(|| drop(raw.request(raw_cmd, raw_args.clone()))))
+                    .collect::<Vec<_>>()
+            };
+            if raw_first {
+                r.extend(raw_batch());
             }
-            for _ in 0..runs / 2 {
-                let s = Instant::now();
-                call(tether_args.clone());
-                t.push(s.elapsed());
-            }
-            if round == 1 {
-                for _ in 0..runs / 2 {
-                    let s = Instant::now();
-                    raw.request(raw_cmd, raw_args.clone());
-                    r.push(s.elapsed());
-                }
+            t.extend((0..runs / 2).map(|_| timed(|| drop(call(tether_args.clone())))));
+            if !raw_first {
+                r.extend(raw_batch());
             }
         }
         rows.push((name, median(t), median(r)));

@@ -31,9 +31,7 @@ async fn dbg(h: &Harness, args: Value) -> tether::ToolResult {
 }
 
 async fn ok(h: &Harness, args: Value) -> String {
-    let r = dbg(h, args.clone()).await;
-    assert!(!r.is_error, "debug {args} failed: {}", r.text);
-    r.text
+    h.ok("debug", args).await.text
 }
 
 const PROG: &str = r#"import os
@@ -115,14 +113,7 @@ async fn a_second_launch_is_refused_and_terminate_kills_everything() {
         "{text}"
     );
     let pid: i32 = h.read("pid.txt").parse().unwrap();
-    let adapter = h.rt.tree().await.json()["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["kind"] == "debug-session")
-        .unwrap()["pid"]
-        .as_u64()
-        .unwrap() as i32;
+    let adapter = common::pid_of(&h, "debug-session").await.expect("the adapter's pid") as i32;
     ok(&h, json!({"op": "terminate"})).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!tether_actors::process::is_running(pid), "debuggee {pid} survived terminate");
@@ -199,14 +190,7 @@ async fn an_adapter_killed_mid_session_is_reported_and_cleaned_up() {
     let h = python_project();
     ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
     ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
-    let adapter = h.rt.tree().await.json()["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["kind"] == "debug-session")
-        .unwrap()["pid"]
-        .as_u64()
-        .unwrap() as i32;
+    let adapter = common::pid_of(&h, "debug-session").await.expect("the adapter's pid") as i32;
     // SAFETY: SIGKILL to the adapter.
     unsafe { kill(adapter, 9) };
     tokio::time::sleep(Duration::from_millis(700)).await;

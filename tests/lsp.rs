@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::Harness;
+use common::{Harness, copy_dir};
 use serde_json::{Value, json};
 use tether::Surface;
 
@@ -33,18 +33,6 @@ fn tsls() {
     require("typescript-language-server", "npm install -g typescript-language-server typescript@5");
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap().flatten() {
-        let target = dst.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A runtime over a copy of `tests/fixtures/lsp/<name>`.
 fn fixture(name: &str) -> Harness {
     let h = Harness::new(&[]);
@@ -58,9 +46,7 @@ async fn lsp(h: &Harness, args: Value) -> tether::ToolResult {
 }
 
 async fn lsp_ok(h: &Harness, args: Value) -> String {
-    let r = lsp(h, args.clone()).await;
-    assert!(!r.is_error, "lsp {args} failed: {}", r.text);
-    r.text
+    h.ok("lsp", args).await.text
 }
 
 #[tokio::test]
@@ -378,14 +364,8 @@ fn pgrp_members(pgid: u32) -> Vec<u32> {
     members
 }
 
-fn server_pid(tree: &Value) -> u32 {
-    tree["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["kind"] == "lsp-supervisor")
-        .and_then(|s| s["children"][0]["pid"].as_u64())
-        .expect("a running server with a pid") as u32
+async fn server_pid(h: &Harness) -> u32 {
+    common::pid_of(h, "lsp-server").await.expect("a running server with a pid")
 }
 
 #[tokio::test]
@@ -404,7 +384,7 @@ async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts
     };
     let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
     assert_eq!(hover, "fake hover");
-    let pid = server_pid(&h.rt.tree().await.json());
+    let pid = server_pid(&h).await;
     let grandchild: i32 = std::fs::read_to_string(h.path("fake_child.pid")).unwrap().trim().parse().unwrap();
 
     let call = h.call("lsp", json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"}));
@@ -455,7 +435,7 @@ async fn a_killed_pyright_is_restarted_with_nothing_left_behind() {
     pyright();
     let h = fixture("python");
     lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
-    let pid = server_pid(&h.rt.tree().await.json());
+    let pid = server_pid(&h).await;
     // SAFETY: SIGKILL to the server's pid.
     unsafe { libc_kill(pid as i32, 9) };
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -469,7 +449,7 @@ async fn a_killed_pyright_is_restarted_with_nothing_left_behind() {
     assert!(def.contains("shapes.py:16:5"), "{def}");
     let tree = h.rt.tree().await.json();
     assert_eq!(tree["children"][2]["children"][0]["restarts"], 1);
-    assert_ne!(server_pid(&tree), pid);
+    assert_ne!(server_pid(&h).await, pid);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Harness;
+use common::{Harness, copy_dir};
 use serde_json::{Value, json};
 
 const INSTALL_HINT: &str =
@@ -110,7 +110,7 @@ async fn rust_sources_match_the_cli() {
     let h = Harness::new(&[]);
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     for (dir, files) in [("src", &src.join("src")), ("actors", &src.join("actors/src"))] {
-        copy_tree(files, &h.path(dir));
+        copy_dir(files, &h.path(dir));
     }
     // Patterns the CLI also parses at the top level. Where it does not
     // (`Lang::$X` is no Rust item), the scaffold ladder finds matches the CLI
@@ -120,18 +120,6 @@ async fn rust_sources_match_the_cli() {
         let theirs = cli_matches(&h.root(), pattern, "rust");
         assert!(!ours.is_empty(), "`{pattern}` matches something");
         assert_eq!(ours, theirs, "`{pattern}` differs from the ast-grep CLI");
-    }
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap().flatten() {
-        let target = dst.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

@@ -106,3 +106,29 @@ pub fn positions(result: &ToolResult) -> Vec<String> {
 pub fn exists(root: &Path, rel: &str) -> bool {
     root.join(rel).exists()
 }
+
+/// Copies the directory `src` into `dst`, recursively.
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap().flatten() {
+        let target = dst.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The pid the supervision tree shows for the first actor of `kind`
+/// (directly under the router, or one level below).
+pub async fn pid_of(h: &Harness, kind: &str) -> Option<u32> {
+    let tree = h.rt.tree().await.json();
+    let children = tree["children"].as_array()?;
+    children
+        .iter()
+        .chain(children.iter().flat_map(|c| c["children"].as_array().into_iter().flatten()))
+        .find(|c| c["kind"] == kind)
+        .and_then(|c| c["pid"].as_u64())
+        .map(|p| p as u32)
+}
