@@ -3,7 +3,7 @@
 use crate::spec::ToolSpec;
 
 /// What happens when a write- or exec-level tool is called. Read-level
-/// tools never ask. Asking the human arrives with the question gate.
+/// tools never ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
     /// Run them (the host decided up front).
@@ -11,13 +11,18 @@ pub enum ApprovalPolicy {
     AutoApprove,
     /// Refuse them, saying so.
     Deny,
+    /// Show a permission card through the question gate first; run only
+    /// on an explicit allow. With no approver connected, refuse (fail
+    /// closed — never auto-approve).
+    Ask,
 }
 
 impl ApprovalPolicy {
-    /// `Ok` if `spec` may run, or the refusal the model reads.
+    /// `Ok` if `spec` may run without asking, or the refusal the model
+    /// reads. [`ApprovalPolicy::Ask`] answers `Ok`: the router asks.
     pub fn approve(self, spec: &ToolSpec) -> Result<(), String> {
         match self {
-            ApprovalPolicy::AutoApprove => Ok(()),
+            ApprovalPolicy::AutoApprove | ApprovalPolicy::Ask => Ok(()),
             ApprovalPolicy::Deny => Err(format!(
                 "`{}` is a {}-level tool and this run's approval policy denies {}-level calls; it did not run. Use read-level tools, or ask the operator to allow changes",
                 spec.name,
@@ -32,6 +37,7 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::AutoApprove => "auto",
             ApprovalPolicy::Deny => "deny",
+            ApprovalPolicy::Ask => "ask",
         }
     }
 }
@@ -43,7 +49,8 @@ impl std::str::FromStr for ApprovalPolicy {
         match s {
             "auto" | "auto-approve" => Ok(ApprovalPolicy::AutoApprove),
             "deny" => Ok(ApprovalPolicy::Deny),
-            other => Err(format!("`{other}` is not an approval policy; use `auto` or `deny`")),
+            "ask" => Ok(ApprovalPolicy::Ask),
+            other => Err(format!("`{other}` is not an approval policy; use `auto`, `ask` or `deny`")),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The command line: `tether tools | call | batch | tree | status`.
+//! The command line: `tether tools | call | batch | tree | status | serve`.
 //!
 //! The contract other tools build on: `call` prints the result text (or,
 //! with `--json`, the result object) and exits 0, 1 when the tool reported
@@ -6,17 +6,26 @@
 //! writes one JSON answer a line, in order, flushed as each call finishes,
 //! all in one run (staged edits live for the whole batch). Logs go to
 //! stderr (`RUST_LOG=tether=debug`); stdout carries only results.
+//!
+//! The human is reached through the controlling terminal (`/dev/tty`, never
+//! stdin or stdout) in `call` and `batch`, and through MCP elicitation in
+//! `serve`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
+use tether_actors::question::terminal::TerminalPort;
+use tether_actors::workers::command::CommandBackend;
 
 use crate::approval::ApprovalPolicy;
 use crate::result::ToolResult;
 use crate::runtime::{DEFAULT_CONVERSATION, Runtime};
+use crate::serve::TetherServer;
+use crate::serve::elicit::{McpPort, PeerSlot};
 use crate::spec::{Resource, Surface};
 
 /// Exit code for a call whose tool reported an error.
@@ -43,9 +52,22 @@ struct RunOpts {
     /// Conversation id.
     #[arg(long, default_value = DEFAULT_CONVERSATION)]
     conversation: String,
-    /// Approval policy for write/exec tools: auto or deny.
+    /// Approval policy for write/exec tools: auto, ask (a permission card
+    /// first; refused when nobody can answer) or deny.
     #[arg(long, default_value = "auto")]
     approval: ApprovalPolicy,
+    /// Where questions and permission cards go: `terminal` (the
+    /// controlling terminal, when there is one) or `none`. `serve` always
+    /// asks its MCP client.
+    #[arg(long, default_value = "terminal", value_parser = ["terminal", "none"])]
+    questions: String,
+    /// Seconds the human has to answer a card.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    question_timeout: u64,
+    /// Vibe mode: register the vibe_* tools, running workers with the
+    /// commands `[vibe] fast/good` in tether.toml.
+    #[arg(long)]
+    vibe: bool,
     /// Leave a resource unconnected (repeatable): parsers.
     #[arg(long = "without", value_name = "RESOURCE")]
     without: Vec<Resource>,
@@ -73,6 +95,16 @@ enum Command {
     Tree(RunOpts),
     /// What is connected and usable here, and why not.
     Status(RunOpts),
+    /// Serve one run over MCP stdio until stdin closes.
+    Serve(RunOpts),
+}
+
+/// Where a run's cards go.
+enum Human {
+    /// The controlling terminal, if there is one and `--questions` allows it.
+    Terminal,
+    /// The MCP client, through elicitation.
+    Mcp(PeerSlot),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -93,11 +125,28 @@ pub fn main() -> ExitCode {
 }
 
 fn start(opts: &RunOpts) -> Result<Runtime, ExitCode> {
+    start_with(opts, Human::Terminal)
+}
+
+fn start_with(opts: &RunOpts, human: Human) -> Result<Runtime, ExitCode> {
     let mut builder = Runtime::builder()
         .workdir(&opts.workdir)
         .conversation(&opts.conversation)
         .surface(opts.surface)
-        .approval(opts.approval);
+        .approval(opts.approval)
+        .question_timeout(std::time::Duration::from_secs(opts.question_timeout));
+    match human {
+        Human::Mcp(peer) => builder = builder.questions(Arc::new(McpPort::new(peer)), "mcp client"),
+        Human::Terminal if opts.questions == "terminal" => {
+            if let Some(tty) = TerminalPort::open() {
+                builder = builder.questions(Arc::new(tty), "terminal");
+            }
+        }
+        Human::Terminal => {}
+    }
+    if opts.vibe {
+        builder = builder.vibe(Arc::new(CommandBackend::load(&opts.workdir)));
+    }
     for resource in Resource::ALL {
         if !opts.without.contains(&resource) {
             builder = builder.connect(resource);
@@ -190,6 +239,23 @@ async fn run(cli: Cli) -> ExitCode {
                 println!("tools on the {} surface: {}", opts.surface.as_str(), names.join(", "));
             }
             ExitCode::SUCCESS
+        }
+        Command::Serve(opts) => {
+            let peer = PeerSlot::default();
+            let runtime = match start_with(&opts, Human::Mcp(peer.clone())) {
+                Ok(r) => Arc::new(r),
+                Err(code) => return code,
+            };
+            let served = TetherServer::new(runtime.clone(), opts.surface, peer).serve_stdio().await;
+            // Whatever still holds the runtime, its children go now.
+            runtime.shutdown();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tether serve: {e}");
+                    ExitCode::from(EXIT_TOOL_ERROR)
+                }
+            }
         }
     }
 }

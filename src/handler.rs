@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::result::ToolResult;
 use crate::spec::{Surface, ToolSpec};
 
@@ -68,6 +70,10 @@ pub struct CallContext {
     pub surface: Surface,
     /// The after-write hook, if the run has one.
     pub after_write: Option<Arc<dyn AfterWrite>>,
+    /// Cancelled when the caller stops waiting for this call. The router
+    /// then drops the call's work; tools whose resource keeps running
+    /// without them (a cell, a debug wait) pass it on so it stops too.
+    pub cancel: CancellationToken,
 }
 
 impl CallContext {

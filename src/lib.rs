@@ -31,6 +31,7 @@ pub mod handler;
 pub mod result;
 pub mod router;
 pub mod runtime;
+pub mod serve;
 pub mod spec;
 pub mod status;
 pub mod tools;

@@ -17,6 +17,11 @@ use tether_actors::dap::session::DebugSessionActor;
 use tether_actors::describe::{ActorNode, Describe};
 use tether_actors::kernel::pool::KernelPool;
 use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::question::gate::QuestionGateActor;
+use tether_actors::question::port::QuestionPort;
+use tether_actors::workers::WorkerBackend;
+use tether_actors::workers::pool::WorkerPoolActor;
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
 use crate::handler::{AfterWrite, AfterWriteChain, CallContext, ToolHandler};
@@ -52,6 +57,9 @@ pub struct RuntimeBuilder {
     enclosure: Vec<String>,
     idle_budget: std::time::Duration,
     debug_ttl: std::time::Duration,
+    questions: Option<(Arc<dyn QuestionPort>, String)>,
+    question_timeout: std::time::Duration,
+    vibe: Option<Arc<dyn WorkerBackend>>,
 }
 
 impl Default for RuntimeBuilder {
@@ -68,6 +76,9 @@ impl Default for RuntimeBuilder {
             enclosure: Vec::new(),
             idle_budget: tether_actors::kernel::actor::DEFAULT_IDLE_BUDGET,
             debug_ttl: tether_actors::dap::session::SESSION_TTL,
+            questions: None,
+            question_timeout: tools::ask_user::DEFAULT_QUESTION_TIMEOUT,
+            vibe: None,
         }
     }
 }
@@ -149,6 +160,30 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Connects a human: cards (`ask_user`, permission prompts) are shown
+    /// through `port` in `target_space` (where the card appears: a
+    /// terminal, a conversation pane). Registers `ask_user` (S1).
+    pub fn questions(mut self, port: Arc<dyn QuestionPort>, target_space: impl Into<String>) -> Self {
+        self.questions = Some((port, target_space.into()));
+        self
+    }
+
+    /// How long the human has to answer a card (default 10 minutes);
+    /// stated on the card.
+    pub fn question_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.question_timeout = timeout;
+        self
+    }
+
+    /// Switches vibe mode on: a worker pool running briefs through
+    /// `backend` (tether's own is
+    /// [`tether_actors::workers::command::CommandBackend`]). Registers the
+    /// five `vibe_*` tools (S1).
+    pub fn vibe(mut self, backend: Arc<dyn WorkerBackend>) -> Self {
+        self.vibe = Some(backend);
+        self
+    }
+
     /// Starts the actors.
     pub fn start(self) -> Result<Runtime, StartError> {
         let workdir = tether_actors::fs::canonical_root(&self.workdir)?;
@@ -180,8 +215,9 @@ impl RuntimeBuilder {
                     let _ = stopped_tx.send(());
                 })
                 .map_err(|e| StartError::System(e.to_string()))?;
-            let (started, system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
-            (started, Some(OwnSystem { system, stopped: parking_lot::Mutex::new(stopped) }))
+            let (mut started, system) = rx.recv().map_err(|e| StartError::System(e.to_string()))?;
+            let arbiters = parking_lot::Mutex::new(std::mem::take(&mut started.arbiters));
+            (started, Some(OwnSystem { system, stopped: parking_lot::Mutex::new(stopped), arbiters }))
         };
         Ok(Runtime {
             router: started.router,
@@ -207,18 +243,28 @@ struct Started {
     router: Addr<RouterActor>,
     registry: Arc<Registry>,
     after_write: Option<Arc<dyn AfterWrite>>,
+    arbiters: Vec<Arbiter>,
 }
 
 impl Parts {
     fn start(self) -> Started {
         let b = self.builder;
+        // Resource actors that do blocking or process work get threads of
+        // their own; the runtime joins them when it stops.
+        let mut arbiters: Vec<Arbiter> = Vec::new();
+        fn arbiter(all: &mut Vec<Arbiter>) -> actix::ArbiterHandle {
+            let a = Arbiter::new();
+            let handle = a.handle();
+            all.push(a);
+            handle
+        }
         let mut handlers: Vec<Arc<dyn ToolHandler>> = Vec::new();
         let mut children: Vec<Recipient<Describe>> = Vec::new();
         let mut hooks: Vec<Arc<dyn AfterWrite>> = Vec::new();
         let mut ast = None;
         if b.resources.contains(&Resource::Parsers) {
             let root = self.workdir.clone();
-            let addr = AstActor::start_in_arbiter(&Arbiter::new().handle(), move |_| AstActor::new(root));
+            let addr = AstActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| AstActor::new(root));
             handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: addr.clone() }));
             handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: addr.clone() }));
             handlers.push(Arc::new(tools::resolve::Resolve { ast: addr.clone() }));
@@ -246,7 +292,7 @@ impl Parts {
         if b.resources.contains(&Resource::Kernels) {
             let (conversation, workdir, enclosure) =
                 (b.conversation.clone(), self.workdir.clone(), b.enclosure.clone());
-            let pool = KernelPool::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+            let pool = KernelPool::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
                 KernelPool::new(conversation, workdir, enclosure)
             });
             handlers.push(Arc::new(tools::eval::Eval {
@@ -258,11 +304,25 @@ impl Parts {
         }
         if b.resources.contains(&Resource::Debuggers) {
             let (workdir, conversation, ttl) = (self.workdir.clone(), b.conversation.clone(), b.debug_ttl);
-            let session = DebugSessionActor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+            let session = DebugSessionActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
                 DebugSessionActor::new(workdir, conversation, ttl)
             });
             handlers.push(Arc::new(tools::debug::Debug { session: session.clone() }));
             children.push(session.recipient());
+        }
+        let gate = b.questions.map(|(port, target)| {
+            let gate = QuestionGateActor::new(port, target).start();
+            handlers
+                .push(Arc::new(tools::ask_user::AskUser { gate: gate.clone(), timeout: b.question_timeout }));
+            children.push(gate.clone().recipient());
+            gate
+        });
+        if let Some(backend) = b.vibe {
+            let pool = WorkerPoolActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
+                WorkerPoolActor::new(backend)
+            });
+            handlers.extend(tools::vibe::tools(pool.clone()));
+            children.push(pool.recipient());
         }
         hooks.extend(b.after_write);
         let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {
@@ -280,10 +340,13 @@ impl Parts {
             conversation: Arc::from(b.conversation.as_str()),
             surface: b.surface,
             after_write: after_write.clone(),
+            cancel: CancellationToken::new(),
         };
-        let router = RouterActor::new(registry.clone(), base, b.approval, children).start();
+        let router =
+            RouterActor::with_gate(registry.clone(), base, b.approval, gate, b.question_timeout, children)
+                .start();
         let _ = router_slot.set(router.clone().recipient());
-        Started { router, registry, after_write }
+        Started { router, registry, after_write, arbiters }
     }
 }
 
@@ -297,14 +360,41 @@ struct OwnSystem {
     /// Signalled when the actor thread has finished (in a mutex so the
     /// runtime stays `Sync` for hosts that share it).
     stopped: parking_lot::Mutex<std::sync::mpsc::Receiver<()>>,
+    /// The resource actors' threads, joined on stop: their actors' process
+    /// guards drop as those threads end.
+    arbiters: parking_lot::Mutex<Vec<Arbiter>>,
+}
+
+impl OwnSystem {
+    /// Stops the system and waits (at most [`STOP_TIMEOUT`]) for its
+    /// thread to finish. Idempotent.
+    fn stop(&self) {
+        let deadline = std::time::Instant::now() + STOP_TIMEOUT;
+        self.system.stop();
+        // Actors drop their process guards as the system and its arbiters
+        // stop; wait for that, so a CLI that exits next leaves no child behind.
+        let _ = self.stopped.lock().recv_timeout(STOP_TIMEOUT);
+        let arbiters = std::mem::take(&mut *self.arbiters.lock());
+        if arbiters.is_empty() {
+            return;
+        }
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let joiner = std::thread::Builder::new().name("tether-stop".into()).spawn(move || {
+            for a in arbiters {
+                a.stop();
+                let _ = a.join();
+            }
+            let _ = done_tx.send(());
+        });
+        if joiner.is_ok() {
+            let _ = done.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
+        }
+    }
 }
 
 impl Drop for OwnSystem {
     fn drop(&mut self) {
-        self.system.stop();
-        // Actors drop their process guards as the system stops; wait for
-        // that, so a CLI that exits next leaves no server behind.
-        let _ = self.stopped.lock().recv_timeout(STOP_TIMEOUT);
+        self.stop();
     }
 }
 
@@ -357,7 +447,21 @@ impl Runtime {
 
     /// Calls `tool` from `surface`.
     pub async fn call_from(&self, surface: Surface, tool: &str, args: serde_json::Value) -> ToolResult {
-        let call = Call { tool: tool.to_string(), args, surface };
+        self.call_cancellable(surface, tool, args, CancellationToken::new()).await
+    }
+
+    /// Calls `tool` from `surface`; cancelling `cancel` abandons the call:
+    /// its LSP request is cancelled, its cell interrupted (state kept), its
+    /// debug or worker wait given up, and a "cancelled" result returned at
+    /// once. Nothing else in the run is disturbed.
+    pub async fn call_cancellable(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        let call = Call { tool: tool.to_string(), args, surface, cancel };
         self.router.send(call).await.unwrap_or_else(|e| {
             ToolResult::error(format!("the runtime is not running ({e}); start a new one"))
         })
@@ -379,6 +483,17 @@ impl Runtime {
         match &self.after_write {
             Some(hook) => hook.after_write(paths).await,
             None => None,
+        }
+    }
+
+    /// Stops the run now — every actor, and with them every child process
+    /// (servers, adapters, kernels, workers) — even while other handles
+    /// (an `Arc` held by a task) still exist; calls after this fail. Only
+    /// a runtime that owns its actor system can stop it; one that joined
+    /// the host's system stops with that system.
+    pub fn shutdown(&self) {
+        if let Some(system) = &self._system {
+            system.stop();
         }
     }
 

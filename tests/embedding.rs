@@ -19,7 +19,7 @@ async fn a_host_inside_an_actix_system_shares_it() {
     assert!(!rt.owns_actor_system(), "the actors joined the host's system");
     let r = rt.call("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(!r.is_error && r.text.contains("a.py:1:1"), "{}", r.text);
-    let call = Call { tool: "read".into(), args: json!({"path": "a.py"}), surface: Surface::ReadOnly };
+    let call = Call::new("read", json!({"path": "a.py"}), Surface::ReadOnly);
     let r = rt.router().send(call).await.unwrap();
     assert_eq!(r.text, "print(1)\n");
 }

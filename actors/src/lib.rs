@@ -5,4 +5,6 @@ pub mod fs;
 pub mod kernel;
 pub mod lsp;
 pub mod process;
+pub mod question;
 pub mod wire;
+pub mod workers;

@@ -55,6 +55,8 @@ impl StderrTail {
 pub struct ExitInfo {
     /// The exit status in words ("exit status 1", "killed by signal 9").
     pub status: String,
+    /// The exit code, when it exited rather than being killed.
+    pub code: Option<i32>,
     /// Its last stderr lines.
     pub stderr_tail: Vec<String>,
 }
@@ -70,6 +72,10 @@ impl ExitInfo {
         }
         text
     }
+}
+
+fn exit_code(status: &std::io::Result<std::process::ExitStatus>) -> Option<i32> {
+    status.as_ref().ok().and_then(|s| s.code())
 }
 
 fn status_words(status: std::io::Result<std::process::ExitStatus>) -> String {
@@ -140,8 +146,20 @@ pub fn spawn(
     cwd: &Path,
     on_exit: impl FnOnce(ExitInfo) + Send + 'static,
 ) -> std::io::Result<Spawned> {
+    spawn_with_env(program, args, cwd, &[], on_exit)
+}
+
+/// [`spawn`], with extra environment variables.
+pub fn spawn_with_env(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    on_exit: impl FnOnce(ExitInfo) + Send + 'static,
+) -> std::io::Result<Spawned> {
     let mut child: Child = Command::new(program)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -177,7 +195,8 @@ pub fn spawn(
         // Whatever the group leader left behind goes with it.
         kill_group(pid);
         let _ = tokio::time::timeout(STDERR_DRAIN, stderr_done).await;
-        on_exit(ExitInfo { status: status_words(status), stderr_tail: tail.lines() });
+        let code = exit_code(&status);
+        on_exit(ExitInfo { status: status_words(status), code, stderr_tail: tail.lines() });
     });
     Ok(Spawned { stdin, stdout, pid, guard: KillGuard { pgid: pid, stop: Some(stop_tx) }, stderr })
 }

@@ -3,9 +3,14 @@
 //! For each call, in order: (1) is the tool registered for this run — its
 //! resource connected (S1)? (2) is it on the caller's surface (S2)? (3) does
 //! the approval policy let a write/exec tool run? (4) do the arguments parse
-//! into the tool's typed request? (5) route: parallel-safe tools run
+//! into the tool's typed request? (5) with the `ask` policy, a permission
+//! card goes to the human first; (6) route: parallel-safe tools run
 //! concurrently; the rest go through the [`serial::SerialLane`], one at a
 //! time. Steps 1–4 answer synchronously, so a bad call never queues.
+//!
+//! Every call carries a cancellation token: when it fires, the call's work
+//! is dropped (an LSP request is cancelled with it) and the caller gets a
+//! "cancelled" result at once.
 
 pub mod serial;
 
@@ -16,6 +21,9 @@ use std::time::Instant;
 
 use actix::prelude::*;
 use tether_actors::describe::{ActorNode, Describe};
+use tether_actors::question::Card;
+use tether_actors::question::gate::{Ask, AskError, QuestionGateActor};
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
 use crate::handler::{CallContext, ToolFuture, ToolHandler};
@@ -33,6 +41,19 @@ const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
     ("eval", Resource::Kernels),
     ("debug", Resource::Debuggers),
 ];
+
+/// Tools whose resource is not a [`Resource`] flag, and what they need.
+const TOOLS_BY_NEED: &[(&str, &str)] = &[
+    ("ask_user", "a question port and a target space (a human connected to answer)"),
+    ("vibe_spawn", "vibe mode (a worker pool)"),
+    ("vibe_send", "vibe mode (a worker pool)"),
+    ("vibe_wait", "vibe mode (a worker pool)"),
+    ("vibe_kill", "vibe mode (a worker pool)"),
+    ("vibe_list", "vibe mode (a worker pool)"),
+];
+
+/// The longest argument summary shown on a permission card.
+const PERMISSION_ARGS_CHARS: usize = 600;
 
 /// The tools registered for one run, fixed when the run starts.
 pub struct Registry {
@@ -76,6 +97,15 @@ pub struct Call {
     pub args: serde_json::Value,
     /// Where the call comes from.
     pub surface: Surface,
+    /// Fires when the caller stops waiting (an MCP `notifications/cancelled`).
+    pub cancel: CancellationToken,
+}
+
+impl Call {
+    /// A call nobody will cancel.
+    pub fn new(tool: impl Into<String>, args: serde_json::Value, surface: Surface) -> Self {
+        Self { tool: tool.into(), args, surface, cancel: CancellationToken::new() }
+    }
 }
 
 impl Message for Call {
@@ -87,6 +117,8 @@ pub struct RouterActor {
     registry: Arc<Registry>,
     base: CallContext,
     approval: ApprovalPolicy,
+    gate: Option<Addr<QuestionGateActor>>,
+    question_timeout: std::time::Duration,
     lane: Addr<SerialLane>,
     lane_queued: Arc<AtomicU64>,
     children: Vec<Recipient<Describe>>,
@@ -103,12 +135,27 @@ impl RouterActor {
         approval: ApprovalPolicy,
         children: Vec<Recipient<Describe>>,
     ) -> Self {
+        Self::with_gate(registry, base, approval, None, std::time::Duration::from_secs(600), children)
+    }
+
+    /// A router whose `ask` approval policy shows permission cards through
+    /// `gate`, each with `question_timeout` to answer.
+    pub fn with_gate(
+        registry: Arc<Registry>,
+        base: CallContext,
+        approval: ApprovalPolicy,
+        gate: Option<Addr<QuestionGateActor>>,
+        question_timeout: std::time::Duration,
+        children: Vec<Recipient<Describe>>,
+    ) -> Self {
         let lane_queued = Arc::new(AtomicU64::new(0));
         let lane = SerialLane::new(lane_queued.clone()).start();
         Self {
             registry,
             base,
             approval,
+            gate,
+            question_timeout,
             lane,
             lane_queued,
             children,
@@ -118,9 +165,9 @@ impl RouterActor {
         }
     }
 
-    /// Steps 1–4: the checks and the argument parse. Returns the work and
-    /// whether it must run alone.
-    fn prepare(&self, call: Call) -> Result<(ToolFuture, bool), ToolResult> {
+    /// Steps 1–4: the checks and the argument parse. Returns the work,
+    /// whether it must run alone, and the permission card to show first.
+    fn prepare(&self, call: Call) -> Result<(ToolFuture, bool, Option<Card>), ToolResult> {
         let Some((spec, handler)) = self.registry.tools.get(&call.tool) else {
             return Err(self.not_registered(&call));
         };
@@ -138,13 +185,29 @@ impl RouterActor {
         {
             return Err(ToolResult::error(why));
         }
+        let permission = (spec.level != Level::Read && self.approval == ApprovalPolicy::Ask)
+            .then(|| permission_card(spec, &call.args, self.question_timeout));
+        if permission.is_some() && self.gate.is_none() {
+            return Err(ToolResult::error(format!(
+                "`{}` needs the operator's permission (approval policy `ask`), and no approver is connected to this run, so it was refused and did not run. Use read-level tools, or ask the operator to connect a question port",
+                spec.name
+            )));
+        }
         let mut ctx = self.base.clone();
         ctx.surface = call.surface;
+        ctx.cancel = call.cancel;
         let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
-        Ok((work, !spec.parallel_safe && !handler.serialized_by_resource()))
+        Ok((work, !spec.parallel_safe && !handler.serialized_by_resource(), permission))
     }
 
     fn not_registered(&self, call: &Call) -> ToolResult {
+        if let Some((_, need)) = TOOLS_BY_NEED.iter().find(|(name, _)| *name == call.tool) {
+            return ToolResult::error(format!(
+                "`{}` is not available in this run: it needs {need}, which this run does not have. Tools available here: {}",
+                call.tool,
+                self.registry.names(call.surface)
+            ));
+        }
         if let Some((_, resource)) = TOOLS_BY_RESOURCE.iter().find(|(name, _)| *name == call.tool) {
             return ToolResult::error(format!(
                 "`{}` is not available in this run: it needs {}, which is not connected. Tools available here: {}",
@@ -176,23 +239,55 @@ impl Handler<Call> for RouterActor {
         self.calls += 1;
         let started = Instant::now();
         let tool = call.tool.clone();
-        let work = match self.prepare(call) {
-            Ok((work, false)) => work,
-            Ok((work, true)) => {
-                let lane = self.lane.clone();
-                self.lane_queued.fetch_add(1, Ordering::Relaxed);
-                Box::pin(async move {
-                    lane.send(Exclusive { work }).await.unwrap_or_else(|e| {
-                        ToolResult::error(format!(
-                            "the serial lane stopped before the call ran ({e}); nothing ran, call again"
-                        ))
-                    })
-                })
-            }
+        let cancel = call.cancel.clone();
+        let (work, alone, permission) = match self.prepare(call) {
+            Ok(prepared) => prepared,
             Err(refused) => {
                 tracing::debug!(tool = %tool, refused = true, "tool call");
                 return Box::pin(std::future::ready(refused));
             }
+        };
+        // Dropping the work on cancellation is what cancels it: an LSP
+        // request sends `$/cancelRequest` when its future is dropped, and a
+        // queued exclusive call never starts.
+        let work = cancellable(work, cancel.clone(), tool.clone());
+        let work: ToolFuture = if alone {
+            let lane = self.lane.clone();
+            self.lane_queued.fetch_add(1, Ordering::Relaxed);
+            Box::pin(async move {
+                lane.send(Exclusive { work }).await.unwrap_or_else(|e| {
+                    ToolResult::error(format!(
+                        "the serial lane stopped before the call ran ({e}); nothing ran, call again"
+                    ))
+                })
+            })
+        } else {
+            work
+        };
+        let work: ToolFuture = match (permission, self.gate.clone()) {
+            (Some(card), Some(gate)) => {
+                let tool = tool.clone();
+                Box::pin(async move {
+                    let asked = gate.send(Ask { card, cancel }).await;
+                    match asked {
+                        Ok(Ok(reply)) if reply.grants() => work.await,
+                        Ok(Ok(_)) => ToolResult::error(format!(
+                            "the operator denied permission to run `{tool}`; it did not run. Do not retry it — continue without it, or ask the operator (ask_user) what they want instead"
+                        )),
+                        Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
+                            "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
+                            tether_actors::question::human_duration(d)
+                        )),
+                        Ok(Err(e)) => ToolResult::error(format!(
+                            "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
+                        )),
+                        Err(e) => ToolResult::error(format!(
+                            "the question gate is not running ({e}); `{tool}` was refused and did not run"
+                        )),
+                    }
+                })
+            }
+            _ => work,
         };
         let in_flight = self.in_flight.clone();
         in_flight.fetch_add(1, Ordering::Relaxed);
@@ -208,6 +303,36 @@ impl Handler<Call> for RouterActor {
             result
         })
     }
+}
+
+/// The work, or a "cancelled" result as soon as `cancel` fires (the work
+/// is dropped then).
+fn cancellable(work: ToolFuture, cancel: CancellationToken, tool: String) -> ToolFuture {
+    Box::pin(async move {
+        tokio::select! {
+            result = work => result,
+            () = cancel.cancelled() => ToolResult::error(format!(
+                "the `{tool}` call was cancelled by the caller before it finished"
+            )),
+        }
+    })
+}
+
+/// The permission card for a write/exec call: the tool, what it says it
+/// does (its `description` argument when it has one), and the arguments.
+fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time::Duration) -> Card {
+    let what = args
+        .get("description")
+        .and_then(|d| d.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| spec.description.split(". ").next().unwrap_or("").to_string());
+    let mut card = Card::permission(&spec.name, spec.level.as_str(), &what, timeout);
+    let mut shown = serde_json::to_string(args).unwrap_or_default();
+    if shown.chars().count() > PERMISSION_ARGS_CHARS {
+        shown = shown.chars().take(PERMISSION_ARGS_CHARS).collect::<String>() + "…";
+    }
+    card.context = Some(format!("arguments: {shown}"));
+    card
 }
 
 impl Handler<Describe> for RouterActor {

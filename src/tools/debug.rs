@@ -5,7 +5,7 @@ use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tether_actors::dap::session::{DebugOp, DebugSessionActor};
+use tether_actors::dap::session::{Cancellable, DebugOp, DebugSessionActor};
 
 use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
@@ -151,8 +151,9 @@ impl ToolHandler for Debug {
             Op::Terminate => DebugOp::Terminate,
         };
         let session = self.session.clone();
+        let cancel = ctx.cancel.clone();
         Ok(Box::pin(async move {
-            match session.send(op).await {
+            match session.send(Cancellable { op, cancel }).await {
                 Ok(reply) => ToolResult {
                     is_error: reply.is_error,
                     text: reply.text,

@@ -103,10 +103,13 @@ impl ToolHandler for Eval {
             .cloned()
             .ok_or_else(|| ToolError::new("eval: the runtime is still starting; call again"))?;
         let surface = ctx.surface;
+        // A cell's tool calls are cancelled with the cell's own call.
+        let cancel = ctx.cancel.clone();
         let bridge: Bridge = Arc::new(move |tool: String, args: Value| {
             let router = router.clone();
+            let cancel = cancel.child_token();
             Box::pin(async move {
-                match router.send(Call { tool, args, surface }).await {
+                match router.send(Call { tool, args, surface, cancel }).await {
                     Ok(r) => BridgeAnswer { is_error: r.is_error, text: r.text, data: r.data },
                     Err(e) => BridgeAnswer {
                         is_error: true,
@@ -118,7 +121,8 @@ impl ToolHandler for Eval {
         });
         let pool = self.pool.clone();
         let description = args.description.trim().to_string();
-        let cell = RunCell { code: args.code, reset: args.reset, idle_budget, bridge };
+        let cell =
+            RunCell { code: args.code, reset: args.reset, idle_budget, bridge, cancel: ctx.cancel.clone() };
         Ok(Box::pin(async move {
             let kernel = match pool.send(GetKernel(lang)).await {
                 Ok(k) => k,

@@ -2,6 +2,7 @@
 //! resolution and the sentence that says what a structural scan covered.
 
 pub mod apply_patch;
+pub mod ask_user;
 pub mod ast_edit;
 pub mod ast_grep;
 pub mod debug;
@@ -11,6 +12,7 @@ pub mod lsp;
 pub mod patch;
 pub mod read;
 pub mod resolve;
+pub mod vibe;
 pub mod write;
 
 use std::sync::Arc;

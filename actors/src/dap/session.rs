@@ -16,6 +16,7 @@ use actix::prelude::*;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use super::adapters::{self, Transport, Usable};
 use crate::describe::{ActorNode, Describe};
@@ -82,6 +83,20 @@ impl Message for DebugOp {
     type Result = DebugReply;
 }
 
+/// A [`DebugOp`] whose caller may stop waiting: a wait for the program to
+/// stop is then abandoned (the program keeps running); nothing else is
+/// disturbed.
+pub struct Cancellable {
+    /// The op.
+    pub op: DebugOp,
+    /// Cancelled when the caller stops waiting.
+    pub cancel: CancellationToken,
+}
+
+impl Message for Cancellable {
+    type Result = DebugReply;
+}
+
 /// An op's answer.
 #[derive(Debug, Clone)]
 pub struct DebugReply {
@@ -126,6 +141,9 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     changed: Notify,
+    /// The running op's cancellation: a wait for the next stop is
+    /// abandoned when it fires (the program keeps running).
+    op_cancel: Mutex<CancellationToken>,
 }
 
 impl Shared {
@@ -208,6 +226,7 @@ pub struct DebugSessionActor {
     expired: Option<String>,
     ended: Option<String>,
     created: Instant,
+    op_cancel: CancellationToken,
 }
 
 impl DebugSessionActor {
@@ -222,6 +241,7 @@ impl DebugSessionActor {
             expired: None,
             ended: None,
             created: Instant::now(),
+            op_cancel: CancellationToken::new(),
         }
     }
 
@@ -300,9 +320,17 @@ async fn settle(
     workdir: &Path,
     wait: Duration,
 ) -> DebugReply {
-    let done = shared
-        .wait_for(wait, |s| s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some())
-        .await;
+    let cancel = shared.op_cancel.lock().clone();
+    let until_settled = shared
+        .wait_for(wait, |s| s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some());
+    let done = tokio::select! {
+        done = until_settled => done,
+        () = cancel.cancelled() => {
+            return DebugReply::err(
+                "the call was cancelled, so tether stopped waiting; the program keeps running — use pause to stop it, or status",
+            );
+        }
+    };
     let (stop, exit, terminated, closed, stops) = {
         let s = shared.state.lock();
         (s.stop.clone(), s.exit_code, s.terminated, s.closed.clone(), s.stops)
@@ -390,10 +418,32 @@ impl Handler<Expire> for DebugSessionActor {
     }
 }
 
+impl Handler<Cancellable> for DebugSessionActor {
+    type Result = AtomicResponse<Self, DebugReply>;
+
+    fn handle(&mut self, msg: Cancellable, ctx: &mut Self::Context) -> Self::Result {
+        self.op_cancel = msg.cancel.clone();
+        if let Some(s) = &self.session {
+            *s.shared.op_cancel.lock() = msg.cancel;
+        }
+        self.run_op(msg.op, ctx)
+    }
+}
+
 impl Handler<DebugOp> for DebugSessionActor {
     type Result = AtomicResponse<Self, DebugReply>;
 
     fn handle(&mut self, op: DebugOp, ctx: &mut Self::Context) -> Self::Result {
+        <Self as Handler<Cancellable>>::handle(
+            self,
+            Cancellable { op, cancel: CancellationToken::new() },
+            ctx,
+        )
+    }
+}
+
+impl DebugSessionActor {
+    fn run_op(&mut self, op: DebugOp, ctx: &mut Context<Self>) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
         // A session whose TTL passed ends before anything else happens.
         if let Some(s) = &self.session
@@ -605,7 +655,11 @@ impl DebugSessionActor {
         attach: Option<u16>,
     ) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Notify::new() });
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Notify::new(),
+            op_cancel: Mutex::new(self.op_cancel.clone()),
+        });
         // Attaching connects straight to the adapter that `debugpy --listen`
         // already runs at that port; launching starts an adapter of our own.
         let (adapter_id, name, port, spawned) = match (&launch, attach) {

@@ -63,6 +63,9 @@ pub struct RunCell {
     pub idle_budget: Duration,
     /// How `tool(...)` calls reach the host.
     pub bridge: Bridge,
+    /// Cancelled when the caller stops waiting: the cell is interrupted
+    /// (the kernel and its state are kept), or skipped if not yet started.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl Message for RunCell {
@@ -307,7 +310,14 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
         notes: std::mem::take(&mut run.notes),
         elapsed_ms: 0,
     };
+    let cancel = run.msg.cancel.clone();
+    if cancel.is_cancelled() {
+        outcome.status = CellStatus::Interrupted;
+        outcome.notes.push("the call was cancelled before the cell started; it did not run".into());
+        return CellEnd { outcome, events: Some(run.events), kill: false, lost: None };
+    }
     send(&run.stdin, json!({"op": "run", "id": run.id, "code": run.msg.code}));
+    let mut cancelled = false;
     let budget = run.msg.idle_budget;
     let mut deadline = Instant::now() + budget;
     let mut bridges: tokio::task::JoinSet<(u64, BridgeAnswer)> = tokio::task::JoinSet::new();
@@ -392,7 +402,11 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                     ("interrupted", None) => CellStatus::Interrupted,
                                     _ => CellStatus::Error,
                                 };
-                                if interrupted_at.is_some() {
+                                if cancelled {
+                                    outcome.notes.push(
+                                        "the call was cancelled: the cell was interrupted; the kernel and its state are kept".into(),
+                                    );
+                                } else if interrupted_at.is_some() {
                                     outcome.notes.push(format!(
                                         "interrupted after {} s without progress (the idle budget); the kernel and its state are kept",
                                         budget.as_secs()
@@ -412,16 +426,28 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                     send(&run.stdin, json!({"op": "tool_result", "id": id, "is_error": answer.is_error, "text": answer.text, "data": answer.data}));
                 }
             }
+            () = cancel.cancelled(), if interrupted_at.is_none() => {
+                cancelled = true;
+                interrupted_at = Some(Instant::now());
+                send(&run.stdin, json!({"op": "interrupt"}));
+            }
             () = idle_sleep => {
                 if interrupted_at.is_none() {
                     interrupted_at = Some(Instant::now());
                     send(&run.stdin, json!({"op": "interrupt"}));
                 } else {
-                    let why = format!(
-                        "the cell made no progress for {} s and did not stop within {} s of an interrupt, so the kernel was killed",
-                        budget.as_secs(),
-                        INTERRUPT_GRACE.as_secs()
-                    );
+                    let why = if cancelled {
+                        format!(
+                            "the call was cancelled and the cell did not stop within {} s of an interrupt, so the kernel was killed",
+                            INTERRUPT_GRACE.as_secs()
+                        )
+                    } else {
+                        format!(
+                            "the cell made no progress for {} s and did not stop within {} s of an interrupt, so the kernel was killed",
+                            budget.as_secs(),
+                            INTERRUPT_GRACE.as_secs()
+                        )
+                    };
                     outcome.status = CellStatus::Killed;
                     outcome.notes.push(format!("{why}; its state is lost, the next cell starts a fresh kernel"));
                     outcome.elapsed_ms = started.elapsed().as_millis() as u64;

@@ -168,6 +168,10 @@ struct FileConfig {
     #[serde(default)]
     #[allow(dead_code)]
     adapter: Vec<toml::Value>,
+    /// Worker commands per tier, read by `crate::workers::command`.
+    #[serde(default)]
+    #[allow(dead_code)]
+    vibe: Option<toml::Value>,
 }
 
 /// The table for `workdir`: the built-in one, with `tether.toml`'s entries

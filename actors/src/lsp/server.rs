@@ -483,7 +483,8 @@ fn start(
                 act.generation += 1;
                 act.crashes_in_row += 1;
                 act.crashed_at = Some(Instant::now());
-                act.state = State::Crashed(ExitInfo { status: e.to_string(), stderr_tail: Vec::new() });
+                act.state =
+                    State::Crashed(ExitInfo { status: e.to_string(), code: None, stderr_tail: Vec::new() });
                 return Err(e);
             }
         };

@@ -1,0 +1,151 @@
+//! `QuestionGateActor`: holds the port and the target space, shows one
+//! card at a time (a human answers one card at a time), and bounds every
+//! wait by the card's own timeout. No human reachable → the ask fails at
+//! once; it never waits on nobody.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use tokio_util::sync::CancellationToken;
+
+use super::port::QuestionPort;
+use super::{Card, Reply, human_duration};
+use crate::describe::{ActorNode, Describe};
+
+/// Show a card and wait for the answer.
+pub struct Ask {
+    /// The card.
+    pub card: Card,
+    /// Cancelled when the caller stops waiting; the card is withdrawn.
+    pub cancel: CancellationToken,
+}
+
+impl Message for Ask {
+    type Result = Result<Reply, AskError>;
+}
+
+/// Why a card got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// No human can be reached (no port, a client without elicitation,
+    /// no terminal, a closed channel).
+    #[error("no human is connected to answer: {0}")]
+    NoHuman(String),
+    /// The card's time ran out.
+    #[error("no answer within {}", human_duration(*.0))]
+    TimedOut(std::time::Duration),
+    /// The caller cancelled while the card was shown.
+    #[error("the call was cancelled while the card was shown")]
+    Cancelled,
+    /// The port failed while showing the card or reading the answer.
+    #[error("the question could not be shown: {0}")]
+    Port(String),
+}
+
+/// The gate actor.
+pub struct QuestionGateActor {
+    port: Arc<dyn QuestionPort>,
+    target: String,
+    started: Instant,
+    showing: bool,
+    counts: Counts,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    asked: u64,
+    answered: u64,
+    skipped: u64,
+    timed_out: u64,
+    unreachable: u64,
+}
+
+impl QuestionGateActor {
+    /// A gate showing cards through `port` in `target`.
+    pub fn new(port: Arc<dyn QuestionPort>, target: String) -> Self {
+        Self { port, target, started: Instant::now(), showing: false, counts: Counts::default() }
+    }
+}
+
+impl Actor for QuestionGateActor {
+    type Context = Context<Self>;
+}
+
+/// How an ask ended, for the counters.
+enum Ended {
+    Answered,
+    Skipped,
+    TimedOut,
+    Other,
+}
+
+impl Handler<Ask> for QuestionGateActor {
+    type Result = AtomicResponse<Self, Result<Reply, AskError>>;
+
+    fn handle(&mut self, msg: Ask, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.asked += 1;
+        if let Err(why) = self.port.reachable() {
+            self.counts.unreachable += 1;
+            return AtomicResponse::new(Box::pin(fut::ready(Err(AskError::NoHuman(why)))));
+        }
+        self.showing = true;
+        let timeout = msg.card.timeout;
+        let asking = self.port.ask(&self.target, &msg.card);
+        let cancel = msg.cancel;
+        let wait = async move {
+            tokio::select! {
+                answer = tokio::time::timeout(timeout, asking) => match answer {
+                    Ok(Ok(reply)) => Ok(reply),
+                    Ok(Err(why)) => Err(AskError::Port(why)),
+                    Err(_) => Err(AskError::TimedOut(timeout)),
+                },
+                () = cancel.cancelled() => Err(AskError::Cancelled),
+            }
+        };
+        AtomicResponse::new(Box::pin(wait.into_actor(self).map(|result, act, _| {
+            act.showing = false;
+            let ended = match &result {
+                Ok(Reply::Answered { .. }) => Ended::Answered,
+                Ok(Reply::Skipped) => Ended::Skipped,
+                Err(AskError::TimedOut(_)) => Ended::TimedOut,
+                Err(_) => Ended::Other,
+            };
+            match ended {
+                Ended::Answered => act.counts.answered += 1,
+                Ended::Skipped => act.counts.skipped += 1,
+                Ended::TimedOut => act.counts.timed_out += 1,
+                Ended::Other => {}
+            }
+            result
+        })))
+    }
+}
+
+impl Handler<Describe> for QuestionGateActor {
+    type Result = MessageResult<Describe>;
+
+    fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
+        let state = match (&self.port.reachable(), self.showing) {
+            (_, true) => "showing a card".to_string(),
+            (Ok(()), false) => "ready".to_string(),
+            (Err(why), false) => format!("no human connected: {why}"),
+        };
+        let c = self.counts;
+        MessageResult(
+            ActorNode::new(
+                "question-gate",
+                &self.target,
+                &state,
+                self.started.elapsed().as_millis() as u64,
+                u64::from(self.showing),
+            )
+            .with_detail("port", self.port.name())
+            .with_detail("asked", c.asked)
+            .with_detail("answered", c.answered)
+            .with_detail("skipped", c.skipped)
+            .with_detail("timed_out", c.timed_out)
+            .with_detail("no_human", c.unreachable),
+        )
+    }
+}

@@ -1,0 +1,192 @@
+//! `tether serve`: one run over MCP stdio, through the official `rmcp` SDK.
+//!
+//! - `tools/list` is exactly the run's surface; each tool with its schema.
+//! - `tools/call` becomes a router call carrying the request's cancellation
+//!   token (`notifications/cancelled` fires it); a tool error is a result
+//!   with `isError`, never a protocol error. Text, images and `data`
+//!   (structured content) travel as MCP content.
+//! - A call that runs longer than [`PROGRESS_EVERY`] sends progress
+//!   notifications while it runs, when the client gave a progress token.
+//! - `tether://tree` is the supervision tree as a resource, as text and JSON.
+//! - `ask_user` and permission cards are elicitation forms ([`elicit`]).
+//!
+//! The run ends when stdin closes: the runtime is dropped, which stops
+//! every actor and kills every child process before the process exits.
+
+pub mod elicit;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::result::ToolResult;
+use crate::runtime::Runtime;
+use crate::spec::{Surface, ToolSpec};
+use elicit::PeerSlot;
+
+/// The supervision tree's resource address.
+pub const TREE_URI: &str = "tether://tree";
+/// How often a long call reports progress.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// What the server tells the model about itself.
+const INSTRUCTIONS: &str = "tether: tools bound to live resources of this working directory — language servers (lsp, lsp_rename), tree-sitter search and staged rewrite (ast_grep, ast_edit, resolve), debuggers (debug), persistent Python/JavaScript kernels (eval), the human (ask_user) and background workers (vibe_*). Paths are relative to the working directory. The supervision tree is the resource tether://tree.";
+
+/// The MCP server over one runtime.
+#[derive(Clone)]
+pub struct TetherServer {
+    runtime: Arc<Runtime>,
+    surface: Surface,
+    peer: PeerSlot,
+}
+
+impl TetherServer {
+    /// A server for `runtime`'s tools on `surface`; `peer` receives the
+    /// client connection (the elicitation port reads it).
+    pub fn new(runtime: Arc<Runtime>, surface: Surface, peer: PeerSlot) -> Self {
+        Self { runtime, surface, peer }
+    }
+
+    /// Serves on stdin/stdout until stdin closes.
+    pub async fn serve_stdio(self) -> Result<(), String> {
+        let service =
+            self.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
+        service.waiting().await.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
+        Ok(())
+    }
+}
+
+/// A tool as MCP lists it.
+pub fn mcp_tool(spec: &ToolSpec) -> Tool {
+    let schema = match &spec.input_schema {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema))
+}
+
+/// A tool result as MCP content: the text first, then the images; `data`
+/// as structured content (an object; anything else wrapped as `{"data": …}`).
+pub fn mcp_result(result: ToolResult) -> CallToolResult {
+    let mut content: Vec<ContentBlock> = vec![ContentBlock::text(result.text)];
+    for image in result.images {
+        content.push(ContentBlock::image(image.base64, image.mime));
+    }
+    let mut out =
+        if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    out.structured_content = result.data.map(|d| match d {
+        Value::Object(_) => d,
+        other => serde_json::json!({ "data": other }),
+    });
+    out
+}
+
+impl ServerHandler for TetherServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    /// The handshake-era versions only: `ask_user` and permission cards
+    /// hold the call open while the human answers, through a server-to-
+    /// client elicitation request, which protocol 2026-07-28 no longer
+    /// allows. Clients that speak both fall back to `initialize`.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let _ = self.peer.set(context.peer.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self.runtime.tools(self.surface).iter().map(mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let tool = request.name.to_string();
+        let call = self.runtime.call_cancellable(self.surface, &tool, args, context.ct.clone());
+        let result = match context.meta.get_progress_token() {
+            None => call.await,
+            Some(token) => {
+                tokio::pin!(call);
+                let started = Instant::now();
+                let mut ticks =
+                    tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+                loop {
+                    tokio::select! {
+                        result = &mut call => break result,
+                        _ = ticks.tick() => {
+                            let secs = started.elapsed().as_secs();
+                            let mut note = ProgressNotificationParam::new(token.clone(), secs as f64);
+                            note.message = Some(format!("{tool} running for {secs} s"));
+                            // A client gone mid-call is noticed by the transport.
+                            let _ = context.peer.notify_progress(note).await;
+                        }
+                    }
+                }
+            }
+        };
+        Ok(CallToolResponse::Complete(mcp_result(result)))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let mut tree = Resource::new(TREE_URI, "supervision tree");
+        tree.description = Some(
+            "Every live resource of this run (servers, adapters, kernels, workers) with state, pid, age and pending work; as text and as JSON".into(),
+        );
+        tree.mime_type = Some("text/plain".into());
+        Ok(ListResourcesResult::with_all_items(vec![tree]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != TREE_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{}`; tether offers {TREE_URI}", request.uri),
+                None,
+            ));
+        }
+        let tree = self.runtime.tree().await;
+        let json = serde_json::to_string_pretty(&tree.json()).unwrap_or_default();
+        let mut as_json = ResourceContents::text(json, TREE_URI);
+        if let ResourceContents::TextResourceContents { mime_type, .. } = &mut as_json {
+            *mime_type = Some("application/json".into());
+        }
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(tree.text(), TREE_URI), as_json]).into())
+    }
+}

@@ -1,0 +1,325 @@
+//! `vibe_spawn`, `vibe_send`, `vibe_wait`, `vibe_kill`, `vibe_list`: drive
+//! background workers (S10). All read level — the gate belongs to the
+//! workers' own tools, where editing happens — and registered only in
+//! vibe mode. They talk to the run's worker pool.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Addr;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::workers::Tier;
+use tether_actors::workers::pool::{
+    Kill, List, SendTo, Spawn, Wait, WorkerPoolActor, WorkerState, WorkerView,
+};
+
+use crate::args::{in_range, parse};
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// How long `vibe_wait` waits when the call does not say.
+pub const DEFAULT_WAIT_SECONDS: usize = 120;
+/// The longest `vibe_wait` may wait.
+pub const MAX_WAIT_SECONDS: usize = 1800;
+/// The longest brief, label or message, in bytes.
+pub const MAX_BRIEF_BYTES: usize = 256 * 1024;
+
+/// The five tools over one pool.
+pub fn tools(pool: Addr<WorkerPoolActor>) -> Vec<Arc<dyn ToolHandler>> {
+    vec![
+        Arc::new(VibeSpawn { pool: pool.clone() }),
+        Arc::new(VibeSend { pool: pool.clone() }),
+        Arc::new(VibeWait { pool: pool.clone() }),
+        Arc::new(VibeKill { pool: pool.clone() }),
+        Arc::new(VibeList { pool }),
+    ]
+}
+
+fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        level: Level::Read,
+        parallel_safe: true,
+        description: description.into(),
+        input_schema: schema_of::<T>(),
+    }
+}
+
+fn not_empty(tool: &str, field: &str, text: &str) -> Result<(), ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::new(format!(
+            "{tool}: argument `{field}` is empty; write what the worker should do"
+        )));
+    }
+    if text.len() > MAX_BRIEF_BYTES {
+        return Err(ToolError::new(format!(
+            "{tool}: argument `{field}` is {} bytes; keep it under {MAX_BRIEF_BYTES} (point to files instead of pasting them)",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+fn pool_down(tool: &str, e: impl std::fmt::Display) -> ToolResult {
+    ToolResult::error(format!("{tool}: the worker pool is not running ({e}); start a new run"))
+}
+
+/// One line about a worker.
+fn line(w: &WorkerView) -> String {
+    let mut s = format!(
+        "{} [{}] {} — {} for {}",
+        w.id,
+        w.tier.as_str(),
+        w.label,
+        w.state.as_str(),
+        seconds(w.elapsed_ms)
+    );
+    if w.runs > 1 {
+        let _ = write!(s, " (run {})", w.runs);
+    }
+    s
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// A worker's full report: its line, then its result or error.
+fn report(w: &WorkerView) -> String {
+    let mut s = line(w);
+    match (&w.state, &w.result, &w.error) {
+        (_, _, Some(e)) => {
+            let _ = write!(s, "\nerror: {e}");
+        }
+        (WorkerState::Done, Some(r), _) => {
+            let _ = write!(s, "\nresult:\n{}", if r.is_empty() { "(empty)" } else { r });
+        }
+        _ => {}
+    }
+    s
+}
+
+/// Arguments of `vibe_spawn`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    /// The whole task for the worker: goal, files, constraints, what "done" means.
+    pub brief: String,
+    /// A short name for lists (e.g. "rename config loader").
+    pub label: String,
+    /// "fast" (default: mechanical work with a clear spec) or "good" (design, judgement, review).
+    pub tier: Option<String>,
+}
+
+struct VibeSpawn {
+    pool: Addr<WorkerPoolActor>,
+}
+
+impl ToolHandler for VibeSpawn {
+    fn spec(&self) -> ToolSpec {
+        spec::<SpawnArgs>(
+            "vibe_spawn",
+            "Start a background worker on a brief; returns its id at once while it keeps running. Tier `fast` for mechanical work with a clear spec, `good` for design, judgement or reviewing a fast worker's result. Follow with vibe_wait.",
+        )
+    }
+
+    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let a: SpawnArgs = parse("vibe_spawn", args)?;
+        not_empty("vibe_spawn", "brief", &a.brief)?;
+        let label = a.label.trim().to_string();
+        if label.is_empty() || label.len() > 200 {
+            return Err(ToolError::new(
+                "vibe_spawn: argument `label` must be 1 to 200 characters: a short name for lists",
+            ));
+        }
+        let tier: Tier = match a.tier.as_deref() {
+            None => Tier::Fast,
+            Some(t) => t.parse().map_err(|e| ToolError::new(format!("vibe_spawn: argument `tier`: {e}")))?,
+        };
+        let pool = self.pool.clone();
+        Ok(Box::pin(async move {
+            match pool.send(Spawn { brief: a.brief, label, tier }).await {
+                Ok(Ok(w)) => ToolResult::text(format!(
+                    "started worker {} [{}] {}; it runs in the background — vibe_wait {{\"worker_id\": \"{}\"}} for its result",
+                    w.id,
+                    w.tier.as_str(),
+                    w.label,
+                    w.id
+                ))
+                .with_data(&w),
+                Ok(Err(why)) => ToolResult::error(format!("vibe_spawn: the worker did not start: {why}")),
+                Err(e) => pool_down("vibe_spawn", e),
+            }
+        }))
+    }
+}
+
+/// Arguments of `vibe_send`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendArgs {
+    /// The worker's id, as vibe_spawn returned it (e.g. "w1").
+    pub worker_id: String,
+    /// What to add to its brief; it runs again with the brief and this message.
+    pub message: String,
+}
+
+struct VibeSend {
+    pool: Addr<WorkerPoolActor>,
+}
+
+impl ToolHandler for VibeSend {
+    fn spec(&self) -> ToolSpec {
+        spec::<SendArgs>(
+            "vibe_send",
+            "Append a message to a worker's brief and run it again (a run still going is stopped first). Returns at once; follow with vibe_wait.",
+        )
+    }
+
+    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let a: SendArgs = parse("vibe_send", args)?;
+        not_empty("vibe_send", "message", &a.message)?;
+        let pool = self.pool.clone();
+        Ok(Box::pin(async move {
+            match pool.send(SendTo { id: a.worker_id, message: a.message }).await {
+                Ok(Ok(w)) => ToolResult::text(format!(
+                    "{} runs again with the message appended (run {}); vibe_wait for its result",
+                    w.id, w.runs
+                ))
+                .with_data(&w),
+                Ok(Err(why)) => ToolResult::error(format!("vibe_send: {why}")),
+                Err(e) => pool_down("vibe_send", e),
+            }
+        }))
+    }
+}
+
+/// Arguments of `vibe_wait`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// The worker's id (e.g. "w1").
+    pub worker_id: String,
+    /// How long to wait, 1 to 1800 (default 120). On timeout the worker keeps running.
+    pub timeout_seconds: Option<usize>,
+}
+
+struct VibeWait {
+    pool: Addr<WorkerPoolActor>,
+}
+
+impl ToolHandler for VibeWait {
+    fn spec(&self) -> ToolSpec {
+        spec::<WaitArgs>(
+            "vibe_wait",
+            "Wait until a worker finishes and return its result (or its error). On timeout it says the worker is still running and leaves it running.",
+        )
+    }
+
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let a: WaitArgs = parse("vibe_wait", args)?;
+        let secs = match a.timeout_seconds {
+            Some(s) => in_range("timeout_seconds", s, 1, MAX_WAIT_SECONDS)
+                .map_err(|e| ToolError::new(format!("vibe_wait: {e}")))?,
+            None => DEFAULT_WAIT_SECONDS,
+        };
+        let pool = self.pool.clone();
+        let cancel = ctx.cancel.clone();
+        Ok(Box::pin(async move {
+            let wait = Wait { id: a.worker_id, timeout: Duration::from_secs(secs as u64), cancel };
+            match pool.send(wait).await {
+                Ok(Ok(w)) if w.timed_out => ToolResult::text(format!(
+                    "{} is still running after {secs} s of waiting; it keeps running — vibe_wait again, vibe_send to redirect it, or vibe_kill to stop it",
+                    line(&w.worker)
+                ))
+                .with_data(json!({"timed_out": true, "worker": w.worker})),
+                Ok(Ok(w)) => {
+                    let text = report(&w.worker);
+                    let data = json!({"timed_out": false, "worker": w.worker});
+                    match w.worker.state {
+                        WorkerState::Failed => ToolResult::error(text).with_data(data),
+                        _ => ToolResult::text(text).with_data(data),
+                    }
+                }
+                Ok(Err(why)) => ToolResult::error(format!("vibe_wait: {why}")),
+                Err(e) => pool_down("vibe_wait", e),
+            }
+        }))
+    }
+}
+
+/// Arguments of `vibe_kill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillArgs {
+    /// The worker's id (e.g. "w1").
+    pub worker_id: String,
+}
+
+struct VibeKill {
+    pool: Addr<WorkerPoolActor>,
+}
+
+impl ToolHandler for VibeKill {
+    fn spec(&self) -> ToolSpec {
+        spec::<KillArgs>("vibe_kill", "Stop a worker and every process it started.")
+    }
+
+    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let a: KillArgs = parse("vibe_kill", args)?;
+        let pool = self.pool.clone();
+        Ok(Box::pin(async move {
+            match pool.send(Kill { id: a.worker_id }).await {
+                Ok(Ok((w, true))) => {
+                    ToolResult::text(format!("killed {} and every process it started; {}", w.id, line(&w)))
+                        .with_data(&w)
+                }
+                Ok(Ok((w, false))) => {
+                    ToolResult::text(format!("{} had already finished; nothing to stop", line(&w)))
+                        .with_data(&w)
+                }
+                Ok(Err(why)) => ToolResult::error(format!("vibe_kill: {why}")),
+                Err(e) => pool_down("vibe_kill", e),
+            }
+        }))
+    }
+}
+
+/// Arguments of `vibe_list` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {}
+
+struct VibeList {
+    pool: Addr<WorkerPoolActor>,
+}
+
+impl ToolHandler for VibeList {
+    fn spec(&self) -> ToolSpec {
+        spec::<ListArgs>(
+            "vibe_list",
+            "List this run's workers: id, label, tier, state, elapsed time and the start of the last result.",
+        )
+    }
+
+    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let _: ListArgs = parse("vibe_list", args)?;
+        let pool = self.pool.clone();
+        Ok(Box::pin(async move {
+            match pool.send(List).await {
+                Ok(workers) if workers.is_empty() => {
+                    ToolResult::text("no workers in this run yet; vibe_spawn starts one").with_data(json!([]))
+                }
+                Ok(workers) => {
+                    let text: Vec<String> = workers.iter().map(report).collect();
+                    ToolResult::text(text.join("\n")).with_data(&workers)
+                }
+                Err(e) => pool_down("vibe_list", e),
+            }
+        }))
+    }
+}
