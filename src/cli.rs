@@ -121,7 +121,11 @@ pub fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    rt.block_on(run(cli))
+    let code = rt.block_on(run(cli));
+    // A blocking stdin read (the MCP transport after a signal) must not
+    // hold the exit: every child is already stopped by now.
+    rt.shutdown_background();
+    code
 }
 
 fn start(opts: &RunOpts) -> Result<Runtime, ExitCode> {
@@ -246,7 +250,11 @@ async fn run(cli: Cli) -> ExitCode {
                 Ok(r) => Arc::new(r),
                 Err(code) => return code,
             };
-            let served = TetherServer::new(runtime.clone(), opts.surface, peer).serve_stdio().await;
+            // SIGTERM or SIGINT ends the run as closing stdin does: children first.
+            let served = tokio::select! {
+                served = TetherServer::new(runtime.clone(), opts.surface, peer).serve_stdio() => served,
+                () = terminated() => Ok(()),
+            };
             // Whatever still holds the runtime, its children go now.
             runtime.shutdown();
             match served {
@@ -257,6 +265,20 @@ async fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (never, if they cannot be watched).
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
     }
 }
 

@@ -7,19 +7,23 @@
 //! Start at [`runtime`]: `Runtime::builder()…start()` wires the actors and
 //! returns the handle hosts hold. A call then flows:
 //!
-//! - [`router`] — the `RouterActor`: registered? on this surface? approved?
+//! - [`router`] — the `RouterActor`: registered? on this surface? approved
+//!   (with the `ask` policy, a permission card through the question gate)?
 //!   arguments parse? then routes, parallel-safe tools concurrently and the
-//!   rest through [`router::serial`], one at a time.
+//!   rest through [`router::serial`], one at a time; every call carries a
+//!   cancellation token.
 //! - [`spec`] — what a tool declares (`ToolSpec`: level, parallel safety,
 //!   schema), surfaces and resources; [`approval`] — the approval policy.
 //! - [`handler`] — the `ToolHandler` trait every tool implements, the call
 //!   context, and the after-write hook; [`args`] — typed argument parsing
 //!   with errors that name the field.
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
+//!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   and the minimal host tools `read`, `write`, `edit`, `apply_patch`.
 //! - [`result`] — what a call returns (text, data, images).
 //! - [`status`] — what is connected and usable here, and why not.
-//! - [`cli`] — `tether tools|call|batch|tree|status`.
+//! - [`cli`] — `tether tools|call|batch|tree|status|serve`; [`serve`] — the
+//!   MCP server over stdio (rmcp) and its elicitation port.
 //!
 //! The live resources themselves (actors, grammars, file commits) are in
 //! the `tether-actors` crate, which knows nothing of tool names or schemas.

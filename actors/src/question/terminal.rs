@@ -71,7 +71,10 @@ impl QuestionPort for TerminalPort {
 fn converse(tty: &Mutex<File>, card: &Card, withdrawn: &AtomicBool) -> Result<Reply, String> {
     let mut tty = tty.lock();
     let title = if card.is_permission() { "permission" } else { "question" };
-    let text = format!("\n── tether {title} ──\n{}\n{}\n> ", card.render(), card.how_to_answer());
+    let how = card.how_to_answer();
+    let mut chars = how.chars();
+    let how: String = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+    let text = format!("\n── tether {title} ──\n{}\n{how}\n> ", card.render());
     tty.write_all(text.as_bytes()).map_err(|e| format!("cannot write to the terminal: {e}"))?;
     loop {
         let Some(line) = read_line(&mut tty, withdrawn)? else {
