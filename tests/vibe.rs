@@ -43,6 +43,16 @@ async fn spawn(h: &Harness, brief: &str, label: &str, tier: &str) -> String {
     r.data.as_ref().unwrap()["id"].as_str().unwrap().to_string()
 }
 
+/// The pid the `slow` brief's grandchild wrote, once it has.
+async fn grandchild_pid(h: &Harness) -> i32 {
+    let pid_file = h.path("grandchild.pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pid_file.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap()
+}
+
 async fn wait(h: &Harness, id: &str, secs: u64) -> tether::ToolResult {
     h.call("vibe_wait", json!({"worker_id": id, "timeout_seconds": secs})).await
 }
@@ -93,12 +103,7 @@ async fn a_wait_that_times_out_leaves_the_worker_running_and_kill_stops_its_chil
     let r = wait(&h, &id, 1).await;
     assert!(!r.is_error && r.text.contains("still running after 1 s"), "{}", r.text);
     assert_eq!(r.data.as_ref().unwrap()["timed_out"], true);
-    let pid_file = h.path("grandchild.pid");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pid_file.exists() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let grandchild: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let grandchild = grandchild_pid(&h).await;
     let tree = h.rt.tree().await.json();
     let worker = &tree["children"].as_array().unwrap().iter().find(|c| c["kind"] == "worker-pool").unwrap()["children"]
         [0];
@@ -181,12 +186,7 @@ async fn vibe_tools_exist_only_in_vibe_mode_and_the_run_end_stops_workers() {
         assert!(names.contains(&tool.to_string()), "{tool} is read level: {names:?}");
     }
     spawn(&h, "slow", "outlives nobody", "good").await;
-    let pid_file = h.path("grandchild.pid");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pid_file.exists() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let grandchild: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let grandchild = grandchild_pid(&h).await;
     let Harness { dir, rt } = h;
     let keep: Value = json!(dir.path().display().to_string());
     drop(rt);
