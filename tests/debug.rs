@@ -382,3 +382,36 @@ fn batch_drives_a_session_across_lines() {
     assert_eq!(answers[2]["text"], "a + b = 5 (int)", "{answers:?}");
     assert_eq!(answers[3]["is_error"], false);
 }
+
+#[tokio::test]
+async fn a_cancelled_run_abandons_the_wait_and_the_program_keeps_running() {
+    debugpy();
+    let h = Harness::new(&[
+        ("requirements.txt", ""),
+        ("loop.py", "import time\nwhile True:\n    time.sleep(0.05)\n"),
+    ]);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let launch = h.rt.call_cancellable(
+        tether::Surface::Full,
+        "debug",
+        json!({"op": "launch", "program": "loop.py"}),
+        cancel.clone(),
+    );
+    let canceller = async {
+        // Long enough for the launch to reach its wait for the first stop.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        cancel.cancel();
+        std::time::Instant::now()
+    };
+    let (result, cancelled_at) = tokio::join!(launch, canceller);
+    assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
+    assert!(cancelled_at.elapsed() < Duration::from_millis(300), "the call returned at once");
+    // The session's mailbox is free again: status answers without waiting
+    // out the 30 s run wait, and pause stops the program that kept running.
+    let started = std::time::Instant::now();
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "{status}");
+    assert!(status.contains("loop.py"), "{status}");
+    let paused = ok(&h, json!({"op": "pause"})).await;
+    assert!(paused.contains("stopped (pause)") && paused.contains("loop.py"), "{paused}");
+}

@@ -419,6 +419,48 @@ async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts
     assert_eq!(server["restarts"], 1, "{tree}");
 }
 
+#[tokio::test]
+async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
+    let h = fixture("python");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
+    std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
+    h.write(
+        "tether.toml",
+        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+    );
+    let h = Harness {
+        rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(),
+        dir: h.dir,
+    };
+    assert_eq!(
+        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
+        "fake hover"
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let args = json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"});
+    let call = h.rt.call_cancellable(tether::Surface::Full, "lsp", args, cancel.clone());
+    let canceller = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+        Instant::now()
+    };
+    let (result, cancelled_at) = tokio::join!(call, canceller);
+    assert!(cancelled_at.elapsed() < Duration::from_millis(200), "the call returned at once");
+    assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
+    let log = h.path("cancelled.log");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !log.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ids = std::fs::read_to_string(&log).expect("the server received $/cancelRequest");
+    assert_eq!(ids.lines().count(), 1, "{ids}");
+    assert_eq!(
+        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
+        "fake hover",
+        "the server is not disturbed"
+    );
+}
+
 fn is_zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
