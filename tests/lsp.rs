@@ -364,12 +364,8 @@ fn pgrp_members(pgid: u32) -> Vec<u32> {
     members
 }
 
-async fn server_pid(h: &Harness) -> u32 {
-    common::pid_of(h, "lsp-server").await.expect("a running server with a pid")
-}
-
-#[tokio::test]
-async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts() {
+/// The Python fixture served by `tests/fixtures/lsp/fake_lsp.py`.
+fn fake_server_run() -> Harness {
     let h = fixture("python");
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
     std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
@@ -378,10 +374,16 @@ async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts
         "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
     );
     // tether.toml is read when the run starts.
-    let h = Harness {
-        rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(),
-        dir: h.dir,
-    };
+    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
+}
+
+async fn server_pid(h: &Harness) -> u32 {
+    common::pid_of(h, "lsp-server").await.expect("a running server with a pid")
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts() {
+    let h = fake_server_run();
     let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
     assert_eq!(hover, "fake hover");
     let pid = server_pid(&h).await;
@@ -421,17 +423,7 @@ async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts
 
 #[tokio::test]
 async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
-    let h = fixture("python");
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
-    std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
-    h.write(
-        "tether.toml",
-        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
-    );
-    let h = Harness {
-        rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(),
-        dir: h.dir,
-    };
+    let h = fake_server_run();
     assert_eq!(
         lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
         "fake hover"
