@@ -15,12 +15,20 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolErro
         Value::Null => Value::Object(Default::default()),
         Value::Object(map) => Value::Object(map),
         other => {
+            let kind = kind_of(&other);
+            dismantle(other);
             return Err(ToolError::new(format!(
-                "{tool}: the arguments must be a JSON object, got {}; pass them as {{\"name\": value, …}} (see the tool's input schema)",
-                kind_of(&other)
+                "{tool}: the arguments must be a JSON object, got {kind}; pass them as {{\"name\": value, …}} (see the tool's input schema)"
             )));
         }
     };
+    if let Some((key, depth)) = too_deep(&args) {
+        let message = format!(
+            "{tool}: argument `{key}` nests {depth} levels deep; arguments nest at most {MAX_DEPTH} levels. Fix it and call again (see the tool's input schema)"
+        );
+        dismantle(args);
+        return Err(ToolError::new(message));
+    }
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = humanise(&e.inner().to_string());
@@ -33,15 +41,108 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolErro
     })
 }
 
-/// serde's wording, in the words a model reads best.
+/// serde's wording, in the words a model reads best. Only serde's own
+/// words are rewritten — the prefix, the `expected …` suffix and a trailing
+/// position — never the caller's text quoted in between (an unknown
+/// field's name, a string value).
 fn humanise(message: &str) -> String {
-    let message = message.split(" at line ").next().unwrap_or(message);
+    let message = match message.rsplit_once(" at line ") {
+        Some((head, position)) if is_position(position) => head,
+        _ => message,
+    };
+    let mut message = match message.strip_prefix("invalid type: ") {
+        Some(rest) => format!("wrong type: got {rest}"),
+        None => message.to_string(),
+    };
+    for (serde_words, ours) in [
+        ("expected usize", "expected a non-negative integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected a boolean", "expected true or false"),
+    ] {
+        if let Some(head) = message.strip_suffix(serde_words) {
+            message = format!("{head}{ours}");
+            break;
+        }
+    }
     message
-        .replace("expected usize", "expected a non-negative integer")
-        .replace("expected u64", "expected a non-negative integer")
-        .replace("expected u32", "expected a non-negative integer")
-        .replace("expected a boolean", "expected true or false")
-        .replace("invalid type: ", "wrong type: got ")
+}
+
+/// `12 column 5`: the position serde_json appends to errors in JSON text.
+fn is_position(text: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    text.split_once(" column ").is_some_and(|(line, column)| digits(line) && digits(column))
+}
+
+/// Deepest nesting an argument may have: what serde_json allows in JSON
+/// text. Only a host handing over a built `Value` can go deeper.
+pub const MAX_DEPTH: usize = 128;
+
+/// Longest path argument, in bytes (the OS's `PATH_MAX`): nothing longer
+/// can be opened, and resolving it component by component would hold the
+/// router for seconds.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Refuses arguments nested deeper than [`MAX_DEPTH`] before anything
+/// walks them recursively (the router's refusals drop them; a permission
+/// card serialises them): takes them out of `args`, tears them down without
+/// recursion, and returns the error naming the field.
+pub fn take_too_deep(tool: &str, args: &mut Value) -> Option<ToolError> {
+    let message = match &*args {
+        Value::Object(_) => {
+            let (key, depth) = too_deep(args)?;
+            format!(
+                "{tool}: argument `{key}` nests {depth} levels deep; arguments nest at most {MAX_DEPTH} levels. Fix it and call again (see the tool's input schema)"
+            )
+        }
+        other if depth_of(other) > MAX_DEPTH => format!(
+            "{tool}: the arguments must be a JSON object, got {} nested {} levels deep; pass them as {{\"name\": value, …}} (see the tool's input schema)",
+            kind_of(other),
+            depth_of(other)
+        ),
+        _ => return None,
+    };
+    dismantle(std::mem::take(args));
+    Some(ToolError::new(message))
+}
+
+/// The first field of `args` nested deeper than [`MAX_DEPTH`] (counting
+/// the arguments object itself), and how deep. Measured without recursion.
+fn too_deep(args: &Value) -> Option<(String, usize)> {
+    let map = args.as_object()?;
+    map.iter().find_map(|(key, value)| {
+        let depth = 1 + depth_of(value);
+        (depth > MAX_DEPTH).then(|| (key.clone(), depth))
+    })
+}
+
+/// How many levels of arrays and objects `value` has (a scalar or an
+/// empty container: 0 below it), without recursion.
+fn depth_of(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Drops `value` without recursion: dropping a deeply nested `Value`
+/// the ordinary way recurses once per level and can overflow the stack.
+pub fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -57,6 +158,12 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// Confines the path argument `field` to the working directory.
 pub fn confined(root: &Path, field: &str, value: &str) -> Result<PathBuf, ToolError> {
+    if value.len() > MAX_PATH_BYTES {
+        return Err(ToolError::new(format!(
+            "argument `{field}`: the path is {} bytes long; a path has at most {MAX_PATH_BYTES} bytes",
+            value.len()
+        )));
+    }
     tether_actors::fs::confine(root, value).map_err(|e| ToolError::new(format!("argument `{field}`: {e}")))
 }
 
@@ -99,5 +206,37 @@ mod tests {
         assert!(err.contains("unknown field `colour`") && err.contains("`pattern`"), "{err}");
         let err = parse::<Probe>("ast_grep", serde_json::json!([1])).unwrap_err().to_string();
         assert!(err.contains("must be a JSON object"), "{err}");
+    }
+
+    #[test]
+    fn a_field_name_is_quoted_as_given_even_when_it_reads_like_serde() {
+        for key in ["x at line 1 column 2", "expected u64", "invalid type: z"] {
+            let err = parse::<Probe>("ast_grep", serde_json::json!({"pattern": "x", key: 1}))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&format!("unknown field `{key}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_by_name_without_recursion() {
+        let mut deep = Value::Object(Default::default());
+        for _ in 0..100_000 {
+            let mut map = serde_json::Map::new();
+            map.insert("a".into(), deep);
+            deep = Value::Object(map);
+        }
+        let mut args = serde_json::Map::new();
+        args.insert("pattern".into(), Value::String("x".into()));
+        args.insert("max_results".into(), deep);
+        let err = parse::<Probe>("ast_grep", Value::Object(args)).unwrap_err().to_string();
+        assert!(err.contains("argument `max_results` nests 100001 levels deep"), "{err}");
+    }
+
+    #[test]
+    fn over_long_paths_are_refused_at_once() {
+        let long = "a/".repeat(500_000);
+        let err = confined(Path::new("/"), "path", &long).unwrap_err().to_string();
+        assert!(err.contains("argument `path`") && err.contains("at most 4096 bytes"), "{err}");
     }
 }

@@ -342,7 +342,13 @@ async fn answer_line(runtime: &Runtime, surface: Surface, n: usize, line: &str) 
         return bad_line(n, "expected {\"tool\": NAME, \"args\": {...}} or {\"op\": \"tree\"|\"tools\"}");
     };
     let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
-    let result = runtime.call(tool, args).await;
+    let result = match request.get("conversation") {
+        None | Some(Value::Null) => runtime.call(tool, args).await,
+        Some(Value::String(conversation)) => runtime.call_in(conversation, tool, args).await,
+        Some(other) => {
+            return bad_line(n, &format!("`conversation` must be a string (a conversation id), got {other}"));
+        }
+    };
     result_json(tool, &result)
 }
 

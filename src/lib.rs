@@ -31,6 +31,7 @@
 pub mod approval;
 pub mod args;
 pub mod cli;
+pub mod conversations;
 pub mod handler;
 pub mod result;
 pub mod router;

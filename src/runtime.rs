@@ -13,9 +13,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 use tether_actors::ast::actor::AstActor;
-use tether_actors::dap::session::DebugSessionActor;
 use tether_actors::describe::{ActorNode, Describe};
-use tether_actors::kernel::pool::KernelPool;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::question::gate::QuestionGateActor;
 use tether_actors::question::port::QuestionPort;
@@ -24,9 +22,10 @@ use tether_actors::workers::pool::WorkerPoolActor;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
+use crate::conversations::Conversations;
 use crate::handler::{AfterWrite, AfterWriteChain, CallContext, ToolHandler};
 use crate::result::ToolResult;
-use crate::router::{Call, Registry, RouterActor};
+use crate::router::{Call, Check, Registry, RouterActor};
 use crate::spec::{Resource, Surface, ToolSpec};
 use crate::tools;
 
@@ -193,6 +192,9 @@ impl RuntimeBuilder {
                 reason: "not a directory".into(),
             }));
         }
+        // Children of a run that died without stopping them (SIGKILL, a
+        // crash) would otherwise live on: they carry its run id.
+        let reaped = tether_actors::process::reap_orphans(&workdir);
         let surface = self.surface;
         let resources = self.resources.clone();
         let conversation = self.conversation.clone();
@@ -227,6 +229,8 @@ impl RuntimeBuilder {
             workdir,
             conversation,
             after_write: started.after_write,
+            conversations: started.conversations,
+            reaped,
             _system: system,
         })
     }
@@ -244,6 +248,7 @@ struct Started {
     registry: Arc<Registry>,
     after_write: Option<Arc<dyn AfterWrite>>,
     arbiters: Vec<Arbiter>,
+    conversations: Arc<Conversations>,
 }
 
 impl Parts {
@@ -289,26 +294,30 @@ impl Parts {
             children.push(supervisor.recipient());
         }
         let router_slot: Arc<std::sync::OnceLock<Recipient<Call>>> = Arc::default();
-        if b.resources.contains(&Resource::Kernels) {
-            let (conversation, workdir, enclosure) =
-                (b.conversation.clone(), self.workdir.clone(), b.enclosure.clone());
-            let pool = KernelPool::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
-                KernelPool::new(conversation, workdir, enclosure)
-            });
+        // Kernels and debug sessions belong to conversations: every
+        // conversation's run on one thread per resource kind.
+        let kernel_thread = b.resources.contains(&Resource::Kernels).then(|| arbiter(&mut arbiters));
+        let debug_thread = b.resources.contains(&Resource::Debuggers).then(|| arbiter(&mut arbiters));
+        let conversations = Arc::new(Conversations::new(
+            self.workdir.clone(),
+            b.enclosure.clone(),
+            b.debug_ttl,
+            kernel_thread.clone(),
+            debug_thread.clone(),
+        ));
+        if kernel_thread.is_some() {
             handlers.push(Arc::new(tools::eval::Eval {
-                pool: pool.clone(),
+                conversations: conversations.clone(),
                 router: router_slot.clone(),
                 idle_budget: b.idle_budget,
             }));
-            children.push(pool.recipient());
         }
-        if b.resources.contains(&Resource::Debuggers) {
-            let (workdir, conversation, ttl) = (self.workdir.clone(), b.conversation.clone(), b.debug_ttl);
-            let session = DebugSessionActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
-                DebugSessionActor::new(workdir, conversation, ttl)
-            });
-            handlers.push(Arc::new(tools::debug::Debug { session: session.clone() }));
-            children.push(session.recipient());
+        if debug_thread.is_some() {
+            handlers.push(Arc::new(tools::debug::Debug { conversations: conversations.clone() }));
+        }
+        if kernel_thread.is_some() || debug_thread.is_some() {
+            // The run's own conversation is open from the start.
+            let _ = conversations.get(&b.conversation);
         }
         let gate = b.questions.map(|(port, target)| {
             let gate = QuestionGateActor::new(port, target).start();
@@ -317,12 +326,19 @@ impl Parts {
             children.push(gate.clone().recipient());
             gate
         });
+        let vibe_on = b.vibe.is_some();
         if let Some(backend) = b.vibe {
             let pool = WorkerPoolActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
                 WorkerPoolActor::new(backend)
             });
             handlers.extend(tools::vibe::tools(pool.clone()));
             children.push(pool.recipient());
+        }
+        // With live resources, the model can see them all (`resources`).
+        let describe_slot: Arc<std::sync::OnceLock<Recipient<Describe>>> = Arc::default();
+        let live = [Resource::LanguageServers, Resource::Kernels, Resource::Debuggers];
+        if live.iter().any(|r| b.resources.contains(r)) || vibe_on {
+            handlers.push(Arc::new(tools::resources::Resources { router: describe_slot.clone() }));
         }
         hooks.extend(b.after_write);
         let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {
@@ -344,9 +360,11 @@ impl Parts {
         };
         let router =
             RouterActor::with_gate(registry.clone(), base, b.approval, gate, b.question_timeout, children)
+                .with_conversations(conversations.clone())
                 .start();
         let _ = router_slot.set(router.clone().recipient());
-        Started { router, registry, after_write, arbiters }
+        let _ = describe_slot.set(router.clone().recipient());
+        Started { router, registry, after_write, arbiters, conversations }
     }
 }
 
@@ -426,6 +444,8 @@ pub struct Runtime {
     workdir: PathBuf,
     conversation: String,
     after_write: Option<Arc<dyn AfterWrite>>,
+    conversations: Arc<Conversations>,
+    reaped: Vec<tether_actors::process::Orphan>,
     _system: Option<OwnSystem>,
 }
 
@@ -461,9 +481,55 @@ impl Runtime {
         args: serde_json::Value,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let call = Call { tool: tool.to_string(), args, surface, cancel };
+        self.send(Call::new(tool, args, surface).cancelled_by(cancel)).await
+    }
+
+    /// Calls `tool` in `conversation` from the run's default surface. Each
+    /// conversation has its own kernels and debug session (started on its
+    /// first `eval` or `debug` call); everything else is the run's.
+    pub async fn call_in(&self, conversation: &str, tool: &str, args: serde_json::Value) -> ToolResult {
+        self.send(Call::new(tool, args, self.surface).in_conversation(conversation)).await
+    }
+
+    /// Sends a prepared [`Call`] (any conversation, surface and token).
+    pub async fn send(&self, call: Call) -> ToolResult {
         self.router.send(call).await.unwrap_or_else(|e| {
             ToolResult::error(format!("the runtime is not running ({e}); start a new one"))
+        })
+    }
+
+    /// Starts `conversation`'s actors now (kernel pool, debug session)
+    /// rather than on its first call; a host that knows a conversation is
+    /// coming pays the set-up early. Opening an open one does nothing.
+    pub fn open_conversation(&self, conversation: &str) -> Result<(), String> {
+        crate::conversations::check_id(conversation)?;
+        self.conversations.get(conversation).map(drop)
+    }
+
+    /// Closes `conversation`: its kernels, debug adapter and debuggee are
+    /// killed once its calls still running finish. Returns whether it was
+    /// open. A later call in it opens it afresh.
+    pub fn close_conversation(&self, conversation: &str) -> bool {
+        self.conversations.close(conversation)
+    }
+
+    /// How many conversations have their actors open.
+    pub fn open_conversations(&self) -> usize {
+        self.conversations.len()
+    }
+
+    /// Validates a call from `surface` without running it: the tool is
+    /// registered, on the surface, allowed by the approval policy, and its
+    /// arguments parse. The error is the result the call would have given.
+    pub async fn check(
+        &self,
+        surface: Surface,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<(), ToolResult> {
+        let call = Call::new(tool, args, surface);
+        self.router.send(Check(call)).await.unwrap_or_else(|e| {
+            Err(ToolResult::error(format!("the runtime is not running ({e}); start a new one")))
         })
     }
 
@@ -472,7 +538,16 @@ impl Runtime {
         let root = self.router.send(Describe).await.unwrap_or_else(|e| {
             ActorNode::new("router", &self.conversation, &format!("unreachable: {e}"), 0, 0)
         });
+        let root = root
+            .with_detail("run", tether_actors::process::run_id())
+            .with_detail("reaped_orphans", self.reaped.len());
         Tree { root }
+    }
+
+    /// The processes of dead runs on this working directory that this run
+    /// killed when it started (see [`tether_actors::process::reap_orphans`]).
+    pub fn reaped_orphans(&self) -> &[tether_actors::process::Orphan] {
+        &self.reaped
     }
 
     /// Runs the after-write hooks for files the host wrote with its own

@@ -70,7 +70,7 @@ fn tools_lists_the_surface_schema() {
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     let names: Vec<&str> = v.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ast_grep", "lsp", "read"]);
+    assert_eq!(names, ["ast_grep", "lsp", "read", "resources"]);
     assert_eq!(v[0]["input_schema"]["properties"]["pattern"]["type"], "string");
     assert_eq!(v[0]["level"], "read");
 

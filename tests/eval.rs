@@ -312,10 +312,10 @@ async fn interpreter_death_is_reported_and_the_next_cell_starts_fresh() {
     let r = py(&h, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)").await;
     assert!(r.text.contains("killed by signal 9"), "{}", r.text);
     assert_eq!(py(&h, "1").await.text.lines().next(), Some("Out: 1"));
-    let tree = h.rt.tree().await.json();
-    let kernel = &tree["children"][3]["children"][0];
-    assert_eq!(kernel["kind"], "kernel");
-    assert_eq!(kernel["restarts"], 2, "{tree}");
+    let kernel = common::node_of(&h, "kernel").await;
+    assert_eq!(kernel["restarts"], 2, "{kernel}");
+    assert_eq!(kernel["owner"], "test", "{kernel}");
+    assert!(kernel["last_error"].as_str().unwrap().contains("killed by signal 9"), "{kernel}");
 }
 
 #[tokio::test]
@@ -354,6 +354,6 @@ async fn the_kernel_starts_through_the_enclosure_when_the_run_has_one() {
     let r =
         py(&h, "import os\nos.environ.get('TETHER_ENCLOSED'), os.getcwd() == os.path.realpath('.')").await;
     assert_eq!(r.text, "Out: ('yes', True)", "started through the prefix, in the working directory");
-    let tree = h.rt.tree().await.json();
-    assert_eq!(tree["children"][3]["children"][0]["detail"]["enclosure"], "env TETHER_ENCLOSED=yes");
+    let kernel = common::node_of(&h, "kernel").await;
+    assert_eq!(kernel["detail"]["enclosure"], "env TETHER_ENCLOSED=yes");
 }

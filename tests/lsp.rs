@@ -477,12 +477,15 @@ async fn a_killed_pyright_is_restarted_with_nothing_left_behind() {
     let tree = h.rt.tree().await.json();
     let state = tree["children"][2]["children"][0]["state"].as_str().unwrap().to_string();
     assert!(state.starts_with("crashed: killed by signal 9"), "{state}");
+    let last_error = tree["children"][2]["children"][0]["last_error"].as_str().unwrap_or_default();
+    assert!(last_error.contains("pyright exited (killed by signal 9)"), "kept for the tree: {last_error}");
     let def =
         lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "total_area"}))
             .await;
     assert!(def.contains("shapes.py:16:5"), "{def}");
     let tree = h.rt.tree().await.json();
     assert_eq!(tree["children"][2]["children"][0]["restarts"], 1);
+    assert!(tree["children"][2]["children"][0]["last_error"].is_string(), "the last crash stays visible");
     assert_ne!(server_pid(&h).await, pid);
 }
 

@@ -16,7 +16,7 @@ fn names(specs: Vec<ToolSpec>) -> Vec<String> {
 #[tokio::test]
 async fn the_read_only_surface_neither_sees_nor_calls_write_tools() {
     let h = Harness::new(&[("a.py", "old(1)\n")]);
-    assert_eq!(names(h.rt.tools(Surface::ReadOnly)), ["ast_grep", "lsp", "read"]);
+    assert_eq!(names(h.rt.tools(Surface::ReadOnly)), ["ast_grep", "lsp", "read", "resources"]);
     let full = names(h.rt.tools(Surface::Full));
     for tool in ["ast_edit", "resolve", "write", "edit", "apply_patch", "ast_grep", "read"] {
         assert!(full.contains(&tool.to_string()), "{tool} on the full surface");
@@ -156,9 +156,19 @@ async fn the_tree_describes_the_router_the_lane_and_the_parsers() {
     assert_eq!(json["id"], "test");
     let kinds: Vec<&str> =
         json["children"].as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["serial-lane", "ast", "lsp-supervisor", "kernel-pool", "debug-session"]);
+    assert_eq!(kinds, ["serial-lane", "ast", "lsp-supervisor", "conversation"]);
     assert_eq!(json["children"][1]["detail"]["staged"], 1);
+    let own: Vec<&str> = json["children"][3]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(own, ["kernel-pool", "debug-session"], "the run's own conversation is open from the start");
+    assert_eq!(json["children"][3]["owner"], "test");
     let text = tree.text();
     assert!(text.starts_with("router test [ready]"), "{text}");
     assert!(text.contains("\n  ast tree-sitter [ready]"), "{text}");
+    assert!(text.contains("\n  conversation test [open]"), "{text}");
+    assert!(text.contains("\n    debug-session test [no session] owner=test"), "{text}");
 }

@@ -24,6 +24,10 @@ pub struct ActorNode {
     pub id: String,
     /// Its state in a word or two (`ready`, `starting`, `crashed`, …).
     pub state: String,
+    /// The conversation it belongs to; `None` for what the whole run
+    /// shares (language servers, parsers, the router).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// The OS process it owns, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
@@ -32,8 +36,15 @@ pub struct ActorNode {
     /// How many times it was restarted, where restarts apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restarts: Option<u32>,
+    /// Milliseconds until it is ended regardless (a debug session's TTL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_left_ms: Option<u64>,
     /// Work accepted and not yet answered.
     pub pending: u64,
+    /// The last thing that went wrong with it (a crash, a failed start),
+    /// in one sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
     /// Anything else worth a glance, by name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub detail: BTreeMap<String, serde_json::Value>,
@@ -70,10 +81,13 @@ impl ActorNode {
             kind: kind.to_string(),
             id: id.to_string(),
             state: state.to_string(),
+            owner: None,
             pid: None,
             uptime_ms,
             restarts: None,
+            ttl_left_ms: None,
             pending,
+            last_error: None,
             detail: BTreeMap::new(),
             children: Vec::new(),
         }
@@ -85,6 +99,26 @@ impl ActorNode {
         self
     }
 
+    /// Marks the conversation it belongs to.
+    pub fn owned_by(mut self, conversation: &str) -> Self {
+        self.owner = Some(conversation.to_string());
+        self
+    }
+
+    /// Pending work here and in every descendant.
+    pub fn total_pending(&self) -> u64 {
+        self.pending + self.children.iter().map(ActorNode::total_pending).sum::<u64>()
+    }
+
+    /// Every node of the tree, this one first, depth first.
+    pub fn walk(&self) -> Vec<&ActorNode> {
+        let mut out = vec![self];
+        for child in &self.children {
+            out.extend(child.walk());
+        }
+        out
+    }
+
     /// The tree as indented text, one actor a line.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
@@ -94,12 +128,20 @@ impl ActorNode {
 
     fn write_text(&self, out: &mut String, depth: usize) {
         let _ = write!(out, "{}{} {} [{}]", "  ".repeat(depth), self.kind, self.id, self.state);
+        if let Some(owner) = &self.owner
+            && self.kind != "conversation"
+        {
+            let _ = write!(out, " owner={owner}");
+        }
         if let Some(pid) = self.pid {
             let _ = write!(out, " pid={pid}");
         }
         let _ = write!(out, " up={}", format_uptime(self.uptime_ms));
         if let Some(restarts) = self.restarts {
             let _ = write!(out, " restarts={restarts}");
+        }
+        if let Some(ttl) = self.ttl_left_ms {
+            let _ = write!(out, " ttl_left={}", format_uptime(ttl));
         }
         let _ = write!(out, " pending={}", self.pending);
         for (key, value) in &self.detail {
@@ -111,6 +153,9 @@ impl ActorNode {
                     let _ = write!(out, " {key}={other}");
                 }
             }
+        }
+        if let Some(error) = &self.last_error {
+            let _ = write!(out, " last_error={error:?}");
         }
         out.push('\n');
         for child in &self.children {

@@ -137,6 +137,110 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
+/// The environment variable every child carries: the id of the run (the
+/// tether process) that started it, `<pid>-<start time in clock ticks>`,
+/// so a later run can find the children of one that died without
+/// stopping them.
+pub const RUN_ID_VAR: &str = "TETHER_RUN";
+/// The environment variable naming the directory a child was started in,
+/// so a later run only reaps the orphans of its own working directory.
+pub const RUN_ROOT_VAR: &str = "TETHER_RUN_ROOT";
+
+/// This process's run id (see [`RUN_ID_VAR`]).
+pub fn run_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let pid = std::process::id();
+        format!("{pid}-{}", start_ticks(pid as i32).unwrap_or(0))
+    })
+}
+
+/// The start time of `pid` in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`): with the pid, it names one process for good.
+fn start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // `rest` starts at field 3 (the state); the start time is field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// A child of a dead run, found and killed by [`reap_orphans`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Orphan {
+    /// Its pid.
+    pub pid: u32,
+    /// The run that started it.
+    pub run: String,
+    /// Its command line, shortened.
+    pub command: String,
+}
+
+/// Kills every process left behind by a tether run that is gone (its
+/// process died without stopping its children: SIGKILL, a crash) and that
+/// was started in `root` or below it. Processes of live runs — this one
+/// or another — are never touched. Returns what was killed.
+pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
+    let own = run_id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut reaped = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        // Another user's processes are unreadable; they are not ours anyway.
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let var = |name: &str| {
+            environ.split(|b| *b == 0).find_map(|kv| {
+                let kv = std::str::from_utf8(kv).ok()?;
+                kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
+            })
+        };
+        let Some(run) = var(RUN_ID_VAR) else { continue };
+        if run == own || !is_running(pid) {
+            continue;
+        }
+        let Some(started_in) = var(RUN_ROOT_VAR) else { continue };
+        if !Path::new(&started_in).starts_with(root) || run_is_alive(&run) {
+            continue;
+        }
+        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim().chars().take(120).collect())
+            .unwrap_or_default();
+        reaped.push((Orphan { pid: pid as u32, run, command }, process_group(pid)));
+    }
+    // Found first, killed after: a group kill would otherwise take members
+    // out of the list before the scan reached them.
+    for (orphan, group) in &reaped {
+        if let Some(group) = group.filter(|g| *g > 1) {
+            kill_group(group as u32);
+        }
+        // SAFETY: kill(2) on a pid just read from /proc; no memory is involved.
+        unsafe {
+            libc::kill(orphan.pid as i32, libc::SIGKILL);
+        }
+        tracing::info!(pid = orphan.pid, run = %orphan.run, command = %orphan.command, "killed an orphan of a dead run");
+    }
+    reaped.into_iter().map(|(orphan, _)| orphan).collect()
+}
+
+/// Whether the run `id` (`<pid>-<start ticks>`) is still a live process.
+fn run_is_alive(id: &str) -> bool {
+    let Some((pid, ticks)) = id.split_once('-') else { return false };
+    let (Ok(pid), Ok(ticks)) = (pid.parse::<i32>(), ticks.parse::<u64>()) else { return false };
+    is_running(pid) && start_ticks(pid) == Some(ticks)
+}
+
 /// Starts `program` in `cwd` with piped stdio, in a new process group.
 /// `on_exit` runs once the process has exited (not when the guard killed it
 /// on purpose: then the report is still made, and the owner ignores it).
@@ -159,6 +263,8 @@ pub fn spawn_with_env(
 ) -> std::io::Result<Spawned> {
     let mut child: Child = Command::new(program)
         .args(args)
+        .env(RUN_ID_VAR, run_id())
+        .env(RUN_ROOT_VAR, cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())

@@ -26,6 +26,7 @@ use tether_actors::question::gate::{Ask, AskError, QuestionGateActor};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
+use crate::conversations::Conversations;
 use crate::handler::{CallContext, ToolFuture, ToolHandler};
 use crate::result::ToolResult;
 use crate::spec::{Level, Resource, Surface, ToolSpec};
@@ -99,12 +100,26 @@ pub struct Call {
     pub surface: Surface,
     /// Fires when the caller stops waiting (an MCP `notifications/cancelled`).
     pub cancel: CancellationToken,
+    /// The conversation it belongs to; `None` is the run's own.
+    pub conversation: Option<Arc<str>>,
 }
 
 impl Call {
-    /// A call nobody will cancel.
+    /// A call nobody will cancel, in the run's own conversation.
     pub fn new(tool: impl Into<String>, args: serde_json::Value, surface: Surface) -> Self {
-        Self { tool: tool.into(), args, surface, cancel: CancellationToken::new() }
+        Self { tool: tool.into(), args, surface, cancel: CancellationToken::new(), conversation: None }
+    }
+
+    /// The same call in `conversation`.
+    pub fn in_conversation(mut self, conversation: impl Into<Arc<str>>) -> Self {
+        self.conversation = Some(conversation.into());
+        self
+    }
+
+    /// The same call, cancelled by `cancel`.
+    pub fn cancelled_by(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
     }
 }
 
@@ -122,6 +137,7 @@ pub struct RouterActor {
     lane: Addr<SerialLane>,
     lane_queued: Arc<AtomicU64>,
     children: Vec<Recipient<Describe>>,
+    conversations: Option<Arc<Conversations>>,
     in_flight: Arc<AtomicU64>,
     calls: u64,
     started: Instant,
@@ -159,15 +175,26 @@ impl RouterActor {
             lane,
             lane_queued,
             children,
+            conversations: None,
             in_flight: Arc::new(AtomicU64::new(0)),
             calls: 0,
             started: Instant::now(),
         }
     }
 
+    /// The same router, also describing the run's conversations in the tree.
+    pub fn with_conversations(mut self, conversations: Arc<Conversations>) -> Self {
+        self.conversations = Some(conversations);
+        self
+    }
+
     /// Steps 1–4: the checks and the argument parse. Returns the work,
     /// whether it must run alone, and the permission card to show first.
-    fn prepare(&self, call: Call) -> Result<(ToolFuture, bool, Option<Card>), ToolResult> {
+    fn prepare(&self, mut call: Call) -> Result<(ToolFuture, bool, Option<Card>), ToolResult> {
+        // Before any step that could drop or print them recursively.
+        if let Some(e) = crate::args::take_too_deep(&call.tool, &mut call.args) {
+            return Err(e.into());
+        }
         let Some((spec, handler)) = self.registry.tools.get(&call.tool) else {
             return Err(self.not_registered(&call));
         };
@@ -194,6 +221,10 @@ impl RouterActor {
             )));
         }
         let mut ctx = self.base.clone();
+        if let Some(conversation) = call.conversation {
+            crate::conversations::check_id(&conversation).map_err(ToolResult::error)?;
+            ctx.conversation = conversation;
+        }
         ctx.surface = call.surface;
         ctx.cancel = call.cancel;
         let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
@@ -335,6 +366,26 @@ fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time
     card
 }
 
+/// Validates a call without running it: steps 1–4 (registered, on the
+/// surface, approved by the policy, arguments parse). No permission card is
+/// shown and no work is started.
+#[derive(Debug, Clone)]
+pub struct Check(pub Call);
+
+impl Message for Check {
+    type Result = Result<(), ToolResult>;
+}
+
+impl Handler<Check> for RouterActor {
+    type Result = Result<(), ToolResult>;
+
+    fn handle(&mut self, Check(call): Check, _ctx: &mut Self::Context) -> Self::Result {
+        // The work future is dropped unpolled: tools do their work inside
+        // it, so nothing runs.
+        self.prepare(call).map(drop)
+    }
+}
+
 impl Handler<Describe> for RouterActor {
     type Result = ResponseFuture<ActorNode>;
 
@@ -351,9 +402,13 @@ impl Handler<Describe> for RouterActor {
         .with_detail("approval", self.approval.as_str());
         let mut asks: Vec<Recipient<Describe>> = vec![self.lane.clone().recipient()];
         asks.extend(self.children.iter().cloned());
+        let conversations = self.conversations.clone();
         Box::pin(async move {
             for ask in asks {
                 node.children.push(tether_actors::describe::describe_or_busy(&ask, "actor").await);
+            }
+            if let Some(conversations) = conversations {
+                node.children.extend(conversations.describe().await);
             }
             node
         })

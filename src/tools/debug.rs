@@ -1,13 +1,15 @@
 //! `debug`: drive a debugger (S7), level exec. Not parallel-safe; the
 //! session actor's own mailbox runs one op at a time.
 
-use actix::Addr;
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tether_actors::dap::session::{Cancellable, DebugOp, DebugSessionActor};
+use tether_actors::dap::session::{Cancellable, DebugOp};
 
 use crate::args::{confined, parse};
+use crate::conversations::Conversations;
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
@@ -80,8 +82,8 @@ pub struct DebugArgs {
 
 /// The `debug` tool.
 pub struct Debug {
-    /// The conversation's session actor.
-    pub session: Addr<DebugSessionActor>,
+    /// The run's conversations, each with its own session actor.
+    pub conversations: Arc<Conversations>,
 }
 
 fn need<T>(op: &str, field: &str, v: Option<T>) -> Result<T, ToolError> {
@@ -113,7 +115,7 @@ impl ToolHandler for Debug {
                 let file = confined(root, "file", &need("breakpoints", "file", a.file)?)?;
                 if !file.is_file() {
                     return Err(ToolError::new(format!(
-                        "debug breakpoints: `{}` is not a file in the working directory",
+                        "debug breakpoints: argument `file`: `{}` is not a file in the working directory",
                         tether_actors::fs::relative(root, &file)
                     )));
                 }
@@ -127,7 +129,7 @@ impl ToolHandler for Debug {
                 let program = confined(root, "program", &need("launch", "program", a.program)?)?;
                 if !program.is_file() {
                     return Err(ToolError::new(format!(
-                        "debug launch: `{}` is not a file; give the program to run (a .py, .go or .dart file, or an executable)",
+                        "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go or .dart file, or an executable)",
                         tether_actors::fs::relative(root, &program)
                     )));
                 }
@@ -150,13 +152,24 @@ impl ToolHandler for Debug {
             Op::Output => DebugOp::Output,
             Op::Terminate => DebugOp::Terminate,
         };
-        let session = self.session.clone();
+        let status = matches!(op, DebugOp::Status);
+        let conversations = self.conversations.clone();
+        let conversation = ctx.conversation.clone();
         let cancel = ctx.cancel.clone();
         Ok(Box::pin(async move {
+            let session = match conversations.get(&conversation).map(|c| c.debug) {
+                Ok(Some(session)) => session,
+                Ok(None) => return ToolResult::error("debug: debuggers are not connected to this run"),
+                Err(why) => return ToolResult::error(format!("debug: {why}")),
+            };
             match session.send(Cancellable { op, cancel }).await {
                 Ok(reply) => ToolResult {
                     is_error: reply.is_error,
-                    text: reply.text,
+                    text: if status {
+                        format!("{}\n{}", reply.text, super::lsp::RESOURCES_HINT)
+                    } else {
+                        reply.text
+                    },
                     data: Some(reply.data),
                     images: Vec::new(),
                 },

@@ -7,15 +7,16 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use actix::{Addr, Recipient};
+use actix::Recipient;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::kernel::KernelLang;
 use tether_actors::kernel::actor::{Bridge, BridgeAnswer, CellOutcome, CellStatus, RunCell};
-use tether_actors::kernel::pool::{GetKernel, KernelPool};
+use tether_actors::kernel::pool::GetKernel;
 
 use crate::args::{in_range, parse};
+use crate::conversations::Conversations;
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::{Image, ToolResult};
 use crate::router::Call;
@@ -55,8 +56,8 @@ pub enum Language {
 
 /// The `eval` tool.
 pub struct Eval {
-    /// The conversation's kernels.
-    pub pool: Addr<KernelPool>,
+    /// The run's conversations, each with its own kernels.
+    pub conversations: Arc<Conversations>,
     /// The router, for the bridge (set once the router has started).
     pub router: Arc<OnceLock<Recipient<Call>>>,
     /// The run's idle budget.
@@ -105,11 +106,16 @@ impl ToolHandler for Eval {
         let surface = ctx.surface;
         // A cell's tool calls are cancelled with the cell's own call.
         let cancel = ctx.cancel.clone();
+        // … and belong to the cell's conversation.
+        let conversation = ctx.conversation.clone();
         let bridge: Bridge = Arc::new(move |tool: String, args: Value| {
             let router = router.clone();
+            let conversation = conversation.clone();
             let cancel = cancel.child_token();
             Box::pin(async move {
-                match router.send(Call { tool, args, surface, cancel }).await {
+                let call =
+                    Call::new(tool, args, surface).cancelled_by(cancel).in_conversation(conversation.clone());
+                match router.send(call).await {
                     Ok(r) => BridgeAnswer { is_error: r.is_error, text: r.text, data: r.data },
                     Err(e) => BridgeAnswer {
                         is_error: true,
@@ -119,11 +125,17 @@ impl ToolHandler for Eval {
                 }
             })
         });
-        let pool = self.pool.clone();
+        let conversations = self.conversations.clone();
+        let conversation = ctx.conversation.clone();
         let description = args.description.trim().to_string();
         let cell =
             RunCell { code: args.code, reset: args.reset, idle_budget, bridge, cancel: ctx.cancel.clone() };
         Ok(Box::pin(async move {
+            let pool = match conversations.get(&conversation).map(|c| c.kernels) {
+                Ok(Some(pool)) => pool,
+                Ok(None) => return ToolResult::error("eval: kernels are not connected to this run"),
+                Err(why) => return ToolResult::error(format!("eval: {why}")),
+            };
             let kernel = match pool.send(GetKernel(lang)).await {
                 Ok(k) => k,
                 Err(e) => return ToolResult::error(format!("eval: the kernel pool is not running ({e})")),

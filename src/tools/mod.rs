@@ -12,6 +12,7 @@ pub mod lsp;
 pub mod patch;
 pub mod read;
 pub mod resolve;
+pub mod resources;
 pub mod vibe;
 pub mod write;
 

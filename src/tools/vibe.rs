@@ -127,7 +127,7 @@ impl ToolHandler for VibeSpawn {
         )
     }
 
-    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: SpawnArgs = parse("vibe_spawn", args)?;
         not_empty("vibe_spawn", "brief", &a.brief)?;
         let label = a.label.trim().to_string();
@@ -141,8 +141,9 @@ impl ToolHandler for VibeSpawn {
             Some(t) => t.parse().map_err(|e| ToolError::new(format!("vibe_spawn: argument `tier`: {e}")))?,
         };
         let pool = self.pool.clone();
+        let owner = ctx.conversation.to_string();
         Ok(Box::pin(async move {
-            match pool.send(Spawn { brief: a.brief, label, tier }).await {
+            match pool.send(Spawn { brief: a.brief, label, tier, owner }).await {
                 Ok(Ok(w)) => ToolResult::text(format!(
                     "started worker {} [{}] {}; it runs in the background — vibe_wait {{\"worker_id\": \"{}\"}} for its result",
                     w.id,

@@ -120,15 +120,15 @@ pub fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
-/// The pid the supervision tree shows for the first actor of `kind`
-/// (directly under the router, or one level below).
+/// The first node of `kind` in the supervision tree, as JSON.
+pub async fn node_of(h: &Harness, kind: &str) -> serde_json::Value {
+    let tree = h.rt.tree().await;
+    let node = tree.root.walk().into_iter().find(|n| n.kind == kind).cloned();
+    serde_json::to_value(node.unwrap_or_else(|| panic!("no `{kind}` in the tree:\n{}", tree.text()))).unwrap()
+}
+
+/// The pid the supervision tree shows for the first actor of `kind` that
+/// has one, anywhere in the tree.
 pub async fn pid_of(h: &Harness, kind: &str) -> Option<u32> {
-    let tree = h.rt.tree().await.json();
-    let children = tree["children"].as_array()?;
-    children
-        .iter()
-        .chain(children.iter().flat_map(|c| c["children"].as_array().into_iter().flatten()))
-        .find(|c| c["kind"] == kind)
-        .and_then(|c| c["pid"].as_u64())
-        .map(|p| p as u32)
+    h.rt.tree().await.root.walk().into_iter().filter(|n| n.kind == kind).find_map(|n| n.pid)
 }

@@ -79,7 +79,7 @@ async def tools_on_surfaces():
         check("code" in eval_tool.input_schema["properties"], "eval's schema names its arguments", eval_tool.input_schema)
     async with Client(server("--surface", "read-only")) as c:
         names = sorted(t.name for t in (await c.list_tools()).tools)
-        check(names == ["ask_user", "ast_grep", "lsp", "read"], "the read-only surface has read-level tools only", names)
+        check(names == ["ask_user", "ast_grep", "lsp", "read", "resources"], "the read-only surface has read-level tools only", names)
         res = await c.call_tool("eval", {"code": "1", "description": "try to run a cell anyway"})
         check(res.is_error, "a write/exec tool called anyway is refused as a tool error", text_of(res))
         check("read-only" in text_of(res), "the refusal names the surface", text_of(res))
@@ -268,6 +268,66 @@ async def stdin_close_stops_children():
     print("ok")
 
 
+# Valid arguments for every write/exec tool (so a refusal is the surface's
+# or the policy's, never the parser's).
+WRITE_EXEC_CALLS = {
+    "ast_edit": {"pattern": "old($A)", "rewrite": "pwned($A)"},
+    "resolve": {"edit_id": "edit_1", "action": "accept"},
+    "lsp_rename": {"file": "a.py", "line": 1, "symbol": "old", "new_name": "pwned"},
+    "eval": {"code": "open('pwned.txt', 'w').write('x')", "description": "write a file from inside a cell"},
+    "debug": {"op": "launch", "program": "prog.py"},
+    "write": {"path": "pwned.txt", "content": "x"},
+    "edit": {"path": "a.py", "old_string": "old", "new_string": "pwned"},
+    "apply_patch": {"patch": "--- /dev/null\n+++ b/pwned.txt\n@@ -0,0 +1 @@\n+x\n"},
+}
+
+
+def files_under(root):
+    out = {}
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = f.read()
+    return out
+
+
+async def refused_calls(c, rounds, refusal):
+    attempts = refused = 0
+    for _ in range(rounds):
+        for tool, args in WRITE_EXEC_CALLS.items():
+            res = await c.call_tool(tool, args)
+            attempts += 1
+            check(res.is_error and f"`{tool}`" in text_of(res) and refusal in text_of(res), f"{tool} is refused ({refusal})", text_of(res))
+            refused += 1
+    return attempts, refused
+
+
+async def read_only_entry():
+    import subprocess
+
+    before = files_under(WORKDIR)
+    rounds = 13
+    listed = subprocess.run(
+        [TETHER, "tools", "--json", "--vibe", "--questions", "none", "--workdir", WORKDIR], capture_output=True, check=True
+    )
+    writers = {t["name"] for t in json.loads(listed.stdout) if t["level"] != "read"}
+    check(writers <= set(WRITE_EXEC_CALLS), "every write/exec tool is tried here", sorted(writers - set(WRITE_EXEC_CALLS)))
+    async with Client(server("--surface", "read-only", "--vibe")) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        check(names and not names & writers, "tools/list on the read-only surface has no write/exec tool", sorted(names))
+        attempts, refused = await refused_calls(c, rounds, "read-only surface")
+        check(not pids_in(await tree_json(c), []), "no process was started", await tree_json(c))
+    async with Client(server("--approval", "deny", "--vibe")) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        check(set(WRITE_EXEC_CALLS) <= names, "deny refuses the tools but still lists them", sorted(names))
+        denied_attempts, denied = await refused_calls(c, rounds, "approval policy denies")
+        check(not pids_in(await tree_json(c), []), "no process was started", await tree_json(c))
+    check(files_under(WORKDIR) == before, "no file changed")
+    print(f"mcp: tools/call on the read-only surface: {refused}/{attempts} refused; with --approval deny: {denied}/{denied_attempts} refused ({len(WRITE_EXEC_CALLS)} write/exec tools)")
+    print("ok")
+
+
 SCENARIOS = {
     "tools_on_surfaces": tools_on_surfaces,
     "calls_and_content": calls_and_content,
@@ -275,6 +335,7 @@ SCENARIOS = {
     "ask_user_flows": ask_user_flows,
     "permission_prompts": permission_prompts,
     "stdin_close_stops_children": stdin_close_stops_children,
+    "read_only_entry": read_only_entry,
 }
 
 if __name__ == "__main__":

@@ -1074,16 +1074,40 @@ impl Handler<Describe> for DebugSessionActor {
                     0,
                 );
                 n.pid = s.guard.as_ref().map(KillGuard::pid);
-                n.with_detail("ttl_left_s", self.ttl.saturating_sub(s.started.elapsed()).as_secs())
+                n.ttl_left_ms = Some(self.ttl.saturating_sub(s.started.elapsed()).as_millis() as u64);
+                let state = s.shared.state.lock();
+                if let Some(pid) = state.debuggee_pid {
+                    let mut debuggee = ActorNode::new(
+                        "debuggee",
+                        &s.program,
+                        if state.running { "running" } else { "stopped" },
+                        s.started.elapsed().as_millis() as u64,
+                        0,
+                    );
+                    debuggee.pid = Some(pid);
+                    n.children.push(debuggee.owned_by(&self.conversation));
+                }
+                if let Some(why) = &state.closed {
+                    n.last_error = Some(why.clone());
+                }
+                drop(state);
+                n
             }
-            None => ActorNode::new(
-                "debug-session",
-                &self.conversation,
-                "no session",
-                self.created.elapsed().as_millis() as u64,
-                0,
-            ),
+            None => {
+                let mut n = ActorNode::new(
+                    "debug-session",
+                    &self.conversation,
+                    "no session",
+                    self.created.elapsed().as_millis() as u64,
+                    0,
+                );
+                n.last_error.clone_from(&self.expired);
+                if let Some(ended) = &self.ended {
+                    n = n.with_detail("last_ended", ended.clone());
+                }
+                n
+            }
         };
-        MessageResult(node)
+        MessageResult(node.owned_by(&self.conversation))
     }
 }

@@ -171,6 +171,8 @@ pub struct KernelActor {
     restarts: u32,
     /// Why the last interpreter is gone, told to the next cell.
     lost: Option<String>,
+    /// Why the last interpreter was lost, kept for the supervision tree.
+    last_error: Option<String>,
     created: Instant,
     busy: bool,
 }
@@ -187,6 +189,7 @@ impl KernelActor {
             cells: 0,
             restarts: 0,
             lost: None,
+            last_error: None,
             created: Instant::now(),
             busy: false,
         }
@@ -475,6 +478,17 @@ impl Handler<RunCell> for KernelActor {
             self.restarts += 1;
             notes.push("reset: started a fresh interpreter; earlier state is gone".to_string());
         }
+        // An interpreter that died between cells is replaced before this cell runs.
+        if let Some(mut dead) = self.proc.take_if(|p| !process::is_running(p.guard.pid() as i32)) {
+            let exit = std::iter::from_fn(|| dead.events.as_mut()?.try_recv().ok())
+                .find_map(|ev| if let Event::Exited(info) = ev { Some(info) } else { None });
+            let why = exit.map_or_else(
+                || format!("the {} interpreter exited", self.lang.as_str()),
+                |info| death_words(self.lang, &info),
+            );
+            self.last_error = Some(why.clone());
+            self.lost = Some(format!("{why} while idle"));
+        }
         if let Some(why) = self.lost.take() {
             notes.push(format!("{why}; this cell runs on a fresh kernel — earlier state was reset"));
         }
@@ -517,6 +531,7 @@ impl Handler<RunCell> for KernelActor {
                 Ok(end) => {
                     if end.kill {
                         act.proc = None;
+                        act.last_error.clone_from(&end.lost);
                         act.lost = end.lost;
                     } else if let Some(p) = act.proc.as_mut() {
                         p.events = end.events;
@@ -541,6 +556,7 @@ impl Handler<Describe> for KernelActor {
         let mut node = ActorNode::new("kernel", self.lang.as_str(), state, uptime, u64::from(self.busy));
         node.pid = self.proc.as_ref().map(|p| p.guard.pid());
         node.restarts = Some(self.restarts);
+        node.last_error.clone_from(&self.last_error);
         node = node.with_detail("cells", self.cells);
         if !self.enclosure.is_empty() {
             node = node.with_detail("enclosure", self.enclosure.join(" "));

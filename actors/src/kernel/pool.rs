@@ -64,11 +64,14 @@ impl Handler<Describe> for KernelPool {
             self.started.elapsed().as_millis() as u64,
             0,
         );
+        node.owner = Some(self.conversation.clone());
         let kernels: Vec<Addr<KernelActor>> = self.kernels.values().cloned().collect();
+        let owner = self.conversation.clone();
         Box::pin(async move {
             for k in kernels {
-                node.children.push(describe_or_busy(&k.recipient(), "kernel").await);
+                node.children.push(describe_or_busy(&k.recipient(), "kernel").await.owned_by(&owner));
             }
+            node.pending = node.children.iter().map(|k| k.pending).sum();
             node
         })
     }

@@ -37,6 +37,8 @@ pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String
     let output = tokio::process::Command::new(&checker.command)
         .args(&checker.args)
         .current_dir(dir)
+        .env(crate::process::RUN_ID_VAR, crate::process::run_id())
+        .env(crate::process::RUN_ROOT_VAR, dir)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();

@@ -244,6 +244,8 @@ pub struct LspServerActor {
     restarts: u32,
     crashes_in_row: u32,
     crashed_at: Option<Instant>,
+    /// How the last process ended unasked (or why its start failed).
+    last_crash: Option<ExitInfo>,
     created: Instant,
     supervisor: Option<Recipient<ServerCrashed>>,
 }
@@ -263,6 +265,7 @@ impl LspServerActor {
             restarts: 0,
             crashes_in_row: 0,
             crashed_at: None,
+            last_crash: None,
             created: Instant::now(),
             supervisor,
         }
@@ -483,8 +486,9 @@ fn start(
                 act.generation += 1;
                 act.crashes_in_row += 1;
                 act.crashed_at = Some(Instant::now());
-                act.state =
-                    State::Crashed(ExitInfo { status: e.to_string(), code: None, stderr_tail: Vec::new() });
+                let info = ExitInfo { status: e.to_string(), code: None, stderr_tail: Vec::new() };
+                act.last_crash = Some(info.clone());
+                act.state = State::Crashed(info);
                 return Err(e);
             }
         };
@@ -574,6 +578,7 @@ impl Handler<Exited> for LspServerActor {
         self.crashes_in_row += 1;
         self.crashed_at = Some(Instant::now());
         self.docs.clear();
+        self.last_crash = Some(msg.info.clone());
         self.state = State::Crashed(msg.info.clone());
         if let Some(supervisor) = &self.supervisor {
             supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
@@ -594,9 +599,7 @@ impl Handler<Describe> for LspServerActor {
         node.pid = self.running.as_ref().map(|r| r.guard.pid());
         node.restarts = Some(self.restarts);
         node = node.with_detail("open_documents", self.docs.len());
-        if let State::Crashed(info) = &self.state {
-            node = node.with_detail("last_exit", info.describe(&self.key.server));
-        }
+        node.last_error = self.last_crash.as_ref().map(|info| info.describe(&self.key.server));
         MessageResult(node)
     }
 }

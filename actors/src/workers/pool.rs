@@ -84,6 +84,8 @@ pub struct Spawn {
     pub label: String,
     /// How capable.
     pub tier: Tier,
+    /// The conversation that spawned it.
+    pub owner: String,
 }
 
 impl Message for Spawn {
@@ -156,6 +158,7 @@ impl Message for Ended {
 
 struct Worker {
     label: String,
+    owner: String,
     tier: Tier,
     brief: String,
     state: WorkerState,
@@ -304,6 +307,7 @@ impl Handler<Spawn> for WorkerPoolActor {
         let id = format!("w{key}");
         let worker = Worker {
             label: msg.label,
+            owner: msg.owner,
             tier: msg.tier,
             brief: msg.brief,
             state: WorkerState::Running,
@@ -439,9 +443,9 @@ impl Handler<Describe> for WorkerPoolActor {
                 .with_detail("runs", w.runs);
             child.pid = view.pid;
             if let Some(Err(why)) = &w.last {
-                child = child.with_detail("error", why.clone());
+                child.last_error = Some(why.clone());
             }
-            node.children.push(child);
+            node.children.push(child.owned_by(&w.owner));
         }
         MessageResult(node)
     }

@@ -480,8 +480,12 @@ async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
             let _ = writeln!(text, "  {c}");
         }
     }
-    ToolResult::text(text.trim_end()).with_data(&report)
+    text.push_str(RESOURCES_HINT);
+    ToolResult::text(text).with_data(&report)
 }
+
+/// Where `status` sends the model for everything else the run holds.
+pub(crate) const RESOURCES_HINT: &str = "(every live resource of the run — servers, debug sessions, kernels, workers — with pids, owners and last errors: call `resources`)";
 
 async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> ToolResult {
     match sup.send(ReloadFor { file: path }).await {

@@ -1,0 +1,134 @@
+//! The conversations of a run: each has its own kernels and its own debug
+//! session, started on its first `eval` or `debug` call (or when the host
+//! opens it) and stopped — their processes killed — when the host closes
+//! it or the run stops. Language servers, parsers, staged edits and the
+//! serial lane for file writes belong to the run: every conversation works
+//! on the same working directory.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use parking_lot::Mutex;
+use tether_actors::dap::session::DebugSessionActor;
+use tether_actors::describe::{ActorNode, describe_or_busy};
+use tether_actors::kernel::pool::KernelPool;
+
+/// The most conversations one run keeps at once; a host with more closes
+/// the ones it has finished with.
+pub const MAX_CONVERSATIONS: usize = 10_000;
+/// The longest conversation id.
+pub const MAX_CONVERSATION_ID: usize = 128;
+
+/// The actors of one conversation.
+#[derive(Clone)]
+pub struct ConversationActors {
+    /// Its kernels, one per language.
+    pub kernels: Option<Addr<KernelPool>>,
+    /// Its debug session.
+    pub debug: Option<Addr<DebugSessionActor>>,
+    opened: Instant,
+}
+
+/// Where conversations' actors run and how they are made.
+pub struct Conversations {
+    workdir: PathBuf,
+    enclosure: Vec<String>,
+    debug_ttl: Duration,
+    /// The thread kernel pools run on (`None`: kernels not connected).
+    kernel_thread: Option<ArbiterHandle>,
+    /// The thread debug sessions run on (`None`: debuggers not connected).
+    debug_thread: Option<ArbiterHandle>,
+    open: Mutex<BTreeMap<Arc<str>, ConversationActors>>,
+}
+
+impl Conversations {
+    /// A set whose conversations start kernels (on `kernel_thread`) and
+    /// debug sessions (on `debug_thread`) for the resources connected.
+    pub fn new(
+        workdir: PathBuf,
+        enclosure: Vec<String>,
+        debug_ttl: Duration,
+        kernel_thread: Option<ArbiterHandle>,
+        debug_thread: Option<ArbiterHandle>,
+    ) -> Self {
+        Self { workdir, enclosure, debug_ttl, kernel_thread, debug_thread, open: Mutex::default() }
+    }
+
+    /// The actors of `conversation`, started if it is new.
+    pub fn get(&self, conversation: &str) -> Result<ConversationActors, String> {
+        let mut open = self.open.lock();
+        if let Some(actors) = open.get(conversation) {
+            return Ok(actors.clone());
+        }
+        if open.len() >= MAX_CONVERSATIONS {
+            return Err(format!(
+                "this run already holds {MAX_CONVERSATIONS} conversations; close finished ones (Runtime::close_conversation) before opening `{conversation}`"
+            ));
+        }
+        let id = conversation.to_string();
+        let kernels = self.kernel_thread.as_ref().map(|thread| {
+            let (id, workdir, enclosure) = (id.clone(), self.workdir.clone(), self.enclosure.clone());
+            KernelPool::start_in_arbiter(thread, move |_| KernelPool::new(id, workdir, enclosure))
+        });
+        let debug = self.debug_thread.as_ref().map(|thread| {
+            let (id, workdir, ttl) = (id.clone(), self.workdir.clone(), self.debug_ttl);
+            DebugSessionActor::start_in_arbiter(thread, move |_| DebugSessionActor::new(workdir, id, ttl))
+        });
+        let actors = ConversationActors { kernels, debug, opened: Instant::now() };
+        open.insert(Arc::from(conversation), actors.clone());
+        Ok(actors)
+    }
+
+    /// Forgets `conversation`: its actors stop once calls still running
+    /// in it finish, killing its kernels, debug adapter and debuggee.
+    /// Returns whether it was open.
+    pub fn close(&self, conversation: &str) -> bool {
+        self.open.lock().remove(conversation).is_some()
+    }
+
+    /// How many conversations are open.
+    pub fn len(&self) -> usize {
+        self.open.lock().len()
+    }
+
+    /// Whether no conversation is open.
+    pub fn is_empty(&self) -> bool {
+        self.open.lock().is_empty()
+    }
+
+    /// One node per open conversation, its kernels and debug session below it.
+    pub async fn describe(&self) -> Vec<ActorNode> {
+        let open: Vec<(Arc<str>, ConversationActors)> =
+            self.open.lock().iter().map(|(id, a)| (id.clone(), a.clone())).collect();
+        let mut nodes = Vec::with_capacity(open.len());
+        for (id, actors) in open {
+            let mut node =
+                ActorNode::new("conversation", &id, "open", actors.opened.elapsed().as_millis() as u64, 0);
+            node.owner = Some(id.to_string());
+            if let Some(k) = actors.kernels {
+                node.children.push(describe_or_busy(&k.recipient(), "kernel-pool").await);
+            }
+            if let Some(d) = actors.debug {
+                node.children.push(describe_or_busy(&d.recipient(), "debug-session").await);
+            }
+            node.pending = node.children.iter().map(ActorNode::total_pending).sum();
+            nodes.push(node);
+        }
+        nodes
+    }
+}
+
+/// Checks a conversation id a host passed: 1 to [`MAX_CONVERSATION_ID`]
+/// characters, no control characters.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.chars().count() > MAX_CONVERSATION_ID || id.chars().any(char::is_control) {
+        return Err(format!(
+            "conversation: expected an id of 1 to {MAX_CONVERSATION_ID} characters without control characters, got {:?}; pass the host's own conversation id",
+            id.chars().take(40).collect::<String>()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! No child outlives its run: dropping a runtime stops every kind of child
+//! (language server, kernel and what the cell started, debug adapter and
+//! debuggee, worker), and when the tether process itself is SIGKILLed —
+//! nothing of it runs to stop them — the next run on the same working
+//! directory finds them by their run id and kills them at start.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Harness;
+use serde_json::json;
+use tether::Runtime;
+use tether_actors::process::{RUN_ID_VAR, RUN_ROOT_VAR, is_running};
+use tether_actors::workers::command::CommandBackend;
+
+const PROG: &str = "import time\n\ndef wait():\n    time.sleep(300)\n\nwait()\n";
+const APP: &str = "def area(w: int, h: int) -> int:\n    return w * h\n\nprint(area(2, 3))\n";
+const VIBE: &str = "[vibe]\nfast = \"sleep 300\"\n";
+const SLEEPER: &str = "import subprocess\nsleeper = subprocess.Popen(['sleep', '300'])\nsleeper.pid";
+
+/// A working directory with a Python project, a debuggee that sleeps at a
+/// breakpoint, and a worker command that sleeps.
+fn project(dir: &Path) {
+    for (path, text) in [("requirements.txt", ""), ("app.py", APP), ("prog.py", PROG), ("tether.toml", VIBE)]
+    {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+}
+
+/// The calls that start one child of every kind.
+fn every_kind_of_child() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("lsp", json!({"action": "hover", "file": "app.py", "line": 1, "symbol": "area"})),
+        ("eval", json!({"code": SLEEPER, "description": "start a sleeping child process"})),
+        ("debug", json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})),
+        ("debug", json!({"op": "launch", "program": "prog.py"})),
+        ("vibe_spawn", json!({"brief": "sleep", "label": "sleeper"})),
+    ]
+}
+
+/// Live processes (zombies excluded) started for a run in `root`, with
+/// their run id and command line, read from /proc as `ps` does.
+fn tagged_under(root: &Path) -> Vec<(i32, String, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        let var = |name: &str| {
+            environ.split(|b| *b == 0).find_map(|kv| {
+                std::str::from_utf8(kv).ok()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
+            })
+        };
+        let (Some(run), Some(started_in)) = (var(RUN_ID_VAR), var(RUN_ROOT_VAR)) else { continue };
+        if Path::new(&started_in).starts_with(root) && is_running(pid) {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            found.push((pid, run, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+/// `ps`' view of `pids`: those it lists as live (not zombies).
+fn alive_per_ps(pids: &[i32]) -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "pid=,stat=,args="]).output().expect("ps runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|line| {
+            let mut fields = line.split_whitespace();
+            let pid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            let stat = fields.next().unwrap_or("Z");
+            pids.contains(&pid) && !stat.starts_with('Z')
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waits (bounded) until no tagged process under `root` is left; returns what is.
+async fn settle(root: &Path) -> Vec<(i32, String, String)> {
+    for _ in 0..50 {
+        if tagged_under(root).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tagged_under(root)
+}
+
+fn kinds(found: &[(i32, String, String)]) -> String {
+    found.iter().map(|(pid, _, cmd)| format!("{pid} {cmd}")).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_runtime_stops_every_kind_of_child() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let rt = Runtime::builder()
+        .workdir(dir.path())
+        .connect_all()
+        .vibe(Arc::new(CommandBackend::load(dir.path())))
+        .start()
+        .unwrap();
+    let root = rt.workdir().to_path_buf();
+    let h = Harness { dir, rt };
+    for (tool, args) in every_kind_of_child() {
+        h.ok(tool, args).await;
+    }
+    let running = tagged_under(&root);
+    let all = kinds(&running);
+    for needle in ["pyright", "sleep 300", "debugpy", "prog.py"] {
+        assert!(all.contains(needle), "a `{needle}` process runs before the drop:\n{all}");
+    }
+    assert!(running.iter().all(|(_, run, _)| run == tether_actors::process::run_id()), "{all}");
+    let pids: Vec<i32> = running.iter().map(|(pid, _, _)| *pid).collect();
+
+    let Harness { dir, rt } = h;
+    drop(rt);
+    let left = settle(&root).await;
+    assert!(left.is_empty(), "children outlived their runtime:\n{}", kinds(&left));
+    assert_eq!(alive_per_ps(&pids), Vec::<String>::new(), "ps shows none of {pids:?}");
+    println!("fault: runtime dropped with {} children of every kind running: 0 left", pids.len());
+    drop(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_run_reaps_the_orphans_of_a_killed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut tether = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["batch", "--vibe", "--questions", "none", "--workdir"])
+        .arg(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tether starts");
+    let mut stdin = tether.stdin.take().unwrap();
+    let mut answers = BufReader::new(tether.stdout.take().unwrap()).lines();
+    for (tool, args) in every_kind_of_child() {
+        writeln!(stdin, "{}", json!({"tool": tool, "args": args})).unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answers.next().unwrap().unwrap()).unwrap();
+        assert_eq!(answer["is_error"], false, "{tool}: {answer}");
+    }
+
+    // SIGKILL: the runtime gets no chance to stop anything.
+    tether.kill().unwrap();
+    tether.wait().unwrap();
+    drop(stdin);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let orphans = tagged_under(&root);
+    let dead_run = format!("{}-", tether.id());
+    assert!(
+        orphans.iter().any(|(_, run, _)| run.starts_with(&dead_run)),
+        "the killed run left children behind (else there is nothing to prove):\n{}",
+        kinds(&orphans)
+    );
+    let pids: Vec<i32> = orphans.iter().map(|(pid, _, _)| *pid).collect();
+
+    // Another directory's run leaves them alone …
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = Runtime::builder().workdir(elsewhere.path()).start().unwrap();
+    assert!(other.reaped_orphans().is_empty(), "{:?}", other.reaped_orphans());
+    assert_eq!(tagged_under(&root).len(), orphans.len(), "still there");
+
+    // … the next run on the same directory reaps them at start.
+    let rt = Runtime::builder().workdir(&root).start().unwrap();
+    let reaped: Vec<i32> = rt.reaped_orphans().iter().map(|o| o.pid as i32).collect();
+    for pid in &pids {
+        assert!(reaped.contains(pid), "orphan {pid} reaped: {:?}", rt.reaped_orphans());
+    }
+    let left = settle(&root).await;
+    assert!(left.is_empty(), "orphans survived the next run's start:\n{}", kinds(&left));
+    assert_eq!(alive_per_ps(&pids), Vec::<String>::new(), "ps shows none of {pids:?}");
+    let tree = rt.tree().await.json();
+    assert_eq!(tree["detail"]["reaped_orphans"], reaped.len(), "{tree}");
+    println!(
+        "fault: tether SIGKILLed with {} children running ({}): {} reaped by the next run, 0 left (ps)",
+        pids.len(),
+        orphans
+            .iter()
+            .map(|(_, _, c)| c.split_whitespace().next().unwrap_or("?"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        reaped.len()
+    );
+}
