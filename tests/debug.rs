@@ -6,21 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::Harness;
+use common::{Harness, require};
 use serde_json::{Value, json};
-
-fn require(program: &str, args: &[&str], install: &str) {
-    let out = std::process::Command::new(program).args(args).output();
-    let why = match &out {
-        Ok(o) if o.status.success() => return,
-        Ok(o) => format!("{} {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
-        Err(e) => e.to_string(),
-    };
-    panic!(
-        "`{program} {}` failed ({why}); install with `{install}` (the README's test command does)",
-        args.join(" ")
-    );
-}
 
 fn debugpy() {
     require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");

@@ -6,8 +6,11 @@
 //! temporary file in the same directory, then a rename), so a reader never
 //! sees half a file. A change to several files goes through [`commit`]: it
 //! first checks that no file moved since the change was prepared, then writes
-//! them one by one and, if one write fails, puts back the ones already
-//! written — the tree ends in the old state or the new one, never a mix.
+//! them one by one — each swapped in atomically and checked against what it
+//! displaced, so a write someone else makes meanwhile is never overwritten —
+//! and, if one write fails or finds its file changed, puts back the ones
+//! already written — the tree ends in the old state or the new one, never a
+//! mix, with every outside write kept.
 
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
@@ -222,29 +225,123 @@ fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Applies one file's new state: write atomically (a new file gets `mode`), or delete.
-fn apply_state(path: &Path, state: Option<&[u8]>, mode: Option<u32>) -> io::Result<()> {
-    match state {
-        Some(bytes) => atomic_write_mode(path, bytes, mode),
-        None => match std::fs::remove_file(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
+/// A temporary file beside `path` holding `bytes`, flushed to disk, with
+/// the permissions `path` has now (or `mode`, or [`NEW_FILE_MODE`]).
+fn staged_beside(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir =
+        path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    std::fs::create_dir_all(dir)?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        Ok(meta) => meta.permissions(),
+        Err(_) => std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE)),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".tether-").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.as_file().set_permissions(permissions)?;
+    Ok(tmp)
+}
+
+/// Swaps two existing paths atomically (`renameat2(RENAME_EXCHANGE)`).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths that outlive the call; nothing else is touched.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Puts `state` at `path` (bytes, or deleted for `None`; a created file
+/// gets `mode`) only if the file still holds `expected` (`None`: absent),
+/// and says whether it did. Someone may write the file between the drift
+/// check and this step; their write must not be overwritten. So the new
+/// content is swapped in atomically with the old (`RENAME_EXCHANGE`), the
+/// displaced file compared with `expected`, and swapped back if it is not
+/// — their file is back in place and `false` returned. A file system
+/// without the exchange gets a check right before the rename (a
+/// microseconds-wide window); a deletion too.
+fn replace_if(
+    path: &Path,
+    expected: Option<&[u8]>,
+    state: Option<&[u8]>,
+    mode: Option<u32>,
+) -> io::Result<bool> {
+    let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
+    match (expected, state) {
+        (Some(expected), Some(bytes)) => {
+            let tmp = staged_beside(path, bytes, mode)?;
+            match exchange(tmp.path(), path) {
+                Ok(()) => {
+                    // `tmp` now names the displaced file, removed when dropped.
+                    if std::fs::read(tmp.path())? == expected {
+                        return Ok(true);
+                    }
+                    exchange(tmp.path(), path)?;
+                    Ok(false)
+                }
+                Err(e) if gone(&e) => Ok(false),
+                Err(_) => {
+                    if read_optional(path)?.as_deref() != Some(expected) {
+                        return Ok(false);
+                    }
+                    tmp.persist(path).map_err(|e| e.error)?;
+                    Ok(true)
+                }
+            }
+        }
+        (None, Some(bytes)) => match staged_beside(path, bytes, mode)?.persist_noclobber(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e.error),
         },
+        (expected, None) => {
+            if read_optional(path)?.as_deref() != expected {
+                return Ok(false);
+            }
+            match std::fs::remove_file(path) {
+                Err(e) if !gone(&e) => Err(e),
+                _ => Ok(true),
+            }
+        }
     }
 }
 
 /// Applies every change or none: refuses the whole change if any file moved
-/// since it was prepared, and rolls back the files already written if a
-/// later write fails.
+/// since it was prepared — also one that moves while the change is being
+/// written — and rolls back the files already written if a later write
+/// fails. A write someone else makes meanwhile is never overwritten: it
+/// either refuses the change or lands on top of it.
 pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
-    commit_with(changes, &|path, state| {
+    commit_with(changes, &|path, expected, state| {
         let mode = changes.iter().find(|c| c.path == path).and_then(|c| c.mode);
-        apply_state(path, state, mode)
+        replace_if(path, expected, state, mode)
     })
 }
 
-/// One file's write step: put `Some(bytes)` there, or delete it for `None`.
-pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>) -> io::Result<()> + 'a;
+/// One file's write step: put `Some(bytes)` there (or delete it for
+/// `None`) if the file still holds `expected` (`None`: absent); `Ok(false)`
+/// when it no longer does, and nothing was written.
+pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>, Option<&[u8]>) -> io::Result<bool> + 'a;
 
 /// [`commit`] with the write step supplied, so tests can make a write fail
 /// half-way through.
@@ -258,20 +355,32 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
     let modes: Vec<Option<u32>> =
         changes.iter().map(|c| std::fs::metadata(&c.path).ok().map(|m| m.permissions().mode())).collect();
     for (done, change) in changes.iter().enumerate() {
-        if let Err(source) = write(&change.path, change.after.as_deref()) {
-            let mut unrestored = Vec::new();
-            for (k, earlier) in changes[..done].iter().enumerate().rev() {
-                if apply_state(&earlier.path, earlier.before.as_deref(), modes[k]).is_err() {
-                    unrestored.push(earlier.path.clone());
-                }
+        let failure = match write(&change.path, change.before.as_deref(), change.after.as_deref()) {
+            Ok(true) => continue,
+            Ok(false) => None,
+            Err(source) => Some(source),
+        };
+        // Put back what was written — each file only if it still holds what
+        // this commit wrote: a write that landed on top since is kept.
+        let mut moved = vec![change.path.clone()];
+        let mut unrestored = Vec::new();
+        for (k, earlier) in changes[..done].iter().enumerate().rev() {
+            match replace_if(&earlier.path, earlier.after.as_deref(), earlier.before.as_deref(), modes[k]) {
+                Ok(true) => {}
+                Ok(false) => moved.push(earlier.path.clone()),
+                Err(_) => unrestored.push(earlier.path.clone()),
             }
-            return Err(CommitError::WriteFailed {
+        }
+        return Err(match failure {
+            None if unrestored.is_empty() => CommitError::Drift { moved },
+            failure => CommitError::WriteFailed {
                 path: change.path.clone(),
-                source,
+                source: failure
+                    .unwrap_or_else(|| io::Error::other("it changed while the change was written")),
                 restored: done - unrestored.len(),
                 unrestored,
-            });
-        }
+            },
+        });
     }
     Ok(())
 }
@@ -366,8 +475,12 @@ mod tests {
             mode: None,
         });
         let fail_on = names[2].clone();
-        let result = commit_with(&changes, &|path, state| {
-            if path == fail_on { Err(io::Error::other("disk full")) } else { apply_state(path, state, None) }
+        let result = commit_with(&changes, &|path, expected, state| {
+            if path == fail_on {
+                Err(io::Error::other("disk full"))
+            } else {
+                replace_if(path, expected, state, None)
+            }
         });
         match result {
             Err(CommitError::WriteFailed { path, restored, unrestored, .. }) => {
@@ -381,6 +494,34 @@ mod tests {
             assert_eq!(std::fs::read_to_string(p).unwrap(), "old");
         }
         assert!(!root.join("created").exists());
+    }
+
+    #[test]
+    fn a_write_landing_during_the_commit_is_kept_and_refuses_the_change() {
+        let (_d, root) = root();
+        let names = ["a", "b", "c"].map(|n| root.join(n));
+        for p in &names {
+            std::fs::write(p, "old").unwrap();
+        }
+        let changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
+        // Someone writes `a` (already committed) and `c` (not yet) just
+        // before `c` is written: both their writes stay, `b` goes back.
+        let result = commit_with(&changes, &|path, expected, state| {
+            if path == names[2] {
+                std::fs::write(&names[0], "theirs a").unwrap();
+                std::fs::write(&names[2], "theirs c").unwrap();
+            }
+            replace_if(path, expected, state, None)
+        });
+        match result {
+            Err(CommitError::Drift { moved }) => assert_eq!(moved, vec![names[2].clone(), names[0].clone()]),
+            other => panic!("expected drift, got {other:?}"),
+        }
+        for (p, want) in names.iter().zip(["theirs a", "old", "theirs c"]) {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), want);
+        }
+        let left: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 3, "no temporary file is left behind: {left:?}");
     }
 
     #[test]

@@ -92,6 +92,56 @@ impl Harness {
     }
 }
 
+/// Fails (never skips) when `program args…` does not run, naming how to
+/// install it.
+pub fn require(program: &str, args: &[&str], install: &str) {
+    let out = std::process::Command::new(program).args(args).output();
+    let why = match &out {
+        Ok(o) if o.status.success() => return,
+        Ok(o) => format!("{} {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
+        Err(e) => e.to_string(),
+    };
+    panic!(
+        "`{program} {}` failed ({why}); install with `{install}` (the README's test command does)",
+        args.join(" ")
+    );
+}
+
+/// A seeded generator (splitmix64) for randomised tests: the seed is
+/// printed with every failure, so a run can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// True once in `n` draws, on average.
+    pub fn one_in(&mut self, n: usize) -> bool {
+        self.below(n) == 0
+    }
+
+    /// True `percent` times in a hundred, on average.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `items`.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
 /// The match list of an `ast_grep` result as `path:line:col` strings.
 pub fn positions(result: &ToolResult) -> Vec<String> {
     result.data.as_ref().expect("ast_grep returns data")["matches"]

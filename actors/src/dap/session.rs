@@ -37,6 +37,8 @@ pub const MAX_FRAMES: usize = 30;
 pub const MAX_CHILDREN: usize = 50;
 /// Longest value shown.
 pub const MAX_VALUE: usize = 400;
+/// How long an op that saw the adapter's pipe close waits for its exit status.
+const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
 /// Debuggee output kept (the last bytes).
 pub const MAX_OUTPUT: usize = 64 * 1024;
 
@@ -198,7 +200,9 @@ impl Shared {
                     }
                 }
             }
-            "tether/closed" => s.closed = Some(ev.body["reason"].as_str().unwrap_or("closed").to_string()),
+            "tether/closed" if !s.closed.as_deref().is_some_and(|c| c.contains(" exited (")) => {
+                s.closed = Some(ev.body["reason"].as_str().unwrap_or("closed").to_string());
+            }
             _ => {}
         }
         drop(s);
@@ -243,6 +247,14 @@ impl DebugSessionActor {
             created: Instant::now(),
             op_cancel: CancellationToken::new(),
         }
+    }
+
+    /// Why a session that outlived its TTL ended.
+    fn expiry(&self) -> String {
+        format!(
+            "the session expired after its {} time-to-live; adapter and program were killed",
+            crate::question::human_duration(self.ttl)
+        )
     }
 
     fn rel(&self, p: &Path) -> String {
@@ -331,6 +343,12 @@ async fn settle(
             );
         }
     };
+    // The adapter's pipe closes before its exit status is known; wait a moment for the cause.
+    if shared.state.lock().closed.is_some() {
+        shared
+            .wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_deref().is_some_and(|c| c.contains(" exited (")))
+            .await;
+    }
     let (stop, exit, terminated, closed, stops) = {
         let s = shared.state.lock();
         (s.stop.clone(), s.exit_code, s.terminated, s.closed.clone(), s.stops)
@@ -406,10 +424,7 @@ impl Handler<Expire> for DebugSessionActor {
         if !current {
             return AtomicResponse::new(Box::pin(fut::ready(())));
         }
-        let why = format!(
-            "the session expired after its {} min time-to-live; adapter and program were killed",
-            self.ttl.as_secs() / 60
-        );
+        let why = self.expiry();
         self.expired = Some(why.clone());
         match self.end(&why) {
             Some(f) => AtomicResponse::new(Box::pin(f.into_actor(self))),
@@ -449,14 +464,19 @@ impl DebugSessionActor {
         if let Some(s) = &self.session
             && s.started.elapsed() >= self.ttl
         {
-            let why = format!(
-                "the session expired after its {} min time-to-live; adapter and program were killed",
-                self.ttl.as_secs() / 60
-            );
+            let why = self.expiry();
             self.expired = Some(why.clone());
             if let Some(f) = self.end(&why) {
                 actix::spawn(f);
             }
+        }
+        // A session whose adapter went away is over (terminate ends it itself);
+        // one whose program ended is over for an op that needs the program.
+        let live = !matches!(op, DebugOp::Adapters | DebugOp::Status | DebugOp::Output | DebugOp::Terminate);
+        if let Some(why) = self.over(live).filter(|_| !matches!(op, DebugOp::Terminate))
+            && let Some(f) = self.end(&why)
+        {
+            actix::spawn(f);
         }
         let workdir = self.workdir.clone();
         match op {
@@ -619,7 +639,14 @@ impl DebugSessionActor {
                         f.into_actor(self)
                             .map(move |(), _, _| DebugReply::ok(text, json!({"state": "terminated"}))),
                     )),
-                    None => ready(DebugReply::err(self.no_session())),
+                    // Already over (adapter or program gone, TTL): nothing is left to kill.
+                    None => match self.ended.clone() {
+                        Some(why) => ready(DebugReply::ok(
+                            format!("no debug session is running; the last one already ended: {why}"),
+                            json!({"state": "terminated"}),
+                        )),
+                        None => ready(DebugReply::err(self.no_session())),
+                    },
                 }
             }
             other => {
@@ -628,7 +655,12 @@ impl DebugSessionActor {
                 };
                 let (adapter, client, shared) = (s.adapter, s.client.clone(), s.shared.clone());
                 AtomicResponse::new(Box::pin(
-                    inspect(other, adapter, client, shared, workdir).into_actor(self),
+                    inspect(other, adapter, client, shared, workdir).into_actor(self).map(|reply, act, _| {
+                        if let Some(f) = act.over(false).and_then(|why| act.end(&why)) {
+                            actix::spawn(f);
+                        }
+                        reply
+                    }),
                 ))
             }
         }
@@ -636,6 +668,18 @@ impl DebugSessionActor {
 }
 
 impl DebugSessionActor {
+    /// Why the running session is over: its adapter went away, or (when
+    /// `program_too`) its program ended.
+    fn over(&self, program_too: bool) -> Option<String> {
+        let st = self.session.as_ref()?.shared.state.lock();
+        match (st.exit_code, st.terminated, &st.closed) {
+            (Some(code), ..) => program_too.then(|| format!("the program exited with code {code}")),
+            (None, true, _) => program_too.then(|| "the program terminated".to_string()),
+            (None, false, Some(why)) => Some(format!("the debug adapter went away: {why}")),
+            (None, false, None) => None,
+        }
+    }
+
     fn no_session(&mut self) -> String {
         match self.expired.take() {
             Some(why) => format!("no debug session: {why}. Launch again to start a new one"),

@@ -411,8 +411,8 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                     );
                                 } else if interrupted_at.is_some() {
                                     outcome.notes.push(format!(
-                                        "interrupted after {} s without progress (the idle budget); the kernel and its state are kept",
-                                        budget.as_secs()
+                                        "interrupted after {} without progress (the idle budget); the kernel and its state are kept",
+                                        crate::question::human_duration(budget)
                                     ));
                                 }
                                 outcome.elapsed_ms = started.elapsed().as_millis() as u64;

@@ -197,7 +197,9 @@ impl Reply {
 /// `90 s`, `5 min`, `2 h`.
 pub fn human_duration(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 3600 && s % 3600 == 0 {
+    if s == 0 {
+        format!("{} ms", d.as_millis())
+    } else if s >= 3600 && s % 3600 == 0 {
         format!("{} h", s / 3600)
     } else if s >= 60 && s % 60 == 0 {
         format!("{} min", s / 60)
