@@ -41,6 +41,9 @@ pub enum StartError {
     /// The actor system thread could not be started.
     #[error("could not start the actor system: {0}")]
     System(String),
+    /// The run's conversation id is not usable.
+    #[error("{0}")]
+    Conversation(String),
 }
 
 /// Configures a run.
@@ -185,6 +188,7 @@ impl RuntimeBuilder {
 
     /// Starts the actors.
     pub fn start(self) -> Result<Runtime, StartError> {
+        crate::conversations::check_id(&self.conversation).map_err(StartError::Conversation)?;
         let workdir = tether_actors::fs::canonical_root(&self.workdir)?;
         if !workdir.is_dir() {
             return Err(StartError::Workdir(tether_actors::fs::PathError::BadRoot {
