@@ -159,15 +159,17 @@ struct Tally {
     evals: usize,
     /// Calls that went through the run's serial lane (write, probe, resolve).
     lane: usize,
-    by_tool: BTreeMap<&'static str, usize>,
+    /// Calls and the time they took, by tool.
+    by_tool: BTreeMap<&'static str, (usize, Duration)>,
     longest: Duration,
 }
 
-/// One caller's calls for `phase`: a fixed mix over every resource kind,
-/// each result checked for being the right answer, not just an answer.
 /// Each conversation's cells as (start, end) on the interpreters' clock
 /// (CLOCK_MONOTONIC, one clock for every process on the machine).
 type Cells = Arc<parking_lot::Mutex<BTreeMap<String, Vec<(u64, u64)>>>>;
+
+/// One caller's calls for `phase`: a fixed mix over every resource kind,
+/// each result checked for being the right answer, not just an answer.
 
 async fn caller(h: Arc<Harness>, me: usize, phase: usize, evals_before: usize, cells: Cells) -> Tally {
     let conversation = format!("c{}", me % CONVERSATIONS);
@@ -212,9 +214,12 @@ async fn caller(h: Arc<Harness>, me: usize, phase: usize, evals_before: usize, c
                 .unwrap_or_else(|_| {
                     panic!("caller {me}: `{tool}` {args} did not answer within {:?}", common::CALL_TIMEOUT)
                 });
-        tally.longest = tally.longest.max(started.elapsed());
+        let took = started.elapsed();
+        tally.longest = tally.longest.max(took);
         tally.calls += 1;
-        *tally.by_tool.entry(tool).or_default() += 1;
+        let entry = tally.by_tool.entry(tool).or_default();
+        entry.0 += 1;
+        entry.1 += took;
         let text = &result.text;
         match tool {
             "ast_grep" => assert_eq!(positions(&result).len(), 2, "caller {me}: {text}"),
@@ -316,8 +321,10 @@ async fn fifty_callers_in_ten_conversations_over_every_resource() {
             totals.calls += t.calls;
             totals.lane += t.lane;
             totals.longest = totals.longest.max(t.longest);
-            for (tool, n) in t.by_tool {
-                *totals.by_tool.entry(tool).or_default() += n;
+            for (tool, (n, took)) in t.by_tool {
+                let entry = totals.by_tool.entry(tool).or_default();
+                entry.0 += n;
+                entry.1 += took;
             }
         }
         rss.push(rss_kib());
@@ -374,12 +381,17 @@ async fn fifty_callers_in_ten_conversations_over_every_resource() {
         assert!(text == old_form(i) || text == new_form(i), "src/m{i}.py is half-rewritten:\n{text}");
     }
     println!(
-        "stress: {} calls from {CALLERS} callers in {CONVERSATIONS} conversations in {:.1} s ({:.0} calls/s); longest call {:.2} s; by tool {:?}; 0 overlaps within a conversation, {across} cells overlapped one of another conversation; RSS after phase 1 {} KiB, after phase 2 {} KiB ({:+} KiB)",
+        "stress: {} calls from {CALLERS} callers in {CONVERSATIONS} conversations in {:.1} s ({:.0} calls/s); longest call {:.2} s; by tool (calls, mean ms as the caller waited) {}; 0 overlaps within a conversation, {across} cells overlapped one of another conversation; RSS after phase 1 {} KiB, after phase 2 {} KiB ({:+} KiB)",
         totals.calls,
         elapsed.as_secs_f64(),
         totals.calls as f64 / elapsed.as_secs_f64(),
         totals.longest.as_secs_f64(),
-        totals.by_tool,
+        totals
+            .by_tool
+            .iter()
+            .map(|(tool, (n, took))| format!("{tool} {n} {:.1}", took.as_secs_f64() * 1000.0 / *n as f64))
+            .collect::<Vec<_>>()
+            .join(", "),
         rss[0],
         rss[1],
         growth
