@@ -170,7 +170,6 @@ type Cells = Arc<parking_lot::Mutex<BTreeMap<String, Vec<(u64, u64)>>>>;
 
 /// One caller's calls for `phase`: a fixed mix over every resource kind,
 /// each result checked for being the right answer, not just an answer.
-
 async fn caller(h: Arc<Harness>, me: usize, phase: usize, evals_before: usize, cells: Cells) -> Tally {
     let conversation = format!("c{}", me % CONVERSATIONS);
     let mut tally = Tally { evals: evals_before, ..Tally::default() };
