@@ -449,20 +449,7 @@ fn mcp_read_only_surface_lists_and_runs_no_write_or_exec_tool() {
         );
     }
     let dir = workdir();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg("read_only_entry")
-        .arg(env!("CARGO_BIN_EXE_tether"))
-        .arg(dir.path())
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "scenario read_only_entry failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = common::mcp_scenario("read_only_entry", dir.path());
     for line in stdout.lines().filter(|l| l.starts_with("mcp:")) {
         println!("entries: {line}");
     }

@@ -41,20 +41,7 @@ fn scenario(name: &str) {
     copy_dir(&src, dir.path());
     // A worker command for vibe mode: it ignores its brief and sleeps.
     std::fs::write(dir.path().join("tether.toml"), "[vibe]\nfast = \"sleep 300\"\n").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(name)
-        .arg(env!("CARGO_BIN_EXE_tether"))
-        .arg(dir.path())
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "scenario {name} failed:\n{stdout}\n{stderr}"
-    );
+    common::mcp_scenario(name, dir.path());
 }
 
 #[test]

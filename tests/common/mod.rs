@@ -92,6 +92,27 @@ impl Harness {
     }
 }
 
+/// Runs the MCP client scenario `name` of `tests/mcp/client.py` (the
+/// Python SDK against `tether serve`) on `workdir`; fails with its output
+/// unless it ends in `ok`. Returns its stdout.
+pub fn mcp_scenario(name: &str, workdir: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(name)
+        .arg(env!("CARGO_BIN_EXE_tether"))
+        .arg(workdir)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "scenario {name} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
 /// Fails (never skips) when `program args…` does not run, naming how to
 /// install it.
 pub fn require(program: &str, args: &[&str], install: &str) {
