@@ -99,25 +99,32 @@ impl Conversations {
         self.open.lock().is_empty()
     }
 
-    /// One node per open conversation, its kernels and debug session below it.
+    /// One node per open conversation, its kernels and debug session below
+    /// it. Conversations are asked all at once: a busy one (a debug op
+    /// waiting on its program) costs the dump one describe timeout, not one
+    /// per conversation.
     pub async fn describe(&self) -> Vec<ActorNode> {
         let open: Vec<(Arc<str>, ConversationActors)> =
             self.open.lock().iter().map(|(id, a)| (id.clone(), a.clone())).collect();
-        let mut nodes = Vec::with_capacity(open.len());
-        for (id, actors) in open {
-            let mut node =
-                ActorNode::new("conversation", &id, "open", actors.opened.elapsed().as_millis() as u64, 0);
-            node.owner = Some(id.to_string());
-            if let Some(k) = actors.kernels {
-                node.children.push(describe_or_busy(&k.recipient(), "kernel-pool").await);
-            }
-            if let Some(d) = actors.debug {
-                node.children.push(describe_or_busy(&d.recipient(), "debug-session").await);
-            }
-            node.pending = node.children.iter().map(ActorNode::total_pending).sum();
-            nodes.push(node);
+        let mut asked = tokio::task::JoinSet::new();
+        for (index, (id, actors)) in open.into_iter().enumerate() {
+            asked.spawn(async move {
+                let mut node =
+                    ActorNode::new("conversation", &id, "open", actors.opened.elapsed().as_millis() as u64, 0)
+                        .owned_by(&id);
+                if let Some(k) = actors.kernels {
+                    node.children.push(describe_or_busy(&k.recipient(), "kernel-pool").await);
+                }
+                if let Some(d) = actors.debug {
+                    node.children.push(describe_or_busy(&d.recipient(), "debug-session").await);
+                }
+                node.pending = node.children.iter().map(ActorNode::total_pending).sum();
+                (index, node)
+            });
         }
-        nodes
+        let mut nodes: Vec<(usize, ActorNode)> = asked.join_all().await;
+        nodes.sort_by_key(|(index, _)| *index);
+        nodes.into_iter().map(|(_, node)| node).collect()
     }
 }
 
