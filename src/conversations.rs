@@ -109,9 +109,14 @@ impl Conversations {
         let mut asked = tokio::task::JoinSet::new();
         for (index, (id, actors)) in open.into_iter().enumerate() {
             asked.spawn(async move {
-                let mut node =
-                    ActorNode::new("conversation", &id, "open", actors.opened.elapsed().as_millis() as u64, 0)
-                        .owned_by(&id);
+                let mut node = ActorNode::new(
+                    "conversation",
+                    &id,
+                    "open",
+                    actors.opened.elapsed().as_millis() as u64,
+                    0,
+                )
+                .owned_by(&id);
                 if let Some(k) = actors.kernels {
                     node.children.push(describe_or_busy(&k.recipient(), "kernel-pool").await);
                 }

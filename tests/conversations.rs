@@ -76,6 +76,15 @@ async fn conversations_have_their_own_kernels_and_the_registry_shows_owners() {
     .await;
     assert_eq!(mine, "Out: ['conversation beta']");
 
+    // A staged edit belongs to the conversation that staged it.
+    let staged = h.rt.call_in("alpha", "ast_edit", json!({"pattern": "wait()", "rewrite": "pause()"})).await;
+    assert!(staged.text.contains("edit_id \"edit_1\""), "{}", staged.text);
+    let theirs = h.rt.call_in("beta", "resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(theirs.is_error && theirs.text.contains("staged by another conversation"), "{}", theirs.text);
+    assert!(h.read("prog.py").contains("wait()"), "nothing was written");
+    let mine = h.rt.call_in("alpha", "resolve", json!({"edit_id": "edit_1", "action": "discard"})).await;
+    assert!(!mine.is_error, "{}", mine.text);
+
     let bad = h.rt.call_in("", "read", json!({"path": "prog.py"})).await;
     assert!(bad.is_error && bad.text.starts_with("conversation: expected an id"), "{}", bad.text);
 

@@ -49,8 +49,14 @@ impl ToolHandler for AstEdit {
         let scope = scope(ctx, args.path.as_deref(), args.language.as_deref())?;
         let rel = tether_actors::fs::relative(ctx.root(), &scope.path);
         let ast = self.ast.clone();
+        let owner = ctx.conversation.clone();
         Ok(Box::pin(async move {
-            let stage = Stage { scope: scope.clone(), pattern: args.pattern.clone(), rewrite: args.rewrite };
+            let stage = Stage {
+                scope: scope.clone(),
+                pattern: args.pattern.clone(),
+                rewrite: args.rewrite,
+                owner: owner.to_string(),
+            };
             match ast.send(stage).await {
                 Ok(Ok(outcome)) => render(&args.pattern, &rel, &scope, outcome),
                 Ok(Err(e)) => ToolResult::error(format!("ast_edit: {e}")),

@@ -60,8 +60,9 @@ impl ToolHandler for Resolve {
         let ast = self.ast.clone();
         let ctx = ctx.clone();
         let id = args.edit_id;
+        let conversation = ctx.conversation.to_string();
         Ok(Box::pin(async move {
-            let sent = ast.send(ResolveMsg { edit_id: id.clone(), action }).await;
+            let sent = ast.send(ResolveMsg { edit_id: id.clone(), action, conversation }).await;
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
                 Ok(Err(e)) => return ToolResult::error(format!("resolve: {e}")),

@@ -67,6 +67,8 @@ pub struct Stage {
     pub pattern: String,
     /// The template that replaces each match.
     pub rewrite: String,
+    /// The conversation staging it.
+    pub owner: String,
 }
 
 /// What staging produced: a summary, or nothing to stage.
@@ -88,6 +90,8 @@ impl Message for Stage {
 pub struct StageFiles {
     /// The files and their new content.
     pub plan: RewritePlan,
+    /// The conversation staging it.
+    pub owner: String,
 }
 
 impl Message for StageFiles {
@@ -111,6 +115,8 @@ pub struct Resolve {
     pub edit_id: String,
     /// What to do with it.
     pub action: ResolveAction,
+    /// The conversation asking; only the one that staged the edit may.
+    pub conversation: String,
 }
 
 impl Message for Resolve {
@@ -194,14 +200,15 @@ impl Handler<Stage> for AstActor {
     type Result = ResponseActFuture<Self, Result<StageOutcome, AstError>>;
 
     fn handle(&mut self, msg: Stage, _ctx: &mut Self::Context) -> Self::Result {
+        let msg_owner = msg.owner.clone();
         let work = self.blocking(move || plan(&msg.scope, &msg.pattern, &msg.rewrite));
-        Box::pin(work.into_actor(self).map(|planned, act, _ctx| {
+        Box::pin(work.into_actor(self).map(move |planned, act, _ctx| {
             let planned = planned??;
             let coverage = planned.coverage.clone();
             if planned.files.is_empty() {
                 return Ok(StageOutcome { staged: None, coverage });
             }
-            let staged = act.staging.stage(planned)?;
+            let staged = act.staging.stage(planned, &msg_owner)?;
             Ok(StageOutcome { staged: Some(staged), coverage })
         }))
     }
@@ -211,7 +218,7 @@ impl Handler<StageFiles> for AstActor {
     type Result = Result<StagedSummary, AstError>;
 
     fn handle(&mut self, msg: StageFiles, _ctx: &mut Self::Context) -> Self::Result {
-        Ok(self.staging.stage(msg.plan)?)
+        Ok(self.staging.stage(msg.plan, &msg.owner)?)
     }
 }
 
@@ -219,7 +226,7 @@ impl Handler<Resolve> for AstActor {
     type Result = AtomicResponse<Self, Result<Resolution, AstError>>;
 
     fn handle(&mut self, msg: Resolve, _ctx: &mut Self::Context) -> Self::Result {
-        let edit = match self.staging.take(&msg.edit_id) {
+        let edit = match self.staging.take(&msg.edit_id, &msg.conversation) {
             Ok(edit) => edit,
             Err(e) => return AtomicResponse::new(Box::pin(fut::ready(Err(e.into())))),
         };

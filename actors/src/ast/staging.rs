@@ -28,6 +28,8 @@ const MAX_REMEMBERED: usize = 16 * 1024;
 pub struct StagedEdit {
     /// The id handed to the caller.
     pub id: String,
+    /// The conversation that staged it; only it may resolve it.
+    pub owner: String,
     /// The planned change.
     pub plan: RewritePlan,
 }
@@ -107,6 +109,18 @@ pub enum StagingError {
         /// How it ended.
         how: String,
     },
+    /// Another conversation staged it; ids count up run-wide, so a guess
+    /// or a stale id must not resolve someone else's change.
+    #[error(
+        "`{id}` was staged by another conversation, and only that one can resolve it; stage your own change with ast_edit. {}",
+        pending_phrase(pending)
+    )]
+    NotYours {
+        /// The id asked for.
+        id: String,
+        /// The asker's own ids still waiting.
+        pending: Vec<String>,
+    },
     /// Too many edits are waiting.
     #[error(
         "{MAX_STAGED} edits are already staged and unresolved; accept or discard some with resolve first"
@@ -135,15 +149,16 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Holds `plan` under a fresh id and summarises it.
-    pub fn stage(&mut self, plan: RewritePlan) -> Result<StagedSummary, StagingError> {
+    /// Holds `plan`, staged by conversation `owner`, under a fresh id and
+    /// summarises it.
+    pub fn stage(&mut self, plan: RewritePlan, owner: &str) -> Result<StagedSummary, StagingError> {
         if self.pending.len() >= MAX_STAGED {
             return Err(StagingError::Full);
         }
         self.next += 1;
         let id = format!("edit_{}", self.next);
         let summary = summarise(&id, &plan);
-        self.pending.insert(id.clone(), StagedEdit { id, plan });
+        self.pending.insert(id.clone(), StagedEdit { id, owner: owner.to_string(), plan });
         Ok(summary)
     }
 
@@ -152,17 +167,27 @@ impl Staging {
         self.pending.len()
     }
 
-    /// Takes the edit out for resolving.
-    pub fn take(&mut self, id: &str) -> Result<StagedEdit, StagingError> {
-        if let Some(edit) = self.pending.remove(id) {
-            return Ok(edit);
+    /// Takes the edit out for resolving by conversation `asker`.
+    pub fn take(&mut self, id: &str, asker: &str) -> Result<StagedEdit, StagingError> {
+        match self.pending.get(id) {
+            Some(edit) if edit.owner == asker => return Ok(self.pending.remove(id).expect("just seen")),
+            Some(_) => {
+                return Err(StagingError::NotYours { id: id.to_string(), pending: self.waiting_for(asker) });
+            }
+            None => {}
         }
         if let Some(how) = self.resolved.get(id) {
             return Err(StagingError::AlreadyResolved { id: id.to_string(), how: how.phrase() });
         }
-        let mut pending: Vec<String> = self.pending.keys().cloned().collect();
+        Err(StagingError::Unknown { id: id.to_string(), pending: self.waiting_for(asker) })
+    }
+
+    /// The ids `conversation` staged and has not resolved, oldest first.
+    fn waiting_for(&self, conversation: &str) -> Vec<String> {
+        let mut pending: Vec<String> =
+            self.pending.values().filter(|e| e.owner == conversation).map(|e| e.id.clone()).collect();
         pending.sort_by_key(|id| id.trim_start_matches("edit_").parse::<u64>().unwrap_or(0));
-        Err(StagingError::Unknown { id: id.to_string(), pending })
+        pending
     }
 
     /// Remembers how `id` ended.
@@ -241,13 +266,25 @@ mod tests {
     #[test]
     fn ids_count_up_and_resolved_ids_say_how_they_ended() {
         let mut staging = Staging::default();
-        assert_eq!(staging.stage(plan(0)).unwrap().edit_id, "edit_1");
-        assert_eq!(staging.stage(plan(0)).unwrap().edit_id, "edit_2");
-        let edit = staging.take("edit_1").unwrap();
+        assert_eq!(staging.stage(plan(0), "a").unwrap().edit_id, "edit_1");
+        assert_eq!(staging.stage(plan(0), "a").unwrap().edit_id, "edit_2");
+        let edit = staging.take("edit_1", "a").unwrap();
         staging.record(&edit.id, Resolution::Discarded);
-        let again = staging.take("edit_1").unwrap_err().to_string();
+        let again = staging.take("edit_1", "a").unwrap_err().to_string();
         assert!(again.contains("already resolved: discarded"), "{again}");
-        let unknown = staging.take("edit_9").unwrap_err().to_string();
+        let unknown = staging.take("edit_9", "a").unwrap_err().to_string();
         assert!(unknown.contains("edit_2"), "{unknown}");
+    }
+
+    #[test]
+    fn only_the_staging_conversation_resolves_its_edit() {
+        let mut staging = Staging::default();
+        staging.stage(plan(0), "a").unwrap();
+        staging.stage(plan(0), "b").unwrap();
+        let theirs = staging.take("edit_1", "b").unwrap_err().to_string();
+        assert!(theirs.contains("staged by another conversation"), "{theirs}");
+        assert!(theirs.contains("staged edits waiting: edit_2"), "b's own ids only: {theirs}");
+        assert_eq!(staging.pending(), 2, "the refused id stays staged for its owner");
+        assert_eq!(staging.take("edit_1", "a").unwrap().owner, "a");
     }
 }

@@ -197,7 +197,11 @@ async fn rename(
     }
     if args.stage {
         let plan = RewritePlan { files, coverage: Coverage::default() };
-        let staged = match ast.expect("checked at start").send(StageFiles { plan }).await {
+        let staged = match ast
+            .expect("checked at start")
+            .send(StageFiles { plan, owner: ctx.conversation.to_string() })
+            .await
+        {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
             Err(e) => return ToolResult::error(format!("lsp_rename: the parser set is not running ({e})")),
