@@ -29,6 +29,8 @@ pub struct ConversationActors {
     pub kernels: Option<Addr<KernelPool>>,
     /// Its debug session.
     pub debug: Option<Addr<DebugSessionActor>>,
+    /// The command prefix its kernels start through (empty: none).
+    pub enclosure: Vec<String>,
     opened: Instant,
 }
 
@@ -57,10 +59,28 @@ impl Conversations {
         Self { workdir, enclosure, debug_ttl, kernel_thread, debug_thread, open: Mutex::default() }
     }
 
-    /// The actors of `conversation`, started if it is new.
+    /// The actors of `conversation`, started (with the run's enclosure) if
+    /// it is new.
     pub fn get(&self, conversation: &str) -> Result<ConversationActors, String> {
+        self.open_with(conversation, None)
+    }
+
+    /// The actors of `conversation`, started if it is new; its kernels
+    /// start through `enclosure` when given (else the run's). An open
+    /// conversation keeps the enclosure it was opened with: asking for
+    /// another one is refused.
+    pub fn open_with(
+        &self,
+        conversation: &str,
+        enclosure: Option<&[String]>,
+    ) -> Result<ConversationActors, String> {
         let mut open = self.open.lock();
         if let Some(actors) = open.get(conversation) {
+            if enclosure.is_some_and(|e| e != actors.enclosure.as_slice()) {
+                return Err(format!(
+                    "conversation `{conversation}` is already open with another enclosure; close it first to change where its kernels run"
+                ));
+            }
             return Ok(actors.clone());
         }
         if open.len() >= MAX_CONVERSATIONS {
@@ -69,15 +89,16 @@ impl Conversations {
             ));
         }
         let id = conversation.to_string();
+        let enclosure = enclosure.map_or_else(|| self.enclosure.clone(), <[String]>::to_vec);
         let kernels = self.kernel_thread.as_ref().map(|thread| {
-            let (id, workdir, enclosure) = (id.clone(), self.workdir.clone(), self.enclosure.clone());
+            let (id, workdir, enclosure) = (id.clone(), self.workdir.clone(), enclosure.clone());
             KernelPool::start_in_arbiter(thread, move |_| KernelPool::new(id, workdir, enclosure))
         });
         let debug = self.debug_thread.as_ref().map(|thread| {
             let (id, workdir, ttl) = (id.clone(), self.workdir.clone(), self.debug_ttl);
             DebugSessionActor::start_in_arbiter(thread, move |_| DebugSessionActor::new(workdir, id, ttl))
         });
-        let actors = ConversationActors { kernels, debug, opened: Instant::now() };
+        let actors = ConversationActors { kernels, debug, enclosure, opened: Instant::now() };
         open.insert(Arc::from(conversation), actors.clone());
         Ok(actors)
     }

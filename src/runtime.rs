@@ -510,6 +510,15 @@ impl Runtime {
         self.conversations.get(conversation).map(drop)
     }
 
+    /// Starts `conversation`'s actors now with its own enclosure: its
+    /// kernels start through `enclosure` (a container exec, a sandbox
+    /// wrapper) instead of the run's. Refused if it is already open with
+    /// another enclosure.
+    pub fn open_conversation_in(&self, conversation: &str, enclosure: Vec<String>) -> Result<(), String> {
+        crate::conversations::check_id(conversation)?;
+        self.conversations.open_with(conversation, Some(&enclosure)).map(drop)
+    }
+
     /// Closes `conversation`: its kernels, debug adapter and debuggee are
     /// killed once its calls still running finish. Returns whether it was
     /// open. A later call in it opens it afresh.

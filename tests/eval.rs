@@ -357,3 +357,18 @@ async fn the_kernel_starts_through_the_enclosure_when_the_run_has_one() {
     let kernel = common::node_of(&h, "kernel").await;
     assert_eq!(kernel["detail"]["enclosure"], "env TETHER_ENCLOSED=yes");
 }
+
+#[tokio::test]
+async fn a_conversation_can_have_its_own_enclosure() {
+    let h = Harness::new(&[]);
+    let boxed = vec!["env".to_string(), "TETHER_ENCLOSED=boxed".to_string()];
+    h.rt.open_conversation_in("boxed", boxed.clone()).unwrap();
+    let code = json!({"code": "import os\nos.environ.get('TETHER_ENCLOSED', 'none')", "description": D});
+    let inside = h.rt.call_in("boxed", "eval", code.clone()).await;
+    assert_eq!(inside.text, "Out: 'boxed'", "its kernel started through its own prefix");
+    let outside = h.call("eval", code).await;
+    assert_eq!(outside.text, "Out: 'none'", "the run's own conversation has no enclosure");
+    h.rt.open_conversation_in("boxed", boxed).expect("the same enclosure again is fine");
+    let other = h.rt.open_conversation_in("boxed", vec!["env".into()]).unwrap_err();
+    assert!(other.contains("already open with another enclosure"), "{other}");
+}
