@@ -31,6 +31,18 @@ pub enum PathError {
         /// The working directory.
         root: String,
     },
+    /// The path (or a directory on it) is a symbolic link whose target
+    /// does not exist: where a write through it would land cannot be
+    /// checked, so it is not followed.
+    #[error(
+        "`{path}` goes through the symbolic link `{link}`, whose target does not exist; tether does not follow dangling links — give the path you mean without the link"
+    )]
+    Dangling {
+        /// The argument as given.
+        path: String,
+        /// The dangling link, relative to the working directory.
+        link: String,
+    },
     /// The working directory itself cannot be resolved.
     #[error("the working directory {root} cannot be resolved: {reason}")]
     BadRoot {
@@ -86,7 +98,14 @@ pub fn confine(root: &Path, user: &str) -> Result<PathBuf, PathError> {
             },
         }
     }
-    let mut resolved = existing.canonicalize().map_err(|_| outside())?;
+    let mut resolved = match existing.canonicalize() {
+        Ok(resolved) => resolved,
+        // The prefix exists but does not resolve: a link to nothing.
+        Err(_) if existing.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) => {
+            return Err(PathError::Dangling { path: user.to_string(), link: relative(root, existing) });
+        }
+        Err(_) => return Err(outside()),
+    };
     if !resolved.starts_with(root) {
         return Err(outside());
     }
@@ -418,6 +437,18 @@ mod tests {
         assert!(matches!(confine(&root, "link"), Err(PathError::Outside { .. })));
         assert!(matches!(confine(&root, "link/new.txt"), Err(PathError::Outside { .. })));
         assert_eq!(confine(&root, " "), Err(PathError::Empty));
+    }
+
+    #[test]
+    fn dangling_links_are_refused_as_dangling_wherever_they_point() {
+        let (_d, root) = root();
+        std::os::unix::fs::symlink(root.join("missing.txt"), root.join("inside")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/tether-target", root.join("outside")).unwrap();
+        for (given, link) in [("inside", "inside"), ("outside", "outside"), ("outside/new.txt", "outside")] {
+            let e = confine(&root, given).unwrap_err();
+            assert_eq!(e, PathError::Dangling { path: given.into(), link: link.into() });
+            assert!(e.to_string().contains("whose target does not exist"), "{e}");
+        }
     }
 
     #[test]
