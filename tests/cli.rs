@@ -1,15 +1,13 @@
 //! The command-line contract: exit codes, `--json` shapes, and `batch` as
 //! a conversation held over one run.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
+use common::Batch;
 use serde_json::{Value, json};
-
-/// Longest a CLI answer may take in a test.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn tether(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tether"))
@@ -92,56 +90,10 @@ fn tree_and_status_describe_the_run() {
     assert!(out.contains("parsers: not connected"), "{out}");
 }
 
-/// One `tether batch` process, answering line by line.
-struct Batch {
-    stdin: std::process::ChildStdin,
-    answers: mpsc::Receiver<String>,
-    child: std::process::Child,
-}
-
-impl Batch {
-    fn start(dir: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(["batch", "--workdir"])
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { stdin: child.stdin.take().unwrap(), answers, child }
-    }
-
-    /// Sends one request and waits for its answer — before sending more, so
-    /// this also checks that each answer is flushed as soon as it is ready.
-    fn ask(&mut self, request: Value) -> Value {
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
-        let line = self.answers.recv_timeout(ANSWER_TIMEOUT).expect("an answer per line");
-        serde_json::from_str(&line).unwrap()
-    }
-}
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn batch_holds_a_conversation_with_state_across_lines() {
     let dir = workdir();
-    let mut batch = Batch::start(dir.path());
+    let mut batch = Batch::start(dir.path(), &[]);
     let staged = batch.ask(json!({"tool": "ast_edit", "args": {"pattern": "old($A)", "rewrite": "new($A)"}}));
     assert_eq!(staged["is_error"], false, "{staged}");
     assert!(staged["text"].as_str().unwrap().contains("edit_1"));

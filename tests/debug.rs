@@ -353,26 +353,13 @@ fn batch_drives_a_session_across_lines() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("requirements.txt"), "").unwrap();
     std::fs::write(dir.path().join("prog.py"), PROG).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--workdir"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    for line in [
+    let requests = [
         json!({"tool": "debug", "args": {"op": "breakpoints", "file": "prog.py", "lines": [4]}}),
         json!({"tool": "debug", "args": {"op": "launch", "program": "prog.py"}}),
         json!({"tool": "debug", "args": {"op": "evaluate", "expression": "a + b"}}),
         json!({"tool": "debug", "args": {"op": "terminate"}}),
-    ] {
-        writeln!(child.stdin.as_mut().unwrap(), "{line}").unwrap();
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
-    let answers: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    ];
+    let (answers, _) = common::batch(dir.path(), &[], &requests);
     assert_eq!(answers[2]["text"], "a + b = 5 (int)", "{answers:?}");
     assert_eq!(answers[3]["is_error"], false);
 }

@@ -118,6 +118,15 @@ impl Ledger {
         }
     }
 
+    /// Waits for every tracked process to go, prints the test's figure
+    /// (`figure` gets "N orphans of M processes tracked") and fails if any
+    /// is left.
+    fn finish(&self, figure: impl FnOnce(&str) -> String) {
+        let orphans = self.orphans(Duration::from_secs(3));
+        println!("{}", figure(&format!("{} orphans of {} processes tracked", orphans.len(), self.len())));
+        assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    }
+
     /// Survivors after waiting up to `grace` for them to go.
     fn orphans(&self, grace: Duration) -> Vec<String> {
         let deadline = Instant::now() + grace;
@@ -376,19 +385,17 @@ async fn lsp_server_sigkilled_mid_request_100_times() {
         }
     }
     assert_eq!(waits.len(), ROUNDS);
-    let orphans = ledger.orphans(Duration::from_secs(3));
-    println!(
-        "fault: lsp (fake server) SIGKILL mid-request x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight calls errored naming signal 9 (median {}, max {} after the kill), {ROUNDS}/{ROUNDS} next calls ok (median {}, max {}, incl. the 0.2 s restart backoff), {} orphans of {} processes tracked; {} per round ({LANES} lanes); {} in all",
-        ms(median(&waits)),
-        ms(max(&waits)),
-        ms(median(&nexts)),
-        ms(max(&nexts)),
-        orphans.len(),
-        ledger.len(),
-        ms(started.elapsed() / ROUNDS as u32),
-        secs(t_all.elapsed()),
-    );
-    assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    ledger.finish(|tracked| {
+        format!(
+            "fault: lsp (fake server) SIGKILL mid-request x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight calls errored naming signal 9 (median {}, max {} after the kill), {ROUNDS}/{ROUNDS} next calls ok (median {}, max {}, incl. the 0.2 s restart backoff), {tracked}; {} per round ({LANES} lanes); {} in all",
+            ms(median(&waits)),
+            ms(max(&waits)),
+            ms(median(&nexts)),
+            ms(max(&nexts)),
+            ms(started.elapsed() / ROUNDS as u32),
+            secs(t_all.elapsed()),
+        )
+    });
 }
 
 #[tokio::test]
@@ -435,19 +442,17 @@ async fn pyright_sigkilled_mid_request() {
         drop(h);
         round += 1;
     }
-    let orphans = ledger.orphans(Duration::from_secs(3));
-    println!(
-        "fault: lsp (pyright) SIGKILL mid-request x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight calls errored naming signal 9 (median {}, max {} after the kill; {missed} rounds answered before the kill and were retried), {ROUNDS}/{ROUNDS} next calls ok (median {}, max {}), {} orphans of {} processes tracked; {} per round; {} in all",
-        ms(median(&waits)),
-        ms(max(&waits)),
-        secs(median(&nexts)),
-        secs(max(&nexts)),
-        orphans.len(),
-        ledger.len(),
-        secs(started.elapsed() / ROUNDS as u32),
-        secs(t_all.elapsed()),
-    );
-    assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    ledger.finish(|tracked| {
+        format!(
+            "fault: lsp (pyright) SIGKILL mid-request x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight calls errored naming signal 9 (median {}, max {} after the kill; {missed} rounds answered before the kill and were retried), {ROUNDS}/{ROUNDS} next calls ok (median {}, max {}), {tracked}; {} per round; {} in all",
+            ms(median(&waits)),
+            ms(max(&waits)),
+            secs(median(&nexts)),
+            secs(max(&nexts)),
+            secs(started.elapsed() / ROUNDS as u32),
+            secs(t_all.elapsed()),
+        )
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -578,20 +583,18 @@ async fn kernel_killed_50_times_three_causes() {
     let tree_kernel = python_kernel(&h).await.unwrap();
     assert_eq!(tree_kernel["restarts"], ROUNDS, "{tree_kernel}");
     drop(h);
-    let orphans = ledger.orphans(Duration::from_secs(3));
-    println!(
-        "fault: kernel killed x{ROUNDS} ({}): {ROUNDS}/{ROUNDS} deaths reported with their cause (signal 9 / exit status 3 / signal 11), {ROUNDS}/{ROUNDS} next cells ran on a fresh kernel saying earlier state was reset (median {}, max {}); SIGKILL mid-cell errored median {}, max {} after the kill; {} orphans of {} processes tracked; {} per round; {} in all",
-        seen.iter().map(|(d, n)| format!("{d:?} {n}")).collect::<Vec<_>>().join(", "),
-        ms(median(&fresh_cells)),
-        ms(max(&fresh_cells)),
-        ms(median(&kill_waits)),
-        ms(max(&kill_waits)),
-        orphans.len(),
-        ledger.len(),
-        ms(started.elapsed() / ROUNDS as u32),
-        secs(t_all.elapsed()),
-    );
-    assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    ledger.finish(|tracked| {
+        format!(
+            "fault: kernel killed x{ROUNDS} ({}): {ROUNDS}/{ROUNDS} deaths reported with their cause (signal 9 / exit status 3 / signal 11), {ROUNDS}/{ROUNDS} next cells ran on a fresh kernel saying earlier state was reset (median {}, max {}); SIGKILL mid-cell errored median {}, max {} after the kill; {tracked}; {} per round; {} in all",
+            seen.iter().map(|(d, n)| format!("{d:?} {n}")).collect::<Vec<_>>().join(", "),
+            ms(median(&fresh_cells)),
+            ms(max(&fresh_cells)),
+            ms(median(&kill_waits)),
+            ms(max(&kill_waits)),
+            ms(started.elapsed() / ROUNDS as u32),
+            secs(t_all.elapsed()),
+        )
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -995,17 +998,15 @@ async fn debug_adapter_killed_mid_step() {
         h.ok("debug", json!({"op": "terminate"})).await;
         drop(h);
     }
-    let orphans = ledger.orphans(Duration::from_secs(3));
-    println!(
-        "fault: debug adapter (debugpy) SIGKILL mid-step x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight steps errored naming signal 9 (median {}, max {} after the kill), {ROUNDS}/{ROUNDS} sessions cleaned up (no session pid in the tree), {ROUNDS}/{ROUNDS} next ops explained there is no session and how to start one, {ROUNDS}/{ROUNDS} relaunches ok; {} orphans of {} processes tracked; {} per round; {} in all",
-        ms(median(&waits)),
-        ms(max(&waits)),
-        orphans.len(),
-        ledger.len(),
-        secs(started.elapsed() / ROUNDS as u32),
-        secs(t_all.elapsed()),
-    );
-    assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    ledger.finish(|tracked| {
+        format!(
+            "fault: debug adapter (debugpy) SIGKILL mid-step x{ROUNDS}: {ROUNDS}/{ROUNDS} in-flight steps errored naming signal 9 (median {}, max {} after the kill), {ROUNDS}/{ROUNDS} sessions cleaned up (no session pid in the tree), {ROUNDS}/{ROUNDS} next ops explained there is no session and how to start one, {ROUNDS}/{ROUNDS} relaunches ok; {tracked}; {} per round; {} in all",
+            ms(median(&waits)),
+            ms(max(&waits)),
+            secs(started.elapsed() / ROUNDS as u32),
+            secs(t_all.elapsed()),
+        )
+    });
 }
 
 #[tokio::test]
@@ -1043,15 +1044,13 @@ async fn debug_debuggee_exits_during_continue() {
         h.ok("debug", json!({"op": "terminate"})).await;
         drop(h);
     }
-    let orphans = ledger.orphans(Duration::from_secs(3));
-    println!(
-        "fault: debuggee exits during continue x{ROUNDS}: {ROUNDS}/{ROUNDS} continues said `the program exited with code 3`, {ROUNDS}/{ROUNDS} next ops explained (no session; the program exited with code 3; launch), {ROUNDS}/{ROUNDS} relaunches ok; {} orphans of {} processes tracked; {} per round; {} in all",
-        orphans.len(),
-        ledger.len(),
-        secs(started.elapsed() / ROUNDS as u32),
-        secs(t_all.elapsed()),
-    );
-    assert!(orphans.is_empty(), "left behind: {orphans:?}");
+    ledger.finish(|tracked| {
+        format!(
+            "fault: debuggee exits during continue x{ROUNDS}: {ROUNDS}/{ROUNDS} continues said `the program exited with code 3`, {ROUNDS}/{ROUNDS} next ops explained (no session; the program exited with code 3; launch), {ROUNDS}/{ROUNDS} relaunches ok; {tracked}; {} per round; {} in all",
+            secs(started.elapsed() / ROUNDS as u32),
+            secs(t_all.elapsed()),
+        )
+    });
 }
 
 #[tokio::test]

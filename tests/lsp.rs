@@ -494,26 +494,12 @@ fn batch_drives_the_language_server_too() {
     pyright();
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/python"), dir.path());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--workdir"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
     let input = [
         json!({"tool": "lsp", "args": {"action": "definition", "file": "app.py", "line": 5, "symbol": "area"}}),
         json!({"tool": "lsp", "args": {"action": "hover", "file": "app.py", "line": 3, "symbol": "Square"}}),
         json!({"op": "tree"}),
     ];
-    for line in &input {
-        writeln!(child.stdin.as_mut().unwrap(), "{line}").unwrap();
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
-    let answers: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (answers, _) = common::batch(dir.path(), &[], &input);
     assert!(answers[0]["text"].as_str().unwrap().contains("shapes.py:12:9"), "{}", answers[0]);
     assert_eq!(answers[0]["data"]["locations"][0]["path"], "shapes.py");
     assert!(answers[1]["text"].as_str().unwrap().contains("class Square"), "{}", answers[1]);

@@ -6,16 +6,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::Harness;
 use serde_json::json;
 use tether::Runtime;
-use tether_actors::process::{RUN_ID_VAR, RUN_ROOT_VAR, is_running};
+use tether_actors::process::{is_running, run_tag};
 use tether_actors::workers::command::CommandBackend;
 
 const PROG: &str = "import time\n\ndef wait():\n    time.sleep(300)\n\nwait()\n";
@@ -49,13 +48,7 @@ fn tagged_under(root: &Path) -> Vec<(i32, String, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
-        let var = |name: &str| {
-            environ.split(|b| *b == 0).find_map(|kv| {
-                std::str::from_utf8(kv).ok()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
-            })
-        };
-        let (Some(run), Some(started_in)) = (var(RUN_ID_VAR), var(RUN_ROOT_VAR)) else { continue };
+        let Some((run, started_in)) = run_tag(pid) else { continue };
         if Path::new(&started_in).starts_with(root) && is_running(pid) {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             found.push((pid, run, String::from_utf8_lossy(&cmd).replace('\0', " ")));
@@ -131,29 +124,17 @@ async fn a_new_run_reaps_the_orphans_of_a_killed_one() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    let mut tether = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--vibe", "--questions", "none", "--workdir"])
-        .arg(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("tether starts");
-    let mut stdin = tether.stdin.take().unwrap();
-    let mut answers = BufReader::new(tether.stdout.take().unwrap()).lines();
+    let mut tether = common::Batch::start(&root, &["--vibe", "--questions", "none"]);
     for (tool, args) in every_kind_of_child() {
-        writeln!(stdin, "{}", json!({"tool": tool, "args": args})).unwrap();
-        let answer: serde_json::Value = serde_json::from_str(&answers.next().unwrap().unwrap()).unwrap();
+        let answer = tether.ask(json!({"tool": tool, "args": args}));
         assert_eq!(answer["is_error"], false, "{tool}: {answer}");
     }
 
     // SIGKILL: the runtime gets no chance to stop anything.
-    tether.kill().unwrap();
-    tether.wait().unwrap();
-    drop(stdin);
+    let dead_run = format!("{}-", tether.pid());
+    tether.kill();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let orphans = tagged_under(&root);
-    let dead_run = format!("{}-", tether.id());
     assert!(
         orphans.iter().any(|(_, run, _)| run.starts_with(&dead_run)),
         "the killed run left children behind (else there is nothing to prove):\n{}",

@@ -416,24 +416,12 @@ fn mem_of(pid: u32, field: &str) -> u64 {
 /// 20 MB (`RssFile`); the release binary's whole RSS is in BENCHMARKS.md.
 #[test]
 fn a_thousand_idle_conversations_fit_in_fifty_megabytes() {
-    use std::io::{BufRead, BufReader, Write};
     const IDLE: usize = 1_000;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
-    let mut tether = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--questions", "none", "--workdir"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("tether starts");
-    let pid = tether.id();
-    let mut stdin = tether.stdin.take().unwrap();
-    let mut answers = BufReader::new(tether.stdout.take().unwrap()).lines();
-    let mut ask = |line: serde_json::Value| -> serde_json::Value {
-        writeln!(stdin, "{line}").unwrap();
-        serde_json::from_str(&answers.next().unwrap().unwrap()).unwrap()
-    };
+    let mut tether = common::Batch::start(dir.path(), &["--questions", "none"]);
+    let pid = tether.pid();
+    let mut ask = |line: serde_json::Value| tether.ask(line);
     // Warm: one search (grammars loaded) and one conversation's debug status.
     assert_eq!(ask(json!({"tool": "ast_grep", "args": {"pattern": "x = $A"}}))["is_error"], false);
     assert_eq!(ask(json!({"tool": "debug", "args": {"op": "status"}}))["is_error"], false);
@@ -454,8 +442,7 @@ fn a_thousand_idle_conversations_fit_in_fifty_megabytes() {
         .filter(|c| c["kind"] == "conversation" && c["children"].as_array().is_some_and(|a| a.len() == 2))
         .count();
     assert_eq!(conversations, IDLE + 1, "each conversation has its kernel pool and debug session");
-    drop(stdin);
-    assert!(tether.wait().unwrap().success());
+    assert!(tether.close().success());
     let per = (full.saturating_sub(idle)) as f64 / IDLE as f64;
     println!(
         "memory: idle runtime {:.1} MB RSS ({:.1} MB allocated, {:.1} MB mapped files); with {IDLE} idle conversations {:.1} MB (+{:.1} MB, {per:.1} KiB each)",

@@ -196,22 +196,8 @@ pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
-        // Another user's processes are unreadable; they are not ours anyway.
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        let var = |name: &str| {
-            environ.split(|b| *b == 0).find_map(|kv| {
-                let kv = std::str::from_utf8(kv).ok()?;
-                kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
-            })
-        };
-        let Some(run) = var(RUN_ID_VAR) else { continue };
-        if run == own || !is_running(pid) {
-            continue;
-        }
-        let Some(started_in) = var(RUN_ROOT_VAR) else { continue };
-        if !Path::new(&started_in).starts_with(root) || run_is_alive(&run) {
+        let Some((run, started_in)) = run_tag(pid) else { continue };
+        if run == own || !is_running(pid) || !Path::new(&started_in).starts_with(root) || run_is_alive(&run) {
             continue;
         }
         let command = std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -232,6 +218,19 @@ pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
         tracing::info!(pid = orphan.pid, run = %orphan.run, command = %orphan.command, "killed an orphan of a dead run");
     }
     reaped.into_iter().map(|(orphan, _)| orphan).collect()
+}
+
+/// The run id and start directory `pid` was tagged with ([`RUN_ID_VAR`],
+/// [`RUN_ROOT_VAR`]), if it is a tether child. Another user's processes
+/// are unreadable, and not ours anyway.
+pub fn run_tag(pid: i32) -> Option<(String, String)> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let var = |name: &str| {
+        environ.split(|b| *b == 0).find_map(|kv| {
+            std::str::from_utf8(kv).ok()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
+        })
+    };
+    Some((var(RUN_ID_VAR)?, var(RUN_ROOT_VAR)?))
 }
 
 /// Whether the run `id` (`<pid>-<start ticks>`) is still a live process.

@@ -92,6 +92,84 @@ impl Harness {
     }
 }
 
+/// One `tether batch` process, answering line by line; killed when dropped.
+pub struct Batch {
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+    child: std::process::Child,
+}
+
+impl Batch {
+    /// `tether batch --workdir DIR` with `flags` before the working directory.
+    pub fn start(dir: &Path, flags: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .arg("batch")
+            .args(flags)
+            .arg("--workdir")
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tether starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { stdin: child.stdin.take(), answers, child }
+    }
+
+    /// The process's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends one request and waits (at most [`CALL_TIMEOUT`]) for its
+    /// answer — before sending more, so this also checks that each answer
+    /// is flushed as soon as it is ready.
+    pub fn ask(&mut self, request: Value) -> Value {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let line = self.answers.recv_timeout(CALL_TIMEOUT).expect("an answer per line");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Closes stdin and waits for the process to exit on its own.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
+    }
+
+    /// SIGKILLs the process: nothing of it runs to stop its children.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `requests` through one `tether batch` on `dir`, one at a time;
+/// returns the answers and the exit status after stdin closed.
+pub fn batch(dir: &Path, flags: &[&str], requests: &[Value]) -> (Vec<Value>, std::process::ExitStatus) {
+    let mut batch = Batch::start(dir, flags);
+    let answers = requests.iter().map(|r| batch.ask(r.clone())).collect();
+    (answers, batch.close())
+}
+
 /// Runs the MCP client scenario `name` of `tests/mcp/client.py` (the
 /// Python SDK against `tether serve`) on `workdir`; fails with its output
 /// unless it ends in `ok`. Returns its stdout.
