@@ -385,8 +385,11 @@ async fn a_cancelled_run_abandons_the_wait_and_the_program_keeps_running() {
         std::time::Instant::now()
     };
     let (result, cancelled_at) = tokio::join!(launch, canceller);
-    assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
-    assert!(cancelled_at.elapsed() < Duration::from_millis(300), "the call returned at once");
+    // The router and the session both watch the token; whichever answers
+    // first, the call is an error that says it was cancelled.
+    assert!(result.is_error && result.text.contains("cancelled"), "{}", result.text);
+    // "At once" against the 30 s run wait, with room for a loaded machine.
+    assert!(cancelled_at.elapsed() < Duration::from_secs(2), "the call returned at once");
     // The session's mailbox is free again: status answers without waiting
     // out the 30 s run wait, and pause stops the program that kept running.
     let started = std::time::Instant::now();

@@ -437,7 +437,8 @@ async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
         Instant::now()
     };
     let (result, cancelled_at) = tokio::join!(call, canceller);
-    assert!(cancelled_at.elapsed() < Duration::from_millis(200), "the call returned at once");
+    // "At once" against the 30 s request timeout, with room for a loaded machine.
+    assert!(cancelled_at.elapsed() < Duration::from_secs(2), "the call returned at once");
     assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
     let log = h.path("cancelled.log");
     let deadline = Instant::now() + Duration::from_secs(5);
