@@ -74,7 +74,7 @@ async fn answers_skips_and_timeouts() {
     let started = Instant::now();
     let err = h.err("ask_user", question()).await;
     assert!(err.contains("no human is connected to answer") && err.contains("channel is closed"), "{err}");
-    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(1), "before the 1 s question timeout");
 }
 
 #[tokio::test]
@@ -134,7 +134,7 @@ async fn with_nobody_to_approve_the_ask_policy_fails_closed() {
     let started = Instant::now();
     let err = h.err("eval", json!({"code": "1", "description": "run a cell with nobody there"})).await;
     assert!(err.contains("no approver is connected") && err.contains("did not run"), "{err}");
-    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(2), "at once, not after a timeout");
     let names: Vec<String> = h.rt.tools(tether::Surface::Full).into_iter().map(|s| s.name).collect();
     assert!(!names.contains(&"ask_user".to_string()), "no port, no ask_user: {names:?}");
 }

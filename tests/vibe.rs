@@ -20,7 +20,7 @@ fast = ["sh", "workers/fast.sh"]
 good = "sh workers/good.sh"
 "#;
 
-const FAST: &str = "brief=$(cat)\nsleep 0.3\necho \"fast did: $brief\"\necho 'working…' >&2\n";
+const FAST: &str = "brief=$(cat)\nsleep 1\necho \"fast did: $brief\"\necho 'working…' >&2\n";
 const GOOD: &str = "brief=$(cat)\nif [ \"$brief\" = fail ]; then echo 'cannot review that' >&2; exit 3; fi\nif [ \"$brief\" = slow ]; then sleep 300 & echo $! > grandchild.pid; wait; fi\necho \"good reviewed: $brief ($TETHER_WORKER_ID)\"\n";
 
 fn vibe_run(config: &str) -> Harness {
@@ -63,7 +63,7 @@ async fn two_workers_run_in_the_background_and_are_waited_for() {
     let started = Instant::now();
     let a = spawn(&h, "rename foo to bar", "rename", "fast").await;
     let b = spawn(&h, "the rename", "review", "good").await;
-    assert!(started.elapsed() < Duration::from_millis(300), "spawn returns at once");
+    assert!(started.elapsed() < Duration::from_secs(1), "spawn returns before the first worker could finish");
     assert_eq!((a.as_str(), b.as_str()), ("w1", "w2"));
 
     let ra = wait(&h, &a, 30).await;
@@ -92,7 +92,7 @@ async fn two_workers_run_in_the_background_and_are_waited_for() {
     assert!(list.text.contains("w2 [good] review — done"), "{}", list.text);
     let rows = list.data.as_ref().unwrap().as_array().unwrap().clone();
     assert_eq!(rows.len(), 2);
-    assert!(rows[0]["elapsed_ms"].as_u64().unwrap() >= 300, "{:?}", rows[0]);
+    assert!(rows[0]["elapsed_ms"].as_u64().unwrap() >= 1000, "{:?}", rows[0]);
     assert_eq!(rows[1]["tier"], "good");
 }
 
