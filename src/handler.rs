@@ -108,6 +108,15 @@ pub trait ToolHandler: Send + Sync + 'static {
     fn serialized_by_resource(&self) -> bool {
         false
     }
+
+    /// Whether the tool passes [`CallContext::cancel`] on to its resource
+    /// and answers a cancelled call itself, saying what state it left (a
+    /// cell interrupted with its state kept, a program left running). The
+    /// router then waits up to [`crate::router::CANCEL_GRACE`] for that
+    /// answer instead of replying a bare "cancelled".
+    fn answers_cancellation(&self) -> bool {
+        false
+    }
 }
 
 /// The JSON Schema of `T`, as a tool's `input_schema`.

@@ -56,6 +56,22 @@ const TOOLS_BY_NEED: &[(&str, &str)] = &[
 /// The longest argument summary shown on a permission card.
 const PERMISSION_ARGS_CHARS: usize = 600;
 
+/// How long a cancelled call whose tool answers cancellation itself (an
+/// interrupted cell, an abandoned debug wait) has to say what state it left
+/// before the router answers a bare "cancelled" for it.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A call that passed every check, ready to run.
+struct Prepared {
+    work: ToolFuture,
+    /// Runs on the serial lane, alone.
+    alone: bool,
+    /// The permission card to show first (approval policy `ask`).
+    permission: Option<Card>,
+    /// How long the work may take to answer its own cancellation.
+    grace: std::time::Duration,
+}
+
 /// The tools registered for one run, fixed when the run starts.
 pub struct Registry {
     tools: BTreeMap<String, (ToolSpec, Arc<dyn ToolHandler>)>,
@@ -190,7 +206,7 @@ impl RouterActor {
 
     /// Steps 1–4: the checks and the argument parse. Returns the work,
     /// whether it must run alone, and the permission card to show first.
-    fn prepare(&self, mut call: Call) -> Result<(ToolFuture, bool, Option<Card>), ToolResult> {
+    fn prepare(&self, mut call: Call) -> Result<Prepared, ToolResult> {
         // Before any step that could drop or print them recursively.
         if let Some(e) = crate::args::take_too_deep(&call.tool, &mut call.args) {
             return Err(e.into());
@@ -228,7 +244,12 @@ impl RouterActor {
         ctx.surface = call.surface;
         ctx.cancel = call.cancel;
         let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
-        Ok((work, !spec.parallel_safe && !handler.serialized_by_resource(), permission))
+        Ok(Prepared {
+            work,
+            alone: !spec.parallel_safe && !handler.serialized_by_resource(),
+            permission,
+            grace: if handler.answers_cancellation() { CANCEL_GRACE } else { std::time::Duration::ZERO },
+        })
     }
 
     fn not_registered(&self, call: &Call) -> ToolResult {
@@ -271,7 +292,7 @@ impl Handler<Call> for RouterActor {
         let started = Instant::now();
         let tool = call.tool.clone();
         let cancel = call.cancel.clone();
-        let (work, alone, permission) = match self.prepare(call) {
+        let Prepared { work, alone, permission, grace } = match self.prepare(call) {
             Ok(prepared) => prepared,
             Err(refused) => {
                 tracing::debug!(tool = %tool, refused = true, "tool call");
@@ -281,7 +302,7 @@ impl Handler<Call> for RouterActor {
         // Dropping the work on cancellation is what cancels it: an LSP
         // request sends `$/cancelRequest` when its future is dropped, and a
         // queued exclusive call never starts.
-        let work = cancellable(work, cancel.clone(), tool.clone());
+        let work = cancellable(work, cancel.clone(), tool.clone(), grace);
         let work: ToolFuture = if alone {
             let lane = self.lane.clone();
             self.lane_queued.fetch_add(1, Ordering::Relaxed);
@@ -336,16 +357,27 @@ impl Handler<Call> for RouterActor {
     }
 }
 
-/// The work, or a "cancelled" result as soon as `cancel` fires (the work
-/// is dropped then).
-fn cancellable(work: ToolFuture, cancel: CancellationToken, tool: String) -> ToolFuture {
+/// The work, or a "cancelled" result once `cancel` fires and the work has
+/// not answered within `grace` (the work is dropped then). A tool that
+/// watches the token answers within the grace with what state it left.
+fn cancellable(
+    mut work: ToolFuture,
+    cancel: CancellationToken,
+    tool: String,
+    grace: std::time::Duration,
+) -> ToolFuture {
     Box::pin(async move {
         tokio::select! {
-            result = work => result,
-            () = cancel.cancelled() => ToolResult::error(format!(
-                "the `{tool}` call was cancelled by the caller before it finished"
-            )),
+            biased;
+            result = &mut work => return result,
+            () = cancel.cancelled() => {}
         }
+        if !grace.is_zero()
+            && let Ok(result) = tokio::time::timeout(grace, work).await
+        {
+            return result;
+        }
+        ToolResult::error(format!("the `{tool}` call was cancelled by the caller before it finished"))
     })
 }
 

@@ -105,6 +105,10 @@ impl ToolHandler for Debug {
         true
     }
 
+    fn answers_cancellation(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: DebugArgs = parse("debug", args)?;
         let root = ctx.root();

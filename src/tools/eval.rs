@@ -79,6 +79,10 @@ impl ToolHandler for Eval {
         true
     }
 
+    fn answers_cancellation(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: EvalArgs = parse("eval", args)?;
         let words = args.description.split_whitespace().count();

@@ -437,6 +437,11 @@ impl Handler<Cancellable> for DebugSessionActor {
     type Result = AtomicResponse<Self, DebugReply>;
 
     fn handle(&mut self, msg: Cancellable, ctx: &mut Self::Context) -> Self::Result {
+        if msg.cancel.is_cancelled() {
+            return AtomicResponse::new(Box::pin(fut::ready(DebugReply::err(
+                "the call was cancelled while it waited for the session, so the op did not run",
+            ))));
+        }
         self.op_cancel = msg.cancel.clone();
         if let Some(s) = &self.session {
             *s.shared.op_cancel.lock() = msg.cancel;
