@@ -405,3 +405,45 @@ async fn a_cancelled_run_abandons_the_wait_and_the_program_keeps_running() {
     let paused = ok(&h, json!({"op": "pause"})).await;
     assert!(paused.contains("stopped (pause)") && paused.contains("loop.py"), "{paused}");
 }
+
+#[tokio::test]
+async fn an_op_cancelled_while_it_queues_for_the_session_never_runs() {
+    debugpy();
+    let h = Harness::new(&[
+        ("requirements.txt", ""),
+        ("loop.py", "import time\nwhile True:\n    time.sleep(0.05)\n"),
+    ]);
+    let full = tether::Surface::Full;
+    let (launch_cancel, queued_cancel) =
+        (tokio_util::sync::CancellationToken::new(), tokio_util::sync::CancellationToken::new());
+    let launch = h.rt.call_cancellable(
+        full,
+        "debug",
+        json!({"op": "launch", "program": "loop.py"}),
+        launch_cancel.clone(),
+    );
+    let queued = async {
+        // The launch holds the session (it waits for a stop that never
+        // comes); this terminate queues behind it and is cancelled there.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let terminate =
+            h.rt.call_cancellable(full, "debug", json!({"op": "terminate"}), queued_cancel.clone());
+        let cancel_it = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            queued_cancel.cancel();
+        };
+        let (r, ()) = tokio::join!(terminate, cancel_it);
+        launch_cancel.cancel();
+        r
+    };
+    let (launched, terminated) = tokio::join!(launch, queued);
+    assert!(
+        terminated.is_error && terminated.text.contains("cancelled by the caller"),
+        "{}",
+        terminated.text
+    );
+    assert!(launched.text.starts_with("launched; the call was cancelled"), "{}", launched.text);
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(status.contains("loop.py") && status.contains("running"), "the terminate never ran: {status}");
+    assert!(ok(&h, json!({"op": "terminate"})).await.contains("terminated"));
+}
