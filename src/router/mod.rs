@@ -204,8 +204,9 @@ impl RouterActor {
         self
     }
 
-    /// Steps 1–4: the checks and the argument parse. Returns the work,
-    /// whether it must run alone, and the permission card to show first.
+    /// Steps 1–4: the checks and the argument parse. Returns the work with
+    /// how it must run: alone or not, behind which permission card, and
+    /// with what grace to answer its own cancellation.
     fn prepare(&self, mut call: Call) -> Result<Prepared, ToolResult> {
         // Before any step that could drop or print them recursively.
         if let Some(e) = crate::args::take_too_deep(&call.tool, &mut call.args) {
