@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::Harness;
 use serde_json::json;
 use tether_actors::process::is_running;
@@ -91,13 +89,7 @@ async fn conversations_have_their_own_kernels_and_the_registry_shows_owners() {
     // Closing alpha kills its kernel, adapter and debuggee; beta is untouched.
     assert!(h.rt.close_conversation("alpha"));
     assert!(!h.rt.close_conversation("alpha"), "closed once");
-    for _ in 0..50 {
-        if !is_running(alpha as i32) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!is_running(alpha as i32), "alpha's kernel {alpha} was killed");
+    assert!(common::gone(alpha as i32).await, "alpha's kernel {alpha} was killed");
     assert!(is_running(beta as i32), "beta's kernel {beta} still runs");
     let after = h.ok("resources", json!({})).await.text;
     assert!(!after.contains("conversation alpha") && !after.contains("debuggee"), "{after}");

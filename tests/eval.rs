@@ -334,8 +334,7 @@ async fn interpreter_death_is_reported_and_the_next_cell_starts_fresh() {
         .unwrap();
     let r = py(&h, "import os\nos._exit(3)").await;
     assert!(r.is_error && r.text.contains("the python interpreter died (exit status 3)"), "{}", r.text);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!tether_actors::process::is_running(pid), "the dead interpreter {pid} is gone");
+    assert!(common::gone(pid).await, "the dead interpreter {pid} is gone");
     let r = py(&h, "'kept' in globals()").await;
     assert!(r.text.starts_with("Out: False"), "{}", r.text);
     assert!(r.text.contains("earlier state was reset"), "{}", r.text);

@@ -117,9 +117,8 @@ async fn a_wait_that_times_out_leaves_the_worker_running_and_kill_stops_its_chil
         "{}",
         killed.text
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!is_running(worker_pid), "the worker process is gone");
-    assert!(!is_running(grandchild), "and so is the process it started");
+    assert!(common::gone(worker_pid).await, "the worker process is gone");
+    assert!(common::gone(grandchild).await, "and so is the process it started");
     let r = wait(&h, &id, 5).await;
     assert!(r.text.contains("— killed"), "{}", r.text);
     let again = h.ok("vibe_kill", json!({"worker_id": id})).await;
@@ -190,5 +189,5 @@ async fn vibe_tools_exist_only_in_vibe_mode_and_the_run_end_stops_workers() {
     let Harness { dir, rt } = h;
     let keep: Value = json!(dir.path().display().to_string());
     drop(rt);
-    assert!(!is_running(grandchild), "the run's end stopped the worker's processes ({keep})");
+    assert!(common::gone(grandchild).await, "the run's end stopped the worker's processes ({keep})");
 }

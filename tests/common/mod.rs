@@ -276,6 +276,23 @@ pub async fn node_of(h: &Harness, kind: &str) -> serde_json::Value {
     serde_json::to_value(node.unwrap_or_else(|| panic!("no `{kind}` in the tree:\n{}", tree.text()))).unwrap()
 }
 
+/// How long a killed process may take to disappear: SIGKILL is delivered
+/// asynchronously, so a process killed with its group (a worker's child, a
+/// debuggee) can still be listed for a moment on a loaded machine.
+pub const GONE_WITHIN: Duration = Duration::from_secs(5);
+
+/// Whether `pid` stops running within [`GONE_WITHIN`].
+pub async fn gone(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + GONE_WITHIN;
+    while tether_actors::process::is_running(pid) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
 /// The pid the supervision tree shows for the first actor of `kind` that
 /// has one, anywhere in the tree.
 pub async fn pid_of(h: &Harness, kind: &str) -> Option<u32> {
