@@ -371,20 +371,9 @@ async fn a_cancelled_run_abandons_the_wait_and_the_program_keeps_running() {
         ("requirements.txt", ""),
         ("loop.py", "import time\nwhile True:\n    time.sleep(0.05)\n"),
     ]);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let launch = h.rt.call_cancellable(
-        tether::Surface::Full,
-        "debug",
-        json!({"op": "launch", "program": "loop.py"}),
-        cancel.clone(),
-    );
-    let canceller = async {
-        // Long enough for the launch to reach its wait for the first stop.
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        cancel.cancel();
-        std::time::Instant::now()
-    };
-    let (result, cancelled_at) = tokio::join!(launch, canceller);
+    // Long enough for the launch to reach its wait for the first stop.
+    let launch = json!({"op": "launch", "program": "loop.py"});
+    let (result, answered_after) = h.cancelled_after("debug", launch, Duration::from_secs(4)).await;
     // The session answers for itself: the launch happened, the program runs.
     assert!(result.is_error, "{}", result.text);
     assert!(
@@ -395,7 +384,7 @@ async fn a_cancelled_run_abandons_the_wait_and_the_program_keeps_running() {
         result.text
     );
     // "At once" against the 30 s run wait, with room for a loaded machine.
-    assert!(cancelled_at.elapsed() < Duration::from_secs(2), "the call returned at once");
+    assert!(answered_after < Duration::from_secs(2), "the call returned at once");
     // The session's mailbox is free again: status answers without waiting
     // out the 30 s run wait, and pause stops the program that kept running.
     let started = std::time::Instant::now();
@@ -413,11 +402,9 @@ async fn an_op_cancelled_while_it_queues_for_the_session_never_runs() {
         ("requirements.txt", ""),
         ("loop.py", "import time\nwhile True:\n    time.sleep(0.05)\n"),
     ]);
-    let full = tether::Surface::Full;
-    let (launch_cancel, queued_cancel) =
-        (tokio_util::sync::CancellationToken::new(), tokio_util::sync::CancellationToken::new());
+    let launch_cancel = tokio_util::sync::CancellationToken::new();
     let launch = h.rt.call_cancellable(
-        full,
+        tether::Surface::Full,
         "debug",
         json!({"op": "launch", "program": "loop.py"}),
         launch_cancel.clone(),
@@ -426,13 +413,7 @@ async fn an_op_cancelled_while_it_queues_for_the_session_never_runs() {
         // The launch holds the session (it waits for a stop that never
         // comes); this terminate queues behind it and is cancelled there.
         tokio::time::sleep(Duration::from_secs(3)).await;
-        let terminate =
-            h.rt.call_cancellable(full, "debug", json!({"op": "terminate"}), queued_cancel.clone());
-        let cancel_it = async {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            queued_cancel.cancel();
-        };
-        let (r, ()) = tokio::join!(terminate, cancel_it);
+        let (r, _) = h.cancelled_after("debug", json!({"op": "terminate"}), Duration::from_millis(500)).await;
         launch_cancel.cancel();
         r
     };

@@ -297,19 +297,8 @@ async fn the_idle_budget_interrupts_but_keeps_state_and_pauses_for_bridge_calls(
 async fn a_cancelled_cell_is_interrupted_and_the_answer_says_the_state_is_kept() {
     let h = Harness::new(&[]);
     py(&h, "x = 'kept'").await;
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let cell = h.rt.call_cancellable(
-        tether::Surface::Full,
-        "eval",
-        json!({"code": "import time\nprint('started', flush=True)\ntime.sleep(60)", "description": D}),
-        cancel.clone(),
-    );
-    let canceller = async {
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        cancel.cancel();
-        std::time::Instant::now()
-    };
-    let (r, cancelled_at) = tokio::join!(cell, canceller);
+    let cell = json!({"code": "import time\nprint('started', flush=True)\ntime.sleep(60)", "description": D});
+    let (r, answered_after) = h.cancelled_after("eval", cell, Duration::from_secs(2)).await;
     // The kernel answers for itself (within the router's grace), so the
     // model learns the cell was interrupted and nothing was lost.
     assert!(r.is_error, "{}", r.text);
@@ -319,7 +308,7 @@ async fn a_cancelled_cell_is_interrupted_and_the_answer_says_the_state_is_kept()
         "{}",
         r.text
     );
-    assert!(cancelled_at.elapsed() < tether::router::CANCEL_GRACE, "answered within the grace");
+    assert!(answered_after < tether::router::CANCEL_GRACE, "answered within the grace");
     assert_eq!(py(&h, "x").await.text, "Out: 'kept'");
 }
 

@@ -473,13 +473,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn commit_refuses_the_whole_change_on_drift() {
-        let (_d, root) = root();
+    /// `a`, `b` and `c` under `root`, each holding "old".
+    fn three_old_files(root: &Path) -> [PathBuf; 3] {
         let names = ["a", "b", "c"].map(|n| root.join(n));
         for p in &names {
             std::fs::write(p, "old").unwrap();
         }
+        names
+    }
+
+    #[test]
+    fn commit_refuses_the_whole_change_on_drift() {
+        let (_d, root) = root();
+        let names = three_old_files(&root);
         let changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
         std::fs::write(&names[1], "moved").unwrap();
         match commit(&changes) {
@@ -494,10 +500,7 @@ mod tests {
     #[test]
     fn a_failed_write_restores_the_files_already_written() {
         let (_d, root) = root();
-        let names = ["a", "b", "c"].map(|n| root.join(n));
-        for p in &names {
-            std::fs::write(p, "old").unwrap();
-        }
+        let names = three_old_files(&root);
         let mut changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
         changes.push(FileChange {
             path: root.join("created"),
@@ -530,10 +533,7 @@ mod tests {
     #[test]
     fn a_write_landing_during_the_commit_is_kept_and_refuses_the_change() {
         let (_d, root) = root();
-        let names = ["a", "b", "c"].map(|n| root.join(n));
-        for p in &names {
-            std::fs::write(p, "old").unwrap();
-        }
+        let names = three_old_files(&root);
         let changes: Vec<_> = names.iter().map(|p| change(p, "old", "new")).collect();
         // Someone writes `a` (already committed) and `c` (not yet) just
         // before `c` is written: both their writes stay, `b` goes back.

@@ -83,6 +83,23 @@ impl Harness {
         result.text
     }
 
+    /// A call from the full surface whose caller cancels it `after` this
+    /// long; returns its result and how long after the cancel it came.
+    pub async fn cancelled_after(&self, tool: &str, args: Value, after: Duration) -> (ToolResult, Duration) {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let call = self.rt.call_cancellable(Surface::Full, tool, args, cancel.clone());
+        let canceller = async {
+            tokio::time::sleep(after).await;
+            cancel.cancel();
+            std::time::Instant::now()
+        };
+        let (result, cancelled_at) =
+            tokio::time::timeout(CALL_TIMEOUT, async { tokio::join!(call, canceller) })
+                .await
+                .unwrap_or_else(|_| panic!("cancelled `{tool}` did not answer within {CALL_TIMEOUT:?}"));
+        (result, cancelled_at.elapsed())
+    }
+
     /// Fires every call at once and waits for all, bounded by [`FANOUT_TIMEOUT`].
     pub async fn fan_out(&self, calls: Vec<(String, Value)>) -> Vec<ToolResult> {
         let futures = calls.iter().map(|(tool, args)| self.rt.call(tool, args.clone()));
