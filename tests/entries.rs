@@ -40,17 +40,19 @@ fn valid_args(tool: &str, i: usize) -> Option<Value> {
     Some(match tool {
         "write" => json!({"path": format!("made/w{i}.txt"), "content": format!("pwned {i}")}),
         "edit" => json!({"path": "a.py", "old_string": "old", "new_string": format!("pwned{i}")}),
-        "apply_patch" if i % 2 == 0 => {
+        "apply_patch" if i.is_multiple_of(2) => {
             json!({"patch": format!("--- /dev/null\n+++ b/made/p{i}.txt\n@@ -0,0 +1 @@\n+pwned\n")})
         }
         "apply_patch" => json!({"patch": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old(1)\n+pwned(1)\n"}),
         "ast_edit" => json!({"pattern": "old($A)", "rewrite": format!("pwned{i}($A)")}),
-        "resolve" => json!({"edit_id": "edit_1", "action": if i % 2 == 0 { "accept" } else { "discard" }}),
+        "resolve" => {
+            json!({"edit_id": "edit_1", "action": if i.is_multiple_of(2) { "accept" } else { "discard" }})
+        }
         "lsp_rename" => json!({"file": "a.py", "line": 1, "symbol": "old", "new_name": format!("pwned{i}")}),
         "eval" => json!({
             "code": format!("open('pwned_{i}.txt', 'w').write('x')"),
             "description": "write a file from inside a cell",
-            "language": if i % 3 == 0 { "javascript" } else { "python" },
+            "language": if i.is_multiple_of(3) { "javascript" } else { "python" },
         }),
         "debug" => match i % 8 {
             0 => json!({"op": "launch", "program": "prog.py"}),

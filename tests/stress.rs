@@ -46,7 +46,7 @@ async fn ten_thousand_concurrent_mixed_calls() {
                 ("ast_edit", json!({"pattern": from, "rewrite": to, "path": path}))
             }
             7 | 8 => {
-                let action = if n % 3 == 0 { "discard" } else { "accept" };
+                let action = if n.is_multiple_of(3) { "discard" } else { "accept" };
                 (
                     "resolve",
                     json!({"edit_id": format!("edit_{}", 1 + n * stages.max(1) / CALLS), "action": action}),
@@ -190,7 +190,7 @@ async fn caller(h: Arc<Harness>, me: usize, phase: usize, evals_before: usize, c
             11 | 12 => match staged.take() {
                 Some(id) => (
                     "resolve",
-                    json!({"edit_id": id, "action": if n % 3 == 0 { "discard" } else { "accept" }}),
+                    json!({"edit_id": id, "action": if n.is_multiple_of(3) { "discard" } else { "accept" }}),
                 ),
                 None => {
                     let (from, to) =

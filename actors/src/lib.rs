@@ -6,5 +6,6 @@ pub mod kernel;
 pub mod lsp;
 pub mod process;
 pub mod question;
+pub mod watch;
 pub mod wire;
 pub mod workers;

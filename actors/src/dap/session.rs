@@ -395,13 +395,12 @@ impl Actor for DebugSessionActor {
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         if let Some(s) = self.session.take()
             && s.guard.is_some()
+            && let Some(pid) = s.shared.state.lock().debuggee_pid
         {
-            if let Some(pid) = s.shared.state.lock().debuggee_pid {
-                process::kill_group(pid);
-                // SAFETY: SIGKILL to the debuggee's pid.
-                unsafe {
-                    libc::kill(pid as i32, libc::SIGKILL);
-                }
+            process::kill_group(pid);
+            // SAFETY: SIGKILL to the debuggee's pid.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
             }
         }
     }

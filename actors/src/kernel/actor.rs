@@ -513,10 +513,8 @@ impl Handler<RunCell> for KernelActor {
         let lang = self.lang;
         let id = self.next_cell;
         let work = async move {
-            if starting {
-                if let Err(reason) = wait_ready(&mut events, &stderr).await {
-                    return Err(KernelError::Start { lang: lang.as_str(), reason });
-                }
+            if starting && let Err(reason) = wait_ready(&mut events, &stderr).await {
+                return Err(KernelError::Start { lang: lang.as_str(), reason });
             }
             Ok(run_loop(CellRun { lang, stdin, events, id, msg, notes }).await)
         };

@@ -13,6 +13,10 @@
 //! initialization_options = {}
 //! settings = { python = { analysis = { typeCheckingMode = "basic" } } }
 //! checker = { command = "pyright", args = ["--outputjson"], format = "pyright" }
+//! reopen = ["created"]           # see ServerConfig::reopen
+//!
+//! [watch]
+//! mode = "events"                # or "scan": stat the tree before each query
 //! ```
 //!
 //! For a language, servers are tried in table order; the first whose root
@@ -22,6 +26,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::watch::ChangeKind;
 
 /// The file name of the per-directory override.
 pub const CONFIG_FILE: &str = "tether.toml";
@@ -76,6 +82,14 @@ pub struct ServerConfig {
     /// The project checker for `diagnostics file="*"`.
     #[serde(default)]
     pub checker: Option<Checker>,
+    /// Which changes on disk the server learns of only by having the file
+    /// open: for those, besides `workspace/didChangeWatchedFiles`, tether
+    /// opens the file for a moment (empty, when deleted) and closes it
+    /// once the server has published its diagnostics. pyright takes in a
+    /// created file only on a timer, after the next answer; clangd's
+    /// index keeps a closed file's old content for the whole run.
+    #[serde(default)]
+    pub reopen: Vec<ChangeKind>,
 }
 
 fn entry(
@@ -96,6 +110,7 @@ fn entry(
         initialization_options: None,
         settings: None,
         checker,
+        reopen: Vec::new(),
     }
 }
 
@@ -120,17 +135,26 @@ const TS_MARKERS: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json", 
 pub fn builtin() -> Vec<ServerConfig> {
     let pyright_check = checker("pyright", &["--outputjson"], CheckerFormat::Pyright);
     vec![
-        entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check),
-        entry(
-            "basedpyright",
-            "basedpyright-langserver",
-            &["--stdio"],
-            &["python"],
-            PYTHON_MARKERS,
-            checker("basedpyright", &["--outputjson"], CheckerFormat::Pyright),
-        ),
+        ServerConfig {
+            reopen: vec![ChangeKind::Created],
+            ..entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check)
+        },
+        ServerConfig {
+            reopen: vec![ChangeKind::Created],
+            ..entry(
+                "basedpyright",
+                "basedpyright-langserver",
+                &["--stdio"],
+                &["python"],
+                PYTHON_MARKERS,
+                checker("basedpyright", &["--outputjson"], CheckerFormat::Pyright),
+            )
+        },
         entry("pylsp", "pylsp", &[], &["python"], PYTHON_MARKERS, None),
-        entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None),
+        ServerConfig {
+            reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            ..entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None)
+        },
         entry(
             "rust-analyzer",
             "rust-analyzer",
@@ -139,14 +163,20 @@ pub fn builtin() -> Vec<ServerConfig> {
             &["Cargo.toml"],
             checker("cargo", &["check", "--message-format=json", "--quiet"], CheckerFormat::Cargo),
         ),
-        entry(
-            "typescript-language-server",
-            "typescript-language-server",
-            &["--stdio"],
-            &["typescript", "javascript"],
-            TS_MARKERS,
-            checker("tsc", &["--noEmit", "--pretty", "false"], CheckerFormat::Tsc),
-        ),
+        ServerConfig {
+            // tsserver then takes file changes from tether's watcher, in
+            // order with the requests, instead of noticing them on its own
+            // a second or so later.
+            initialization_options: Some(serde_json::json!({"tsserver": {"useClientFileWatcher": true}})),
+            ..entry(
+                "typescript-language-server",
+                "typescript-language-server",
+                &["--stdio"],
+                &["typescript", "javascript"],
+                TS_MARKERS,
+                checker("tsc", &["--noEmit", "--pretty", "false"], CheckerFormat::Tsc),
+            )
+        },
         entry(
             "gopls",
             "gopls",
@@ -172,6 +202,37 @@ struct FileConfig {
     #[serde(default)]
     #[allow(dead_code)]
     vibe: Option<toml::Value>,
+    /// How the working directory is watched.
+    #[serde(default)]
+    watch: Option<WatchSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WatchSection {
+    mode: WatchMode,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum WatchMode {
+    Events,
+    Scan,
+}
+
+/// How `tether.toml` asks for the working directory to be watched
+/// (`[watch] mode`): events by default.
+pub fn watch_preference(workdir: &Path) -> Result<crate::watch::Preference, String> {
+    let text = match std::fs::read_to_string(workdir.join(CONFIG_FILE)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(format!("cannot read {CONFIG_FILE}: {e}")),
+    };
+    let parsed: FileConfig = toml::from_str(&text).map_err(|e| format!("{CONFIG_FILE} is not valid: {e}"))?;
+    Ok(match parsed.watch.map(|w| w.mode) {
+        Some(WatchMode::Scan) => crate::watch::Preference::Scan,
+        Some(WatchMode::Events) | None => crate::watch::Preference::Events,
+    })
 }
 
 /// The table for `workdir`: the built-in one, with `tether.toml`'s entries

@@ -1,8 +1,10 @@
 //! Language servers as live resources: the server table and the
 //! intersection rule ([`config`], [`discovery`]), one [`server`] actor per
 //! (server, root) with its process and documents, the state the reader
-//! task shares ([`shared`]), and the [`supervisor`] that maps files to
-//! servers and answers `status`.
+//! task shares ([`shared`]), the files each server asked to hear about
+//! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
+//! the run's file watcher (`crate::watch`) and hands every change on
+//! disk to the servers it concerns, and answers `status`.
 
 pub mod checker;
 pub mod config;
@@ -11,3 +13,4 @@ pub mod edits;
 pub mod server;
 pub mod shared;
 pub mod supervisor;
+pub mod watched;

@@ -8,6 +8,16 @@
 //! [`Session`]; the caller then sends its request outside the mailbox, so
 //! queries run concurrently while starts and syncs are serialised.
 //!
+//! Files changed on disk arrive as [`FilesChanged`] batches from the run's
+//! watcher, through the supervisor, before any query that came after the
+//! change. The server hears `workspace/didChangeWatchedFiles` for what it
+//! registered (or, if it registered nothing, for its languages); an open
+//! document is re-synced (`didChange`, or `didClose` when deleted); and
+//! the changes a server only learns of from open documents (its table
+//! entry's `reopen`) get a brief open of the file — tracked until the
+//! server has published for it, so a query can wait for, or name, what is
+//! still being re-read.
+//!
 //! A crash arrives as an [`Exited`] message: every waiter has already been
 //! failed with the exit status and the last stderr lines; the next `Open`
 //! restarts the server (a restart is the same start, from the same spawn
@@ -16,15 +26,17 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use actix::prelude::*;
 use serde_json::{Value, json};
 
+use super::config::language_of;
 use super::discovery::Usable;
-use super::shared::{Progress, Shared};
+use super::shared::{DiagEntry, Progress, Shared};
 use crate::describe::{ActorNode, Describe};
 use crate::process::{self, ExitInfo, KillGuard};
+use crate::watch::{Batch, ChangeKind};
 use crate::wire::client::Client;
 use crate::wire::jsonrpc::CONTENT_MODIFIED;
 use crate::wire::pending::RequestError;
@@ -47,6 +59,13 @@ pub const QUIET_AFTER_PROGRESS: Duration = Duration::from_millis(400);
 pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
 /// Largest file synced to a server.
 pub const MAX_SYNC_BYTES: u64 = 8 * 1024 * 1024;
+/// How long a file opened for re-reading waits for the server's
+/// diagnostics (its sign of having parsed it) before it is closed anyway.
+pub const REINDEX_WAIT: Duration = Duration::from_secs(10);
+/// Most files re-read by opening them, per batch; a larger batch (a
+/// checkout of another branch) restarts the server, which reads
+/// everything anew.
+pub const REOPEN_MAX: usize = 64;
 
 /// Identifies a server instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,11 +134,17 @@ pub struct SyncedDoc {
     pub version: i32,
     /// Its text as synced.
     pub text: Arc<String>,
-    /// The publication number before this sync: any later publication
-    /// without a version is about this content or newer.
+    /// The publication number before the content was last synced: any
+    /// later publication without a version is about this content or newer.
     pub seq_before: u64,
     /// Whether this call changed what the server has.
     pub changed: bool,
+    /// When the server was last given new content for it (by this call,
+    /// by an earlier one, or because the file changed on disk).
+    pub changed_at: SystemTime,
+    /// The diagnostics the server had published for the content before
+    /// that, if they were about it: the file's previous fresh state.
+    pub previous: Option<DiagEntry>,
 }
 
 impl Session {
@@ -144,6 +169,13 @@ impl Session {
             // Progress resumed within the quiet period: wait for the next phase.
             self.shared.wait_until(quiet, |s| s.indexing().map(|_| ())).await?;
         }
+    }
+
+    /// Waits, at most `timeout`, until the server has re-read every file
+    /// changed on disk that it is re-reading; returns those it has not.
+    pub async fn wait_reread(&self, timeout: Duration) -> Vec<PathBuf> {
+        self.shared.wait_until(timeout, |s| s.reindexing().is_empty().then_some(())).await;
+        self.shared.reindexing()
     }
 
     /// Sends a request about the session's server. A server still loading
@@ -222,6 +254,15 @@ struct Running {
 struct Doc {
     version: i32,
     text: Arc<String>,
+    /// The publication number when this content was sent.
+    synced_seq: u64,
+    /// When this content was sent.
+    changed_at: SystemTime,
+    /// The fresh diagnostics of the content before this one, if known.
+    previous: Option<DiagEntry>,
+    /// Opened only so the server re-reads a file changed on disk; closed
+    /// once it has published for it (unless a query opens it meanwhile).
+    transient: bool,
 }
 
 /// Where a server stands.
@@ -330,14 +371,8 @@ impl LspServerActor {
         })
     }
 
-    /// Brings `file` up to date on the server.
-    fn sync(
-        &mut self,
-        file: &Path,
-        save: bool,
-        client: &Client,
-        shared: &Shared,
-    ) -> Result<SyncedDoc, LspError> {
+    /// Reads `file` as text, within the size a server is sent.
+    fn read_text(&self, file: &Path) -> Result<String, LspError> {
         let rel = crate::fs::relative(&self.workdir, file);
         let meta =
             std::fs::metadata(file).map_err(|e| LspError::File(format!("cannot read `{rel}`: {e}")))?;
@@ -350,21 +385,74 @@ impl LspServerActor {
                 MAX_SYNC_BYTES >> 20
             )));
         }
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| LspError::File(format!("cannot read `{rel}` as text: {e}")))?;
+        std::fs::read_to_string(file).map_err(|e| LspError::File(format!("cannot read `{rel}` as text: {e}")))
+    }
+
+    /// Brings `file` up to date on the server.
+    fn sync(
+        &mut self,
+        file: &Path,
+        save: bool,
+        client: &Client,
+        shared: &Shared,
+    ) -> Result<SyncedDoc, LspError> {
+        let rel = crate::fs::relative(&self.workdir, file);
+        let text = self.read_text(file)?;
         let uri = lsp_types::Url::from_file_path(file)
             .map_err(|()| LspError::File(format!("`{rel}` has no file URI")))?;
-        let seq_before = shared.seq();
-        let (version, text, changed) = match self.docs.get_mut(file) {
-            Some(doc) if *doc.text == text => (doc.version, doc.text.clone(), false),
+        if let Some(doc) = self.docs.get_mut(file) {
+            // A query's document from now on: it stays open.
+            doc.transient = false;
+        }
+        let changed = self.put(file, &uri, text, false, client, shared)?;
+        if save {
+            client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
+        }
+        let doc = &self.docs[file];
+        Ok(SyncedDoc {
+            uri,
+            version: doc.version,
+            text: doc.text.clone(),
+            seq_before: doc.synced_seq,
+            changed,
+            changed_at: doc.changed_at,
+            previous: doc.previous.clone(),
+        })
+    }
+
+    /// Sends `text` as `file`'s content — `didOpen`, or `didChange` when
+    /// it differs from what the server has; returns whether it sent anything.
+    fn put(
+        &mut self,
+        file: &Path,
+        uri: &lsp_types::Url,
+        text: String,
+        transient: bool,
+        client: &Client,
+        shared: &Shared,
+    ) -> Result<bool, LspError> {
+        let seq = shared.seq();
+        match self.docs.get_mut(file) {
+            Some(doc) if *doc.text == text => Ok(false),
             Some(doc) => {
+                // What the server said about the content being replaced,
+                // if it was about that content: the previous fresh state.
+                let fresh = shared.diagnostics(uri.as_str()).filter(|e| match e.version {
+                    Some(v) => v == doc.version,
+                    None => e.seq > doc.synced_seq,
+                });
+                if fresh.is_some() {
+                    doc.previous = fresh;
+                }
                 doc.version += 1;
                 doc.text = Arc::new(text);
+                doc.synced_seq = seq;
+                doc.changed_at = SystemTime::now();
                 client.notify(
                     "textDocument/didChange",
                     json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
                 )?;
-                (doc.version, doc.text.clone(), true)
+                Ok(true)
             }
             None => {
                 let text = Arc::new(text);
@@ -372,14 +460,93 @@ impl LspServerActor {
                     "textDocument/didOpen",
                     json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": 1, "text": *text}}),
                 )?;
-                self.docs.insert(file.to_path_buf(), Doc { version: 1, text: text.clone() });
-                (1, text, true)
+                self.docs.insert(
+                    file.to_path_buf(),
+                    Doc {
+                        version: 1,
+                        text,
+                        synced_seq: seq,
+                        changed_at: SystemTime::now(),
+                        previous: None,
+                        transient,
+                    },
+                );
+                Ok(true)
+            }
+        }
+    }
+
+    /// Whether this server serves `path`'s language.
+    fn serves(&self, path: &Path) -> bool {
+        language_of(path).is_some_and(|l| self.usable.config.languages.iter().any(|s| s == l))
+    }
+
+    /// Opens `path` for a moment so the server re-reads it (with no text
+    /// when it was deleted, so the server drops what it knew of it), and
+    /// closes it once the server has published for it.
+    fn reread(
+        &mut self,
+        path: &Path,
+        deleted: bool,
+        client: &Client,
+        shared: &Arc<Shared>,
+        ctx: &mut Context<Self>,
+    ) {
+        let text = if deleted {
+            String::new()
+        } else {
+            match self.read_text(path) {
+                Ok(text) => text,
+                Err(_) => return,
             }
         };
-        if save {
-            client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
+        let Ok(uri) = lsp_types::Url::from_file_path(path) else { return };
+        if self.put(path, &uri, text, true, client, shared).is_err() {
+            return;
         }
-        Ok(SyncedDoc { uri, version, text, seq_before, changed })
+        self.await_reread(path, &uri, shared, ctx);
+    }
+
+    /// Tracks a transient document until the server publishes for its
+    /// current version, then closes it (if still transient).
+    fn await_reread(
+        &mut self,
+        path: &Path,
+        uri: &lsp_types::Url,
+        shared: &Arc<Shared>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(doc) = self.docs.get(path) else { return };
+        let (version, seq) = (doc.version, doc.synced_seq);
+        shared.begin_reindex(path, version);
+        let waiter = shared.clone();
+        let key = uri.to_string();
+        let path = path.to_path_buf();
+        let wait = async move {
+            waiter
+                .wait_until(REINDEX_WAIT, |s| {
+                    s.diagnostics(&key)
+                        .filter(|e| e.version.map_or(e.seq > seq, |v| v >= version))
+                        .map(|_| ())
+                })
+                .await
+        };
+        ctx.spawn(wait.into_actor(self).map(move |_, act, _ctx| act.reread_done(&path, version)));
+    }
+
+    fn reread_done(&mut self, path: &Path, version: i32) {
+        let Some(running) = &self.running else { return };
+        let (client, shared) = (running.client.clone(), running.shared.clone());
+        if let Some(doc) = self.docs.get(path)
+            && doc.version == version
+            && doc.transient
+        {
+            if let Ok(uri) = lsp_types::Url::from_file_path(path) {
+                let _ = client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+            }
+            self.docs.remove(path);
+        }
+        shared.end_reindex(path, version);
     }
 
     fn session(&self, doc: Option<SyncedDoc>) -> Option<Session> {
@@ -418,6 +585,7 @@ pub fn client_capabilities() -> Value {
         "workspace": {
             "configuration": true,
             "workspaceFolders": true,
+            "didChangeWatchedFiles": {"dynamicRegistration": true, "relativePatternSupport": true},
             "symbol": {"dynamicRegistration": false},
             "workspaceEdit": {"documentChanges": true, "resourceOperations": []},
         },
@@ -586,6 +754,87 @@ impl Handler<Exited> for LspServerActor {
     }
 }
 
+/// Files changed on disk: a batch from the run's watcher.
+pub struct FilesChanged(pub Arc<Batch>);
+
+impl Message for FilesChanged {
+    type Result = ();
+}
+
+impl Handler<FilesChanged> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FilesChanged, ctx: &mut Self::Context) {
+        // A server that is not running reads the disk as it is when it starts.
+        let Some(running) = &self.running else { return };
+        let (client, shared) = (running.client.clone(), running.shared.clone());
+        let root = self.key.root.clone();
+        let mine: Vec<_> = msg.0.changes.iter().filter(|c| c.path.starts_with(&root)).collect();
+        if mine.is_empty() {
+            return;
+        }
+        let reopen_kinds = self.usable.config.reopen.clone();
+        let reopens = |kind| reopen_kinds.contains(&kind);
+        let rereads: Vec<_> = mine
+            .iter()
+            .filter(|c| !self.docs.contains_key(&c.path) && reopens(c.kind) && self.serves(&c.path))
+            .collect();
+        if rereads.len() > REOPEN_MAX {
+            // A checkout of another branch: cheaper and surer to start
+            // over (the server reads, and re-indexes, everything) than to
+            // open hundreds of files one by one.
+            tracing::info!(server = %self.key.server, files = rereads.len(), "restarting to take in a large batch of changed files");
+            ctx.notify(Reload);
+            return;
+        }
+        // What the server registered to hear about (or, if it registered
+        // nothing, its languages), first: a brief open below is then read
+        // by a server that already knows the file exists.
+        let events: Vec<Value> = mine
+            .iter()
+            .filter(|c| shared.wants(&c.path, &root, c.kind).unwrap_or_else(|| self.serves(&c.path)))
+            .filter_map(|c| {
+                let uri = lsp_types::Url::from_file_path(&c.path).ok()?;
+                let kind = match c.kind {
+                    ChangeKind::Created => 1,
+                    ChangeKind::Changed => 2,
+                    ChangeKind::Deleted => 3,
+                };
+                Some(json!({"uri": uri, "type": kind}))
+            })
+            .collect();
+        if !events.is_empty() {
+            let _ = client.notify("workspace/didChangeWatchedFiles", json!({"changes": events}));
+        }
+        for change in mine {
+            let path = &change.path;
+            let Ok(uri) = lsp_types::Url::from_file_path(path) else { continue };
+            let deleted = change.kind == ChangeKind::Deleted;
+            let reopen = reopens(change.kind);
+            if self.docs.contains_key(path) {
+                if deleted && !reopen {
+                    let _ = client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+                    self.docs.remove(path);
+                } else if deleted {
+                    // Closing alone would leave its content in the index:
+                    // empty it, then close it once the server has re-read it.
+                    if let Some(doc) = self.docs.get_mut(path) {
+                        doc.transient = true;
+                    }
+                    self.reread(path, true, &client, &shared, ctx);
+                } else if let Ok(text) = self.read_text(path) {
+                    let sent = self.put(path, &uri, text, false, &client, &shared).unwrap_or(false);
+                    if sent && reopen {
+                        self.await_reread(path, &uri, &shared, ctx);
+                    }
+                }
+            } else if reopen && self.serves(path) {
+                self.reread(path, deleted, &client, &shared, ctx);
+            }
+        }
+    }
+}
+
 impl Handler<Describe> for LspServerActor {
     type Result = MessageResult<Describe>;
 
@@ -599,6 +848,13 @@ impl Handler<Describe> for LspServerActor {
         node.pid = self.running.as_ref().map(|r| r.guard.pid());
         node.restarts = Some(self.restarts);
         node = node.with_detail("open_documents", self.docs.len());
+        if let Some(r) = &self.running {
+            node = node.with_detail("file_watchers", r.shared.watchers());
+            let rereading = r.shared.reindexing().len();
+            if rereading > 0 {
+                node = node.with_detail("rereading_changed_files", rereading);
+            }
+        }
         node.last_error = self.last_crash.as_ref().map(|info| info.describe(&self.key.server));
         MessageResult(node)
     }

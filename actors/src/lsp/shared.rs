@@ -1,9 +1,11 @@
 //! What the reader task learns from a server, shared with the actor and
 //! with callers waiting on it: published diagnostics (with the version and
-//! arrival order of each), work-done progress, and the settings the server
-//! asks for.
+//! arrival order of each), work-done progress, the settings the server
+//! asks for, the files it asked to hear about, and which changed files it
+//! is still re-indexing.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,6 +14,8 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use super::watched::WatchedFiles;
+use crate::watch::ChangeKind;
 use crate::wire::client::PeerEvents;
 use crate::wire::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 
@@ -43,6 +47,11 @@ pub struct Shared {
     progress: Mutex<HashMap<String, Progress>>,
     seq: AtomicU64,
     changed: Notify,
+    watched: Mutex<WatchedFiles>,
+    /// Files changed on disk that the server is re-reading (opened for a
+    /// moment, for servers that ignore watched-file events), by path, with
+    /// the version opened.
+    reindexing: Mutex<BTreeMap<PathBuf, i32>>,
 }
 
 impl Shared {
@@ -55,7 +64,46 @@ impl Shared {
             progress: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             changed: Notify::new(),
+            watched: Mutex::new(WatchedFiles::default()),
+            reindexing: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// Whether the server asked to hear about `kind` at `path` (`None`:
+    /// it registered no file watchers).
+    pub fn wants(&self, path: &Path, root: &Path, kind: ChangeKind) -> Option<bool> {
+        self.watched.lock().wants(path, root, kind)
+    }
+
+    /// File watchers the server registered.
+    pub fn watchers(&self) -> usize {
+        self.watched.lock().watchers()
+    }
+
+    /// `path` (opened at `version`) is being re-read by the server.
+    pub fn begin_reindex(&self, path: &Path, version: i32) {
+        self.reindexing.lock().insert(path.to_path_buf(), version);
+    }
+
+    /// The server has taken in `path` at `version` (or gave up on it).
+    pub fn end_reindex(&self, path: &Path, version: i32) {
+        let mut reindexing = self.reindexing.lock();
+        if reindexing.get(path) == Some(&version) {
+            reindexing.remove(path);
+        }
+        drop(reindexing);
+        self.changed.notify_waiters();
+    }
+
+    /// Forgets every re-read (the server restarted: it reads everything anew).
+    pub fn clear_reindex(&self) {
+        self.reindexing.lock().clear();
+        self.changed.notify_waiters();
+    }
+
+    /// Files changed on disk that the server has not taken in yet.
+    pub fn reindexing(&self) -> Vec<PathBuf> {
+        self.reindexing.lock().keys().cloned().collect()
     }
 
     /// The latest publication number; a publication after a sync has a larger one.
@@ -173,9 +221,16 @@ impl PeerEvents for Shared {
                 let items = params["items"].as_array().cloned().unwrap_or_default();
                 Ok(Value::Array(items.iter().map(|i| self.section(i["section"].as_str())).collect()))
             }
+            "client/registerCapability" => {
+                let added = self.watched.lock().register(params);
+                tracing::debug!(added, "file watchers registered");
+                Ok(Value::Null)
+            }
+            "client/unregisterCapability" => {
+                self.watched.lock().unregister(params);
+                Ok(Value::Null)
+            }
             "window/workDoneProgress/create"
-            | "client/registerCapability"
-            | "client/unregisterCapability"
             | "window/showMessageRequest"
             | "workspace/diagnostic/refresh"
             | "workspace/semanticTokens/refresh"

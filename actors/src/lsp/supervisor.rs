@@ -3,6 +3,13 @@
 //! [`LspServerActor`] per (server, root), started lazily, and answers
 //! `status` with, for every language, what runs and — for what cannot —
 //! which half of the intersection failed.
+//!
+//! It also owns the run's file [`Watcher`], started by the first
+//! [`SyncDisk`] (every query's first step): each batch of changes on disk
+//! comes here as [`FilesChanged`] and goes on to every server actor. The
+//! watcher answers a sync point only after handing over the batch, and
+//! this mailbox is first in, first out, so the batch reaches a server's
+//! mailbox before the query that asked for the sync point does.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,8 +20,9 @@ use serde::Serialize;
 
 use super::config::{self, ServerConfig};
 use super::discovery::{self, Usable};
-use super::server::{LspServerActor, Reload, ServerCrashed, ServerKey};
+use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey};
 use crate::describe::{ActorNode, Describe, describe_or_busy};
+use crate::watch::{Change, Synced, WatchStatus, Watcher};
 
 /// Directory levels searched for root markers when no file is given.
 const MARKER_SEARCH_DEPTH: usize = 6;
@@ -83,6 +91,26 @@ impl Message for ReloadFor {
     type Result = Result<Vec<String>, String>;
 }
 
+/// Makes sure every change on disk made before it was sent has reached
+/// the servers (starting the watcher on first use).
+pub struct SyncDisk;
+
+impl Message for SyncDisk {
+    type Result = Synced;
+}
+
+/// The files changed between two sync points (`None`: no longer known).
+pub struct ChangedBetween {
+    /// The earlier sync point's batch number.
+    pub after: u64,
+    /// The later one's.
+    pub upto: u64,
+}
+
+impl Message for ChangedBetween {
+    type Result = Option<Vec<Change>>;
+}
+
 /// Ask for the per-language status.
 pub struct Status;
 
@@ -108,6 +136,9 @@ pub struct LanguageStatus {
 pub struct StatusReport {
     /// Problems with `tether.toml`, if any.
     pub config_error: Option<String>,
+    /// How the working directory is watched (`None`: not yet, it starts
+    /// with the first query).
+    pub watch: Option<WatchStatus>,
     /// Per language, in table order.
     pub languages: Vec<LanguageStatus>,
 }
@@ -122,6 +153,7 @@ pub struct LspSupervisor {
     servers: BTreeMap<ServerKey, Addr<LspServerActor>>,
     crashes: u64,
     started: Instant,
+    watcher: Option<Watcher>,
 }
 
 impl LspSupervisor {
@@ -135,7 +167,30 @@ impl LspSupervisor {
             servers: BTreeMap::new(),
             crashes: 0,
             started: Instant::now(),
+            watcher: None,
         }
+    }
+
+    /// The watcher, started on first use. Batches come back to this
+    /// actor through a weak address, so the watcher does not keep it alive.
+    fn watcher(&mut self, ctx: &mut Context<Self>) -> &Watcher {
+        if self.watcher.is_none() {
+            let preference = match config::watch_preference(&self.workdir) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!("{e}; watching for events");
+                    Default::default()
+                }
+            };
+            let me = ctx.address().downgrade();
+            let deliver: crate::watch::Deliver = std::sync::Arc::new(move |batch| {
+                if let Some(me) = me.upgrade() {
+                    me.do_send(FilesChanged(batch));
+                }
+            });
+            self.watcher = Some(Watcher::start(self.workdir.clone(), preference, deliver));
+        }
+        self.watcher.as_ref().expect("just started")
     }
 
     fn candidates<'a>(table: &'a [ServerConfig], language: &str) -> Vec<&'a ServerConfig> {
@@ -233,6 +288,33 @@ impl Handler<Route> for LspSupervisor {
     }
 }
 
+impl Handler<SyncDisk> for LspSupervisor {
+    type Result = ResponseFuture<Synced>;
+
+    fn handle(&mut self, _msg: SyncDisk, ctx: &mut Self::Context) -> Self::Result {
+        let handle = self.watcher(ctx).handle();
+        Box::pin(async move { handle.sync().await })
+    }
+}
+
+impl Handler<FilesChanged> for LspSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FilesChanged, _ctx: &mut Self::Context) {
+        for addr in self.servers.values() {
+            addr.do_send(FilesChanged(msg.0.clone()));
+        }
+    }
+}
+
+impl Handler<ChangedBetween> for LspSupervisor {
+    type Result = Option<Vec<Change>>;
+
+    fn handle(&mut self, msg: ChangedBetween, _ctx: &mut Self::Context) -> Self::Result {
+        self.watcher.as_ref()?.handle().changed_between(msg.after, msg.upto)
+    }
+}
+
 impl Handler<Running> for LspSupervisor {
     type Result = MessageResult<Running>;
 
@@ -307,6 +389,7 @@ impl Handler<Status> for LspSupervisor {
         }
         let workdir = self.workdir.clone();
         let wanted: BTreeSet<String> = table.iter().flat_map(|s| s.root_markers.iter().cloned()).collect();
+        let watch = self.watcher.as_ref().map(|w| w.handle().status());
         Box::pin(async move {
             // The walk for root markers and the PATH probes are blocking
             // work: off the actor thread, which the router shares.
@@ -333,7 +416,7 @@ impl Handler<Status> for LspSupervisor {
                 let candidates = statuses.into_iter().map(|(text, _)| text).collect();
                 languages.push(LanguageStatus { language, running, candidates, usable });
             }
-            StatusReport { config_error, languages }
+            StatusReport { config_error, watch, languages }
         })
     }
 }
@@ -350,6 +433,13 @@ impl Handler<Describe> for LspSupervisor {
             0,
         )
         .with_detail("crashes", self.crashes);
+        if let Some(w) = &self.watcher {
+            let status = w.handle().status();
+            node = node
+                .with_detail("file_watching", status.mode)
+                .with_detail("watched_directories", status.directories)
+                .with_detail("changes_delivered", status.changes);
+        }
         let servers: Vec<Addr<LspServerActor>> = self.servers.values().cloned().collect();
         Box::pin(async move {
             for addr in servers {

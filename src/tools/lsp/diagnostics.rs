@@ -1,21 +1,25 @@
-//! Diagnostics: waiting for the server's answer about the content just
-//! synced, rendering it, and the after-write hook (S3.1) that reports only
-//! what a write introduced — keyed by file, severity, code and message,
-//! position deliberately excluded, so a diagnostic that merely moved is not
-//! new — and what it resolved.
+//! Diagnostics: waiting for the server's answer about the content now on
+//! disk, labelling it truthfully — **fresh** only when it is about that
+//! content; **pending** when nothing is known for it yet; **stale since**
+//! when the list is about older content — rendering it, and the
+//! after-write hook (S3.1) that reports only what a write introduced —
+//! keyed by file, severity, code and message, position deliberately
+//! excluded, so a diagnostic that merely moved is not new — and what it
+//! resolved, against the file's previous fresh state, whoever wrote the
+//! file in between.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use parking_lot::Mutex;
 use tether_actors::lsp::server::{Open, Session};
-use tether_actors::lsp::supervisor::{LspSupervisor, Route, Unavailable};
+use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
 use crate::handler::AfterWrite;
 
@@ -29,61 +33,100 @@ pub const DIAGNOSTICS_SETTLE: Duration = Duration::from_millis(300);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
-/// Whether the diagnostics are about the content just synced.
+/// Whether the diagnostics are about the content now on disk.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Freshness {
-    /// Published for this version.
+    /// Published for this content.
     Fresh,
-    /// Not (yet) published for this version; the text says why.
+    /// Nothing is known about this content yet; the text says why.
     Pending(String),
+    /// The list is about older content: the file has differed from it
+    /// since `since`; `why` says why no newer list came.
+    Stale {
+        /// When the content the list is not about arrived.
+        since: SystemTime,
+        /// Why there is no list for it.
+        why: String,
+    },
+}
+
+impl Freshness {
+    /// `fresh`, `pending` or `stale`, for structured results.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Freshness::Fresh => "fresh",
+            Freshness::Pending(_) => "pending",
+            Freshness::Stale { .. } => "stale",
+        }
+    }
+}
+
+/// `HH:MM:SS UTC`, for "stale since" labels.
+pub fn clock(at: SystemTime) -> String {
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) % 86_400;
+    format!("{:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 /// Waits (at most `wait`) for diagnostics about the document the session synced.
 pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
     let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
     let uri = doc.uri.to_string();
-    let (version, seq_before, changed) = (doc.version, doc.seq_before, doc.changed);
+    let (version, seq_before) = (doc.version, doc.seq_before);
     let got = session
         .shared
         .wait_until(wait, |s| {
             let entry = s.diagnostics(&uri)?;
+            // Versioned: about this content or newer. Unversioned: the
+            // first publication after this content was sent.
             let current = match entry.version {
                 Some(v) => v >= version,
-                None => entry.seq > seq_before || !changed,
+                None => entry.seq > seq_before,
             };
             current.then_some(entry.items)
         })
         .await;
-    match got {
-        Some(items) => {
-            // Servers publish in phases (syntax, then semantics; native,
-            // then a checker): take whatever else arrives in a short settle.
-            tokio::time::sleep(DIAGNOSTICS_SETTLE).await;
-            let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
-            (latest, Freshness::Fresh)
-        }
-        None if session.shared.closed().is_some() => {
-            let why = session.shared.closed().unwrap_or_default();
-            (Vec::new(), Freshness::Pending(why))
-        }
-        None => {
-            let last = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
-            let why = match session.shared.indexing() {
-                Some(p) => format!(
-                    "{} is still indexing{} ({})",
-                    session.key.server,
-                    p.percentage.map(|n| format!(" {n}%")).unwrap_or_default(),
-                    p.title
-                ),
-                None => format!(
-                    "{} published nothing for this version within {} s",
-                    session.key.server,
-                    wait.as_secs()
-                ),
-            };
-            (last, Freshness::Pending(why))
-        }
+    if let Some(items) = got {
+        // Servers publish in phases (syntax, then semantics; native,
+        // then a checker): take whatever else arrives in a short settle.
+        tokio::time::sleep(DIAGNOSTICS_SETTLE).await;
+        let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
+        return (latest, Freshness::Fresh);
     }
+    let why = match (session.shared.closed(), session.shared.indexing()) {
+        (Some(closed), _) => closed,
+        (None, Some(p)) => format!(
+            "{} is still indexing{} ({}) and has not published for it within {} s",
+            session.key.server,
+            p.percentage.map(|n| format!(" {n}%")).unwrap_or_default(),
+            p.title,
+            wait.as_secs()
+        ),
+        (None, None) => format!(
+            "{} has not published diagnostics for the content now on disk within {} s",
+            session.key.server,
+            wait.as_secs()
+        ),
+    };
+    match session.shared.diagnostics(&uri) {
+        Some(old) => (old.items, Freshness::Stale { since: doc.changed_at, why }),
+        None => (Vec::new(), Freshness::Pending(why)),
+    }
+}
+
+/// `freshness`, unless the file on disk no longer holds `text` (it
+/// changed while the server was at work): then the list is stale since
+/// the file's modification time.
+pub fn still_on_disk(path: &Path, text: &str, freshness: Freshness, server: &str) -> Freshness {
+    let on_disk = std::fs::read_to_string(path).ok();
+    if on_disk.as_deref() == Some(text) {
+        return freshness;
+    }
+    let since = std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or_else(|_| SystemTime::now());
+    let why = match on_disk {
+        Some(_) => format!("the file changed on disk while {server} was computing them; ask again"),
+        None => "the file is no longer on disk".to_string(),
+    };
+    Freshness::Stale { since, why }
 }
 
 /// A diagnostic's identity for the registry: no position.
@@ -127,7 +170,10 @@ pub fn listing(rel: &str, text: &str, items: &[Diagnostic], freshness: &Freshnes
     let mut out = String::new();
     let label = match freshness {
         Freshness::Fresh => "fresh".to_string(),
-        Freshness::Pending(why) => format!("pending: {why}; these may be stale"),
+        Freshness::Pending(why) => format!("pending: {why}"),
+        Freshness::Stale { since, why } => {
+            format!("stale since {}, about the content before then, because {why}", clock(*since))
+        }
     };
     if items.is_empty() {
         let _ = write!(
@@ -158,21 +204,45 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Records `items` as the current state of `rel`; returns the ones not
-    /// seen before in this run and the keys that disappeared since last time.
-    pub fn update(&self, rel: &str, items: &[Diagnostic]) -> (Vec<Diagnostic>, Vec<Key>) {
+    /// Records `items` as the current state of `rel`; returns the ones
+    /// new since the previous state and the keys that disappeared. The
+    /// previous state is `before` — the server's fresh list for the
+    /// content just replaced, whoever wrote it — when known; otherwise
+    /// what this registry last recorded, with everything reported before
+    /// in this run counted as not new.
+    pub fn update(
+        &self,
+        rel: &str,
+        items: &[Diagnostic],
+        before: Option<&[Diagnostic]>,
+    ) -> (Vec<Diagnostic>, Vec<Key>) {
         let keys: Vec<Key> = items.iter().map(|d| key(rel, d)).collect();
         let mut seen = self.seen.lock();
+        let mut last = self.last.lock();
+        let recorded = last.insert(rel.to_string(), keys.clone()).unwrap_or_default();
+        if let Some(before) = before {
+            let before: BTreeSet<Key> = before.iter().map(|d| key(rel, d)).collect();
+            let new: Vec<Diagnostic> = items
+                .iter()
+                .zip(&keys)
+                .filter(|(_, k)| !before.contains(*k))
+                .map(|(d, _)| d.clone())
+                .collect();
+            let resolved: Vec<Key> = before.iter().filter(|k| !keys.contains(k)).cloned().collect();
+            seen.extend(keys.iter().cloned());
+            for k in &resolved {
+                seen.remove(k);
+            }
+            return (new, resolved);
+        }
         let mut new = Vec::new();
         for (d, k) in items.iter().zip(&keys) {
             if seen.insert(k.clone()) {
                 new.push(d.clone());
             }
         }
-        let mut last = self.last.lock();
-        let previous = last.insert(rel.to_string(), keys.clone()).unwrap_or_default();
         let resolved: Vec<Key> =
-            previous.into_iter().filter(|k| !keys.contains(k)).collect::<BTreeSet<_>>().into_iter().collect();
+            recorded.into_iter().filter(|k| !keys.contains(k)).collect::<BTreeSet<_>>().into_iter().collect();
         // A resolved diagnostic that comes back later is new again.
         for k in &resolved {
             seen.remove(k);
@@ -199,6 +269,9 @@ impl LspAfterWrite {
         path: PathBuf,
     ) -> Option<String> {
         let rel = tether_actors::fs::relative(&workdir, &path);
+        // Changes made outside tether reach the server first, so the
+        // previous state below is the file's latest fresh one.
+        let synced = supervisor.send(SyncDisk).await.ok();
         let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
             Ok(routed) => routed,
             Err(Unavailable::NoLanguage(_) | Unavailable::NotConfigured(_)) => return None,
@@ -218,12 +291,20 @@ impl LspAfterWrite {
             }
         };
         let (items, freshness) = fresh(&session, AFTER_WRITE_WAIT).await;
-        if let Freshness::Pending(why) = &freshness {
-            return Some(format!("diagnostics pending for `{rel}`: {why} — not known to be clean"));
+        match &freshness {
+            Freshness::Fresh => {}
+            Freshness::Pending(why) | Freshness::Stale { why, .. } => {
+                return Some(format!("diagnostics pending for `{rel}`: {why} — not known to be clean"));
+            }
         }
         let text = session.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
-        let (new, resolved) = registry.update(&rel, &items);
-        Some(delta(&rel, &text, &new, &resolved, items.len()))
+        let before = session.doc.as_ref().and_then(|d| d.previous.as_ref()).map(|e| e.items.as_slice());
+        let (new, resolved) = registry.update(&rel, &items, before);
+        let mut block = delta(&rel, &text, &new, &resolved, items.len());
+        if let Some(note) = synced.and_then(|s| s.note) {
+            block.push_str(&format!("\nnote: {note}"));
+        }
+        Some(block)
     }
 }
 
@@ -295,13 +376,24 @@ mod tests {
     #[test]
     fn moved_diagnostics_are_not_new_and_fixed_ones_are_resolved() {
         let r = Registry::default();
-        let (new, resolved) = r.update("a.py", &[diag(2, "x is undefined")]);
+        let (new, resolved) = r.update("a.py", &[diag(2, "x is undefined")], None);
         assert_eq!((new.len(), resolved.len()), (1, 0));
-        let (new, resolved) = r.update("a.py", &[diag(6, "x is undefined")]);
+        let (new, resolved) = r.update("a.py", &[diag(6, "x is undefined")], None);
         assert_eq!((new.len(), resolved.len()), (0, 0), "moved down four lines: not new");
-        let (new, resolved) = r.update("a.py", &[]);
+        let (new, resolved) = r.update("a.py", &[], None);
         assert_eq!((new.len(), resolved.len()), (0, 1));
-        let (new, _) = r.update("a.py", &[diag(1, "x is undefined")]);
+        let (new, _) = r.update("a.py", &[diag(1, "x is undefined")], None);
         assert_eq!(new.len(), 1, "reintroduced after being fixed: new again");
+    }
+
+    #[test]
+    fn the_delta_is_taken_against_the_previous_fresh_state_whoever_wrote_it() {
+        let r = Registry::default();
+        r.update("a.py", &[diag(1, "E1")], None);
+        // Outside tether, E1 was fixed and E2 introduced; the server's list
+        // for that content is the previous state of the next write, which adds E3.
+        let (new, resolved) = r.update("a.py", &[diag(2, "E2"), diag(3, "E3")], Some(&[diag(2, "E2")]));
+        assert_eq!(new.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["E3"]);
+        assert!(resolved.is_empty(), "E1 was resolved by the outside write, not this one: {resolved:?}");
     }
 }

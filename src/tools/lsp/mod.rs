@@ -1,8 +1,11 @@
 //! `lsp`: language-server queries (S3), level read, parallel-safe.
 //!
 //! Every navigation action takes `file`, `line` and `symbol` (never a
-//! column), syncs the file to its server first, waits (bounded) for the
-//! server to finish indexing, and says why whenever an answer is empty.
+//! column). Every action first makes sure each change on disk made before
+//! the call arrived has reached the servers (a sync point with the run's
+//! file watcher), syncs the file to its server, waits (bounded) for the
+//! server to finish indexing and re-reading changed files, and says so
+//! when it answered before it had — and why whenever an answer is empty.
 
 pub mod diagnostics;
 pub mod position;
@@ -20,7 +23,8 @@ use serde_json::{Value, json};
 use tether_actors::lsp::checker;
 use tether_actors::lsp::config::{self, ServerConfig};
 use tether_actors::lsp::server::{Open, Session};
-use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status};
+use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status, SyncDisk};
+use tether_actors::watch::Synced;
 
 use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
@@ -193,8 +197,24 @@ fn action_name(action: Action) -> &'static str {
     }
 }
 
-/// Routes `path` to its server, starts it and syncs the file.
-pub(crate) async fn open(sup: &Addr<LspSupervisor>, path: &Path, save: bool) -> Result<Session, String> {
+/// Every change on disk made before now has reached the servers.
+pub(crate) async fn sync_disk(sup: &Addr<LspSupervisor>) -> Synced {
+    sup.send(SyncDisk).await.unwrap_or_else(|e| Synced {
+        seq: 0,
+        note: Some(format!(
+            "the file watcher could not be reached ({e}); changes made outside tether may be missing"
+        )),
+    })
+}
+
+/// Takes in what changed on disk, routes `path` to its server, starts it
+/// and syncs the file.
+pub(crate) async fn open(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    save: bool,
+) -> Result<(Session, Synced), String> {
+    let synced = sync_disk(sup).await;
     let routed = match sup.send(Route { file: path.to_path_buf() }).await {
         Ok(Ok(routed)) => routed,
         Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
@@ -203,7 +223,7 @@ pub(crate) async fn open(sup: &Addr<LspSupervisor>, path: &Path, save: bool) -> 
     let opened =
         tokio::time::timeout(OPEN_TIMEOUT, routed.addr.send(Open { file: Some(path.to_path_buf()), save }));
     match opened.await {
-        Ok(Ok(Ok(session))) => Ok(session),
+        Ok(Ok(Ok(session))) => Ok((session, synced)),
         Ok(Ok(Err(e))) => Err(format!("server unavailable: {e}")),
         Ok(Err(e)) => Err(format!("server unavailable: {e}")),
         Err(_) => Err(format!(
@@ -215,12 +235,13 @@ pub(crate) async fn open(sup: &Addr<LspSupervisor>, path: &Path, save: bool) -> 
 }
 
 /// Waits, bounded, until the server is ready to answer about the session's
-/// document: work-done progress finished, and — right after the document
-/// was opened — its first diagnostics published, the one signal every
-/// server gives that it has loaded the file and its project (pyright
-/// answers an early `references` from an unloaded workspace with a short,
-/// plausible and wrong list).
-pub(crate) async fn ready_for(session: &Session) {
+/// document: work-done progress finished, files changed on disk re-read,
+/// and — right after the document was opened — its first diagnostics
+/// published, the one signal every server gives that it has loaded the
+/// file and its project (pyright answers an early `references` from an
+/// unloaded workspace with a short, plausible and wrong list). Returns
+/// the changed files the server had still not re-read.
+pub(crate) async fn ready_for(session: &Session) -> Vec<PathBuf> {
     if let Some(doc) = &session.doc
         && doc.changed
         && doc.version == 1
@@ -228,6 +249,35 @@ pub(crate) async fn ready_for(session: &Session) {
         let _ = diagnostics::fresh(session, READY_WAIT).await;
     }
     session.wait_idle(READY_WAIT).await;
+    session.wait_reread(READY_WAIT).await
+}
+
+/// What a cross-file answer must say about changes on disk it may not
+/// reflect: files the server had not re-read yet, a sync point the
+/// watcher could not confirm, indexing still running.
+pub(crate) fn taken_in_notes(
+    session: &Session,
+    root: &Path,
+    synced: &Synced,
+    unread: &[PathBuf],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(note) = &synced.note {
+        notes.push(format!("note: {note}"));
+    }
+    if !unread.is_empty() {
+        let shown: Vec<String> =
+            unread.iter().take(5).map(|p| format!("`{}`", tether_actors::fs::relative(root, p))).collect();
+        let more = unread.len().saturating_sub(shown.len());
+        notes.push(format!(
+            "note: {} was still re-reading {} file(s) changed on disk ({}{}) when it answered; their latest content may be missing here — ask again to include it",
+            session.key.server,
+            unread.len(),
+            shown.join(", "),
+            if more > 0 { format!(", and {more} more") } else { String::new() }
+        ));
+    }
+    notes
 }
 
 fn is_empty_answer(v: &Value) -> bool {
@@ -257,7 +307,7 @@ async fn navigate(
 ) -> ToolResult {
     let name = action_name(action);
     let rel = tether_actors::fs::relative(&root, &path);
-    let session = match open(&sup, &path, false).await {
+    let (session, synced) = match open(&sup, &path, false).await {
         Ok(s) => s,
         Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
     };
@@ -266,7 +316,7 @@ async fn navigate(
         Ok(at) => at,
         Err(e) => return ToolResult::error(format!("lsp {name}: {}", e.0)),
     };
-    ready_for(&session).await;
+    let unread = ready_for(&session).await;
     let here = json!({"textDocument": {"uri": doc.uri}, "position": at.position});
     let (method, params) = match action {
         Action::Definition => ("textDocument/definition", here),
@@ -317,6 +367,9 @@ async fn navigate(
         _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
     };
     if let Some(note) = note {
+        result.append(&note);
+    }
+    for note in taken_in_notes(&session, &root, &synced, &unread) {
         result.append(&note);
     }
     result
@@ -439,16 +492,22 @@ fn render_code_actions(session: &Session, answer: &Value, symbol: &str, rel: &st
 
 async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
     let rel = tether_actors::fs::relative(&root, &path);
-    let session = match open(&sup, &path, false).await {
+    let (session, synced) = match open(&sup, &path, false).await {
         Ok(s) => s,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
     let (items, freshness) = diagnostics::fresh(&session, diagnostics::DIAGNOSTICS_WAIT).await;
     let text = session.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
-    let listing = diagnostics::listing(&rel, &text, &items, &freshness);
+    // Fresh means about the content on disk now, not only when the call came.
+    let freshness = diagnostics::still_on_disk(&path, &text, freshness, &session.key.server);
+    let mut listing = diagnostics::listing(&rel, &text, &items, &freshness);
+    if let Some(note) = &synced.note {
+        listing.push_str(&format!("\nnote: {note}"));
+    }
     ToolResult::text(listing).with_data(json!({
         "file": rel,
         "fresh": freshness == diagnostics::Freshness::Fresh,
+        "freshness": freshness.word(),
         "diagnostics": items,
         "server": session.key.server,
     }))
@@ -460,6 +519,14 @@ async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
         Err(e) => return ToolResult::error(format!("lsp status: the supervisor is not running ({e})")),
     };
     let mut text = String::new();
+    match &report.watch {
+        Some(watch) => {
+            let _ = writeln!(text, "{}", watch.describe());
+        }
+        None => {
+            let _ = writeln!(text, "file watching: starts with the first query");
+        }
+    }
     if let Some(e) = &report.config_error {
         let _ = writeln!(text, "tether.toml: {e} (using the built-in table)");
     }
@@ -557,14 +624,17 @@ async fn workspace_symbols(
         let probe_root = root.clone();
         let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
         let Some(sample) = sample else { continue };
-        let session = match open(&sup, &sample, false).await {
+        let (session, synced) = match open(&sup, &sample, false).await {
             Ok(s) => s,
             Err(e) => {
                 notes.push(format!("{lang}: {e}"));
                 continue;
             }
         };
-        ready_for(&session).await;
+        let unread = ready_for(&session).await;
+        for note in taken_in_notes(&session, &root, &synced, &unread) {
+            notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
+        }
         if let Some(p) = session.shared.indexing() {
             notes.push(format!(
                 "{lang}: {} still indexing ({}); results may be incomplete",
@@ -621,12 +691,13 @@ async fn workspace_symbols(
 
 async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
     let rel = tether_actors::fs::relative(&root, &path);
-    let session = match open(&sup, &path, false).await {
+    let (session, synced) = match open(&sup, &path, false).await {
         Ok(s) => s,
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
     let doc = session.doc.clone().expect("a file was synced");
-    ready_for(&session).await;
+    let unread = ready_for(&session).await;
+    let notes = taken_in_notes(&session, &root, &synced, &unread);
     let answer = match session
         .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
         .await
@@ -668,7 +739,12 @@ async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
     if rows.is_empty() {
         let why = readiness(&session)
             .unwrap_or_else(|| format!("{} is ready and reports none", session.key.server));
-        return ToolResult::text(format!("no symbols in `{rel}`: {why}"));
+        let mut text = format!("no symbols in `{rel}`: {why}");
+        for note in &notes {
+            text.push('\n');
+            text.push_str(note);
+        }
+        return ToolResult::text(text);
     }
     let total = rows.len();
     let mut text = format!(
@@ -681,6 +757,9 @@ async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
     );
     for (depth, name, kind, line, col) in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
         let _ = writeln!(text, "{}{name} ({kind}) {line}:{col}", "  ".repeat(*depth));
+    }
+    for note in &notes {
+        let _ = writeln!(text, "{note}");
     }
     let data: Vec<Value> = rows
         .iter()

@@ -3,6 +3,12 @@
 //! like a rename: one line, not much longer than the names), applied in
 //! memory, then written all or nothing with a drift check — or staged for
 //! `resolve` with `stage: true`.
+//!
+//! The rename is computed only after every change on disk made before the
+//! call has reached the server (and been re-read, for servers that need
+//! it). Once the edit is back, a second sync point tells whether any file
+//! it touches changed meanwhile: the server's ranges would then point into
+//! content that moved, so nothing is written and the answer says what changed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,10 +23,10 @@ use tether_actors::ast::rewrite::{FileRewrite, RewritePlan};
 use tether_actors::ast::scan::Coverage;
 use tether_actors::fs::FileChange;
 use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file};
-use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 
 use super::position::locate;
-use super::{REQUEST_TIMEOUT, open};
+use super::{REQUEST_TIMEOUT, open, sync_disk};
 use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
@@ -95,7 +101,7 @@ async fn rename(
 ) -> ToolResult {
     let root = ctx.root().to_path_buf();
     let rel = tether_actors::fs::relative(&root, &path);
-    let session = match open(&sup, &path, false).await {
+    let (session, synced) = match open(&sup, &path, false).await {
         Ok(s) => s,
         Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
     };
@@ -104,7 +110,17 @@ async fn rename(
         Ok(at) => at,
         Err(e) => return ToolResult::error(format!("lsp_rename: {}", e.0)),
     };
-    super::ready_for(&session).await;
+    let unread = super::ready_for(&session).await;
+    if !unread.is_empty() {
+        let shown: Vec<String> =
+            unread.iter().take(5).map(|p| format!("`{}`", tether_actors::fs::relative(&root, p))).collect();
+        return ToolResult::error(format!(
+            "lsp_rename: {} has not yet re-read {} file(s) changed on disk ({}); a rename computed now could miss or misplace their uses, so nothing was written. Call it again shortly",
+            session.key.server,
+            unread.len(),
+            shown.join(", ")
+        ));
+    }
     let params = json!({"textDocument": {"uri": doc.uri}, "position": at.position, "newName": args.new_name});
     let answer = match session.request("textDocument/rename", params, REQUEST_TIMEOUT).await {
         Ok(v) => v,
@@ -131,6 +147,29 @@ async fn rename(
         Ok(m) => m,
         Err(e) => return ToolResult::error(format!("lsp_rename: {e}; nothing was written")),
     };
+    // Did anything the edit touches change on disk while it was computed?
+    let after = sync_disk(&sup).await;
+    let moved = match sup.send(ChangedBetween { after: synced.seq, upto: after.seq }).await {
+        Ok(Some(changes)) => changes,
+        _ => {
+            return ToolResult::error(
+                "lsp_rename: too many files changed on disk while the server computed the rename to tell whether it is still right; nothing was written. Call it again",
+            );
+        }
+    };
+    let touched: Vec<PathBuf> = by_file.keys().filter_map(|u| u.to_file_path().ok()).collect();
+    let hit: Vec<String> = moved
+        .iter()
+        .filter(|c| touched.contains(&c.path))
+        .map(|c| format!("`{}` ({:?})", tether_actors::fs::relative(&root, &c.path), c.kind).to_lowercase())
+        .collect();
+    if !hit.is_empty() {
+        return ToolResult::error(format!(
+            "lsp_rename: {} changed on disk while {} computed the rename, so its edits may point into content that moved; nothing was written. Call it again",
+            hit.join(", "),
+            session.key.server
+        ));
+    }
     // The old name is the identifier at the cursor, as the server sees it —
     // not the caller's substring — and every edit must rename exactly it.
     let old_name =
