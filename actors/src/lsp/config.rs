@@ -14,6 +14,7 @@
 //! settings = { python = { analysis = { typeCheckingMode = "basic" } } }
 //! checker = { command = "pyright", args = ["--outputjson"], format = "pyright" }
 //! reopen = ["created"]           # see ServerConfig::reopen
+//! index_after_parse = false      # see ServerConfig::index_after_parse
 //!
 //! [watch]
 //! mode = "events"                # or "scan": stat the tree before each query
@@ -90,6 +91,14 @@ pub struct ServerConfig {
     /// index keeps a closed file's old content for the whole run.
     #[serde(default)]
     pub reopen: Vec<ChangeKind>,
+    /// Whether the server updates its index only once it has parsed a
+    /// changed document, after it has answered the notification that
+    /// brought the change (clangd): a query then waits for the server's
+    /// diagnostics of each re-read file — its sign of having parsed it —
+    /// before asking. Other servers compute answers from the content they
+    /// hold, so a query sent after the change already sees it.
+    #[serde(default)]
+    pub index_after_parse: bool,
 }
 
 fn entry(
@@ -111,6 +120,7 @@ fn entry(
         settings: None,
         checker,
         reopen: Vec::new(),
+        index_after_parse: false,
     }
 }
 
@@ -153,16 +163,23 @@ pub fn builtin() -> Vec<ServerConfig> {
         entry("pylsp", "pylsp", &[], &["python"], PYTHON_MARKERS, None),
         ServerConfig {
             reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            index_after_parse: true,
             ..entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None)
         },
-        entry(
-            "rust-analyzer",
-            "rust-analyzer",
-            &[],
-            &["rust"],
-            &["Cargo.toml"],
-            checker("cargo", &["check", "--message-format=json", "--quiet"], CheckerFormat::Cargo),
-        ),
+        ServerConfig {
+            // rust-analyzer re-reads a watched file on its loader thread
+            // and may answer the next request before the new content lands;
+            // an open document's content is taken in order.
+            reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            ..entry(
+                "rust-analyzer",
+                "rust-analyzer",
+                &[],
+                &["rust"],
+                &["Cargo.toml"],
+                checker("cargo", &["check", "--message-format=json", "--quiet"], CheckerFormat::Cargo),
+            )
+        },
         ServerConfig {
             // tsserver then takes file changes from tether's watcher, in
             // order with the requests, instead of noticing them on its own
@@ -177,14 +194,19 @@ pub fn builtin() -> Vec<ServerConfig> {
                 checker("tsc", &["--noEmit", "--pretty", "false"], CheckerFormat::Tsc),
             )
         },
-        entry(
-            "gopls",
-            "gopls",
-            &[],
-            &["go"],
-            &["go.mod", "go.work"],
-            checker("go", &["vet", "./..."], CheckerFormat::LineColMessage),
-        ),
+        ServerConfig {
+            // A file in a new directory is a new package, which gopls
+            // loads only when one of its files is opened.
+            reopen: vec![ChangeKind::Created],
+            ..entry(
+                "gopls",
+                "gopls",
+                &[],
+                &["go"],
+                &["go.mod", "go.work"],
+                checker("go", &["vet", "./..."], CheckerFormat::LineColMessage),
+            )
+        },
         entry("dart", "dart", &["language-server", "--protocol=lsp"], &["dart"], &["pubspec.yaml"], None),
     ]
 }

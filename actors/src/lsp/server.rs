@@ -507,8 +507,10 @@ impl LspServerActor {
         self.await_reread(path, &uri, shared, ctx);
     }
 
-    /// Tracks a transient document until the server publishes for its
-    /// current version, then closes it (if still transient).
+    /// After a re-read: a transient document is closed once the server has
+    /// published for its current version (its sign of having parsed it);
+    /// for a server that indexes only after parsing, queries wait for that
+    /// publication too (the file is tracked as being re-read until then).
     fn await_reread(
         &mut self,
         path: &Path,
@@ -517,8 +519,13 @@ impl LspServerActor {
         ctx: &mut Context<Self>,
     ) {
         let Some(doc) = self.docs.get(path) else { return };
-        let (version, seq) = (doc.version, doc.synced_seq);
-        shared.begin_reindex(path, version);
+        let (version, seq, transient) = (doc.version, doc.synced_seq, doc.transient);
+        let tracked = self.usable.config.index_after_parse;
+        if tracked {
+            shared.begin_reindex(path, version);
+        } else if !transient {
+            return;
+        }
         let waiter = shared.clone();
         let key = uri.to_string();
         let path = path.to_path_buf();

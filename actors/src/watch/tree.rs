@@ -248,6 +248,10 @@ impl Tree {
                 }
             }
         }
+        // A file found by walking a new directory also has its own events
+        // in the batch: it was created, not created and then changed.
+        let mut reported = HashSet::new();
+        out.retain(|c| reported.insert(c.path.clone()));
         Ok(out)
     }
 

@@ -1,0 +1,187 @@
+//! Answers say truthfully whether they are about the content now on disk:
+//! diagnostics are **fresh** only then, **pending** when nothing is known,
+//! **stale since …** when the list is about older content; a rename whose
+//! files changed while it was computed writes nothing; the after-write
+//! delta is taken against the previous fresh state, whoever wrote the file;
+//! and without file events a stat scan keeps answers right. A fake server
+//! (tests/fixtures/lsp/quiet_lsp.py) supplies the silences and the slow
+//! rename a real one cannot be made to produce on demand; the rest runs
+//! against pyright.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::Harness;
+use serde_json::json;
+
+fn pyright() {
+    common::require("pyright", &["--version"], "npm install -g pyright");
+}
+
+/// A run whose Python files are served by the quiet fake server.
+fn quiet_run(files: &[(&str, &str)]) -> Harness {
+    let h = Harness::new(files);
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/quiet_lsp.py");
+    std::fs::copy(&fake, h.path("quiet_lsp.py")).unwrap();
+    h.write("pyproject.toml", "");
+    h.write(
+        "tether.toml",
+        &format!(
+            "[[server]]\nid = \"quiet\"\ncommand = {:?}\nargs = [\"quiet_lsp.py\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+            which_python()
+        ),
+    );
+    // tether.toml is read when the run starts.
+    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
+}
+
+fn which_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn clock_shape(text: &str) -> bool {
+    // "stale since HH:MM:SS UTC"
+    text.split("stale since ").nth(1).is_some_and(|rest| {
+        let t = &rest[..rest.len().min(12)];
+        t.len() == 12 && t.as_bytes()[2] == b':' && t.as_bytes()[5] == b':' && t.ends_with(" UTC")
+    })
+}
+
+#[tokio::test]
+async fn an_old_list_is_labelled_stale_since_and_never_fresh() {
+    let h = quiet_run(&[("a.py", "x = 1  # ERR\n")]);
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "a.py"})).await;
+    assert!(r.text.starts_with("1 diagnostic(s) for `a.py`, 1 error(s) (fresh):"), "{}", r.text);
+
+    // Changed outside tether; the server never publishes for the new content.
+    std::fs::write(h.path("a.py"), "x = 2  # SILENT ERR\ny = 3  # ERR\n").unwrap();
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "a.py"})).await;
+    assert!(!r.text.contains("(fresh)"), "{}", r.text);
+    assert!(r.text.starts_with("1 diagnostic(s) for `a.py`, 1 error(s) (stale since "), "{}", r.text);
+    assert!(clock_shape(&r.text), "{}", r.text);
+    assert!(
+        r.text.contains(
+            "about the content before then, because quiet has not published diagnostics for the content now on disk within 15 s"
+        ),
+        "{}",
+        r.text
+    );
+    let data = r.data.unwrap();
+    assert_eq!((data["fresh"].as_bool(), data["freshness"].as_str()), (Some(false), Some("stale")));
+
+    // Fixed outside tether: fresh again, and only what the content holds.
+    std::fs::write(h.path("a.py"), "x = 4\n").unwrap();
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "a.py"})).await;
+    assert_eq!(r.text, "no diagnostics for `a.py` (fresh)");
+}
+
+#[tokio::test]
+async fn nothing_known_for_new_content_is_pending() {
+    let h = quiet_run(&[("b.py", "y = 1  # SILENT\n")]);
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "b.py"})).await;
+    assert_eq!(
+        r.text,
+        "no diagnostics known for `b.py` (pending: quiet has not published diagnostics for the content now on disk within 15 s)"
+    );
+    assert_eq!(r.data.unwrap()["freshness"], "pending");
+}
+
+#[tokio::test]
+async fn a_rename_whose_files_changed_meanwhile_writes_nothing() {
+    let h = quiet_run(&[
+        ("a.py", "def old_name():\n    return 1\n"),
+        ("other.py", "from a import old_name\nold_name()\n"),
+    ]);
+    // Control: with nothing changing meanwhile, the rename is written.
+    let r = h
+        .ok("lsp_rename", json!({"file": "a.py", "line": 1, "symbol": "old_name", "new_name": "mid_name"}))
+        .await;
+    assert!(r.text.starts_with("renamed `old_name` → `mid_name`: 3 edit(s) in 2 file(s)"), "{}", r.text);
+    assert_eq!(h.read("other.py"), "from a import mid_name\nmid_name()\n");
+
+    // The server takes 2 s; a file the edit touches changes 0.5 s in.
+    h.write("rename_delay", "2");
+    let rename = h
+        .call("lsp_rename", json!({"file": "a.py", "line": 1, "symbol": "mid_name", "new_name": "new_name"}));
+    let outside = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        std::fs::write(h.path("other.py"), "# a line above\nfrom a import mid_name\nmid_name()\n").unwrap();
+    };
+    let (r, ()) = tokio::join!(rename, outside);
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("`other.py` (changed) changed on disk while quiet computed the rename")
+            && r.text.contains("nothing was written"),
+        "{}",
+        r.text
+    );
+    assert_eq!(h.read("a.py"), "def mid_name():\n    return 1\n", "byte for byte");
+    assert_eq!(
+        h.read("other.py"),
+        "# a line above\nfrom a import mid_name\nmid_name()\n",
+        "the outside write is kept"
+    );
+
+    // Asked again, it is computed on the new content and written.
+    std::fs::remove_file(h.path("rename_delay")).unwrap();
+    let r = h
+        .ok("lsp_rename", json!({"file": "a.py", "line": 1, "symbol": "mid_name", "new_name": "new_name"}))
+        .await;
+    assert!(r.text.starts_with("renamed `mid_name` → `new_name`: 3 edit(s) in 2 file(s)"), "{}", r.text);
+    assert_eq!(h.read("other.py"), "# a line above\nfrom a import new_name\nnew_name()\n");
+}
+
+#[tokio::test]
+async fn the_write_delta_is_taken_against_the_previous_fresh_state_whoever_wrote_it() {
+    pyright();
+    let h = Harness::new(&[("pyproject.toml", ""), ("app.py", "x = 1\n")]);
+    let r = h.ok("write", json!({"path": "app.py", "content": "print(first_missing)\n"})).await;
+    assert!(r.text.contains("1 new, 0 resolved") && r.text.contains("first_missing"), "{}", r.text);
+
+    // Outside tether: the first problem fixed, a second introduced.
+    std::fs::write(h.path("app.py"), "print(second_missing)\n").unwrap();
+    let d = h.ok("lsp", json!({"action": "diagnostics", "file": "app.py"})).await.text;
+    assert!(d.contains("(fresh)") && d.contains("second_missing") && !d.contains("first_missing"), "{d}");
+
+    // tether's next write adds a third: that is the only news, and the
+    // first was resolved by the outside write, not by this one.
+    let r = h
+        .ok("write", json!({"path": "app.py", "content": "print(second_missing)\nprint(third_missing)\n"}))
+        .await;
+    assert!(r.text.contains("diagnostics (fresh) for `app.py`: 1 new, 0 resolved"), "{}", r.text);
+    assert!(r.text.contains("third_missing") && !r.text.contains("first_missing"), "{}", r.text);
+    assert!(!r.text.contains("+ app.py:1:"), "second_missing was there before this write: {}", r.text);
+}
+
+#[tokio::test]
+async fn without_events_a_stat_scan_keeps_answers_right_and_status_says_so() {
+    pyright();
+    let h = Harness::new(&[
+        ("pyproject.toml", ""),
+        ("tether.toml", "[watch]\nmode = \"scan\"\n"),
+        ("a.py", "def f():\n    return 1\n"),
+        ("b.py", "from a import f\n\nf()\n"),
+    ]);
+    let refs = json!({"action": "references", "file": "a.py", "line": 1, "symbol": "f"});
+    let total = |r: &tether::ToolResult| r.data.as_ref().unwrap()["total"].as_u64().unwrap();
+    assert_eq!(total(&h.ok("lsp", refs.clone()).await), 3);
+    let status = h.ok("lsp", json!({"action": "status"})).await.text;
+    assert!(
+        status.starts_with(
+            "file watching: a stat scan of 4 file(s) before every query, because tether.toml asks for it ([watch] mode = \"scan\")"
+        ),
+        "{status}"
+    );
+    std::fs::write(h.path("b.py"), "from a import f\n\nf()\nf()\n").unwrap();
+    assert_eq!(total(&h.ok("lsp", refs.clone()).await), 4);
+    h.write("new/c.py", "from a import f\nf()\n");
+    assert_eq!(total(&h.ok("lsp", refs.clone()).await), 6);
+    std::fs::remove_file(h.path("new/c.py")).unwrap();
+    assert_eq!(total(&h.ok("lsp", refs).await), 4);
+}
