@@ -28,7 +28,8 @@
 //! - [`cli`] — `tether tools|call|batch|tree|status|serve`; [`serve`] — the
 //!   MCP server over stdio (rmcp) and its elicitation port.
 //!
-//! The live resources themselves (actors, grammars, file commits) are in
+//! The live resources themselves (actors, grammars, file commits, the
+//! watcher that carries changes on disk to the language servers) are in
 //! the `tether-actors` crate, which knows nothing of tool names or schemas.
 
 pub mod approval;

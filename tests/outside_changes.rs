@@ -446,3 +446,42 @@ async fn gopls_sees_every_outside_change() {
     need("gopls", "apt-get install gopls golang-go");
     every_outside_change_reaches(go()).await;
 }
+
+/// More files than are worth opening one by one: the server is restarted
+/// and reads (and, for clangd, re-indexes) everything.
+#[tokio::test]
+async fn clangd_takes_in_a_checkout_of_70_files_by_restarting() {
+    need("clangd", "apt-get install clangd");
+    let p = c();
+    let files: Vec<(&str, &str)> = p.files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let h = Harness::new(&files);
+    let root = h.root();
+    // Every file named, so the restarted clangd indexes them in the background.
+    let mut names: Vec<String> = vec!["a.c".into(), "b.c".into()];
+    names.extend((0..70).map(|i| format!("many/m{i}.c")));
+    let entries: Vec<Value> = names
+        .iter()
+        .map(|f| json!({"directory": root, "file": root.join(f), "command": format!("cc -c {f}")}))
+        .collect();
+    h.write("compile_commands.json", &serde_json::to_string(&entries).unwrap());
+    let (total, _, text) = references(&h, &p).await;
+    assert_eq!(total, p.initial, "{text}");
+    git(&h, &["init", "-q"]);
+    git(&h, &["add", "-A"]);
+    git(&h, &["commit", "-qm", "base"]);
+    git(&h, &["checkout", "-qb", "many"]);
+    for i in 0..70 {
+        let rel = format!("many/m{i}.c");
+        h.write(&rel, &(p.caller)(&rel, 1).0);
+    }
+    git(&h, &["add", "-A"]);
+    git(&h, &["commit", "-qm", "many"]);
+    git(&h, &["checkout", "-q", "main"]);
+    let (total, _, text) = references(&h, &p).await;
+    assert_eq!(total, p.initial, "back on main\n{text}");
+    git(&h, &["checkout", "-q", "many"]);
+    let (total, _, text) = references(&h, &p).await;
+    assert_eq!(total, p.initial + 70, "after checking out 70 new files\n{text}");
+    let server = common::node_of(&h, "lsp-server").await;
+    assert!(server["restarts"].as_u64() >= Some(1), "the server was restarted: {server}");
+}

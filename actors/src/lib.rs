@@ -1,3 +1,24 @@
+//! tether-actors: the live resources behind tether's tools, each an actix
+//! actor answering typed messages. It knows nothing of tool names or JSON
+//! schemas; the `tether` crate turns tool calls into these messages.
+//!
+//! # Layout
+//!
+//! - [`lsp`] — language servers: the server table, the intersection rule,
+//!   one actor per (server, root), their supervisor; [`watch`] — the run's
+//!   file watcher, which carries every change on disk to those servers
+//!   before the next query.
+//! - [`ast`] — tree-sitter grammars, structural search and staged rewrites.
+//! - [`dap`] — debug adapters, one session actor per conversation.
+//! - [`kernel`] — persistent Python and JavaScript interpreters.
+//! - [`question`] — the question gate to the human; [`workers`] — the
+//!   vibe-mode worker pool.
+//! - [`wire`] — framing, JSON-RPC and the pending map, shared by every
+//!   stdio peer; [`process`] — spawning children in their own process
+//!   group, tagged with the run id, killed with their actor.
+//! - [`fs`] — confinement to the working directory, atomic writes,
+//!   all-or-nothing commits; [`describe`] — the supervision tree's nodes.
+
 pub mod ast;
 pub mod dap;
 pub mod describe;

@@ -707,10 +707,10 @@ impl Handler<Open> for LspServerActor {
     }
 }
 
-impl Handler<Reload> for LspServerActor {
-    type Result = AtomicResponse<Self, Result<(), LspError>>;
-
-    fn handle(&mut self, _msg: Reload, ctx: &mut Self::Context) -> Self::Result {
+impl LspServerActor {
+    /// Stops the server (`shutdown`, `exit`, then the kill) and starts it
+    /// afresh; its documents are reopened as queries name them.
+    fn restart(&mut self) -> ResponseActFuture<Self, Result<(), LspError>> {
         let old = self.running.take();
         // A deliberate stop is not a crash: the old generation's exit is ignored.
         self.generation += 1;
@@ -729,9 +729,15 @@ impl Handler<Reload> for LspServerActor {
                 drop(old.guard);
             }
         };
-        let restart = stop.into_actor(self).then(|(), act, ctx| start(act, ctx));
-        let _ = ctx;
-        AtomicResponse::new(Box::pin(restart))
+        Box::pin(stop.into_actor(self).then(|(), act, ctx| start(act, ctx)))
+    }
+}
+
+impl Handler<Reload> for LspServerActor {
+    type Result = AtomicResponse<Self, Result<(), LspError>>;
+
+    fn handle(&mut self, _msg: Reload, _ctx: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.restart())
     }
 }
 
@@ -790,8 +796,10 @@ impl Handler<FilesChanged> for LspServerActor {
             // A checkout of another branch: cheaper and surer to start
             // over (the server reads, and re-indexes, everything) than to
             // open hundreds of files one by one.
+            // The mailbox waits for the restart: a query sent after this
+            // batch must reach the new server, not the one being stopped.
             tracing::info!(server = %self.key.server, files = rereads.len(), "restarting to take in a large batch of changed files");
-            ctx.notify(Reload);
+            ctx.wait(self.restart().map(|_, _, _| ()));
             return;
         }
         // What the server registered to hear about (or, if it registered

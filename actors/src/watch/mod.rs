@@ -12,7 +12,7 @@
 //! **Sync points.** A query must not be answered before the changes made
 //! before it arrived have been delivered. The events of a write that has
 //! returned are already queued in the kernel, in order, on the watcher's
-//! one inotify descriptor; so [`Watcher::sync`] creates a cookie file in
+//! one inotify descriptor; so [`WatchHandle::sync`] creates a cookie file in
 //! a private directory watched through that same descriptor and waits for
 //! the pump to see it: every event queued before the cookie has then been
 //! read, and the pump delivers them (without waiting out the debounce)
@@ -21,7 +21,7 @@
 //!
 //! **Without events** — no inotify instance, the watch limit reached, or
 //! `[watch] mode = "scan"` in `tether.toml` — a sync point is a stat scan
-//! of the tree instead, and [`Watcher::status`] says which mode is in
+//! of the tree instead, and [`WatchHandle::status`] says which mode is in
 //! force and why.
 
 pub mod tree;
@@ -366,6 +366,20 @@ impl Watches for Events {
     }
 }
 
+/// Where cookies are created: in memory (`/dev/shm`) where there is one —
+/// creating a file there costs a third of what it costs on a disk — else
+/// the temporary directory. A watch there shares the inotify queue, and
+/// so its order, with the working directory's watches.
+fn sync_dir() -> std::io::Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix(".tether-sync-").tempdir_in(shm)
+    {
+        return Ok(dir);
+    }
+    tempfile::Builder::new().prefix(".tether-sync-").tempdir()
+}
+
 /// Counts the directories added, to stop at [`MAX_WATCHED_DIRS`].
 struct Capped<'a> {
     events: &'a mut Events,
@@ -442,10 +456,7 @@ impl Pump {
             let _ = tx.send(Msg::Event(event));
         })
         .map_err(|e| format!("no file watcher could be started ({e})"))?;
-        let cookies = tempfile::Builder::new()
-            .prefix(".tether-sync-")
-            .tempdir()
-            .map_err(|e| format!("its sync directory could not be created ({e})"))?;
+        let cookies = sync_dir().map_err(|e| format!("its sync directory could not be created ({e})"))?;
         watcher
             .watch(cookies.path(), RecursiveMode::NonRecursive)
             .map_err(|e| format!("its sync directory could not be watched ({e})"))?;
