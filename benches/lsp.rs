@@ -39,9 +39,15 @@ impl Raw {
         let out = BufReader::new(child.stdout.take().unwrap());
         let mut raw = Raw { child, out, next: 0 };
         let uri = format!("file://{}", root.display());
-        // The same capabilities tether declares, so the server does the same work.
+        // The same capabilities and initialization options tether sends,
+        // so the server does the same work.
         let caps = tether_actors::lsp::server::client_capabilities();
-        raw.request("initialize", json!({"processId": null, "rootUri": uri, "capabilities": caps, "workspaceFolders": [{"uri": uri, "name": "bench"}]}));
+        let options = tether_actors::lsp::config::builtin()
+            .into_iter()
+            .find(|s| s.command == cmd)
+            .and_then(|s| s.initialization_options)
+            .unwrap_or(Value::Null);
+        raw.request("initialize", json!({"processId": null, "rootUri": uri, "capabilities": caps, "initializationOptions": options, "workspaceFolders": [{"uri": uri, "name": "bench"}]}));
         raw.notify("initialized", json!({}));
         raw
     }

@@ -570,10 +570,7 @@ impl LspServerActor {
     fn state_words(&self) -> String {
         match (&self.state, &self.running) {
             (State::Running, Some(r)) => match r.shared.indexing() {
-                Some(p) => match p.percentage {
-                    Some(pct) => format!("indexing {pct}% ({})", p.title),
-                    None => format!("indexing ({})", p.title),
-                },
+                Some(p) => format!("indexing{}", p.detail()),
                 None => "ready".to_string(),
             },
             (State::Running, None) => "starting".to_string(),

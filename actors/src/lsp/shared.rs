@@ -39,6 +39,17 @@ pub struct Progress {
     pub percentage: Option<u32>,
 }
 
+impl Progress {
+    /// What follows "indexing" in a sentence: ` 40% (Loading workspace)`,
+    /// with the parts the server gave (pyright's background analysis has
+    /// no title).
+    pub fn detail(&self) -> String {
+        let pct = self.percentage.map(|n| format!(" {n}%")).unwrap_or_default();
+        let title = if self.title.trim().is_empty() { String::new() } else { format!(" ({})", self.title) };
+        format!("{pct}{title}")
+    }
+}
+
 /// Server-side state, updated from the reader task.
 pub struct Shared {
     settings: Option<Value>,

@@ -14,10 +14,11 @@
 //! returned are already queued in the kernel, in order, on the watcher's
 //! one inotify descriptor; so [`WatchHandle::sync`] creates a cookie file in
 //! a private directory watched through that same descriptor and waits for
-//! the pump to see it: every event queued before the cookie has then been
-//! read, and the pump delivers them (without waiting out the debounce)
-//! before it answers. A sync point costs a file creation and a thread
-//! wake-up, not a wait.
+//! its event: every event queued before the cookie has then been read.
+//! When all of those are already delivered (the usual case: nothing
+//! changed), notify's own thread answers at once; otherwise the pump
+//! delivers them first, without waiting out the debounce. A sync point
+//! costs a file creation and two thread wake-ups, not a wait.
 //!
 //! **Without events** — no inotify instance, the watch limit reached, or
 //! `[watch] mode = "scan"` in `tether.toml` — a sync point is a stat scan
@@ -162,8 +163,12 @@ pub type Deliver = Arc<dyn Fn(Arc<Batch>) + Send + Sync>;
 
 enum Msg {
     Event(notify::Result<notify::Event>),
+    /// A cookie that arrived while events before it were undelivered.
+    Cookie(PathBuf, u64),
     /// A sync point answered by a scan (or after the first walk).
     Sync(oneshot::Sender<u64>),
+    /// Remove the spent cookies.
+    Sweep,
     Stop,
 }
 
@@ -185,8 +190,79 @@ struct Inner {
     gate: Mutex<Gate>,
     next_cookie: AtomicU64,
     seq: AtomicU64,
+    /// Events handed to the pump and not yet delivered in a batch (nor
+    /// found to change nothing). Zero when a cookie arrives means every
+    /// event before it is delivered: notify's thread answers the sync
+    /// point itself.
+    undelivered: AtomicU64,
+    /// Cookies answered, removed by the pump when it next wakes (their
+    /// removal events are ignored).
+    spent: Mutex<Vec<PathBuf>>,
     status: Mutex<WatchStatus>,
     history: Mutex<VecDeque<Arc<Batch>>>,
+}
+
+/// Spent cookies kept before the pump is woken to remove them.
+const SPENT_SWEEP: usize = 256;
+
+impl Inner {
+    /// Answers every sync point waiting on a cookie numbered up to `n`.
+    fn answer_upto(&self, n: u64, seq: u64) {
+        let ready: Vec<oneshot::Sender<u64>> = {
+            let mut gate = self.gate.lock();
+            let (ready, waiting) = std::mem::take(&mut gate.waiters).into_iter().partition(|(k, _)| *k <= n);
+            gate.waiters = waiting;
+            ready.into_iter().map(|(_, tx)| tx).collect()
+        };
+        for tx in ready {
+            let _ = tx.send(seq);
+        }
+    }
+
+    /// Takes one event on notify's thread: a cookie is answered here when
+    /// nothing before it is still on its way; anything else goes to the pump.
+    fn take(&self, cookies: &Path, event: notify::Result<notify::Event>) {
+        if let Ok(e) = &event
+            && !e.paths.is_empty()
+            && e.paths.iter().all(|p| p.parent() == Some(cookies))
+        {
+            if !matches!(e.kind, EventKind::Create(_)) {
+                return; // a spent cookie's removal
+            }
+            for path in &e.paths {
+                let Some(n) = cookie_number(path) else { continue };
+                if self.undelivered.load(Ordering::SeqCst) == 0 {
+                    self.answer_upto(n, self.seq.load(Ordering::SeqCst));
+                    let mut spent = self.spent.lock();
+                    spent.push(path.clone());
+                    if spent.len() >= SPENT_SWEEP {
+                        let _ = self.tx.send(Msg::Sweep);
+                    }
+                } else {
+                    let _ = self.tx.send(Msg::Cookie(path.clone(), n));
+                }
+            }
+            return;
+        }
+        if let Ok(e) = &event
+            && matches!(
+                e.kind,
+                EventKind::Access(
+                    AccessKind::Open(_) | AccessKind::Read | AccessKind::Close(AccessMode::Read)
+                )
+            )
+            && !e.need_rescan()
+        {
+            return; // not asked for, and never a change
+        }
+        self.undelivered.fetch_add(1, Ordering::SeqCst);
+        let _ = self.tx.send(Msg::Event(event));
+    }
+}
+
+/// The number a cookie's file name carries (`c17` → 17).
+fn cookie_number(path: &Path) -> Option<u64> {
+    path.file_name()?.to_str()?.strip_prefix('c')?.parse().ok()
 }
 
 /// The run's watcher; stops its thread (and its watches) when dropped.
@@ -212,6 +288,8 @@ impl Watcher {
             gate: Mutex::new(Gate { phase: Phase::Starting, waiters: Vec::new() }),
             next_cookie: AtomicU64::new(1),
             seq: AtomicU64::new(0),
+            undelivered: AtomicU64::new(0),
+            spent: Mutex::new(Vec::new()),
             status: Mutex::new(WatchStatus {
                 mode: "starting",
                 reason: None,
@@ -234,6 +312,7 @@ impl Watcher {
                 first_at: None,
                 last_at: Instant::now(),
                 rescan: false,
+                consumed: 0,
                 deliver,
             };
             pump.begin(preference);
@@ -414,6 +493,8 @@ struct Pump {
     last_at: Instant,
     /// Events were lost (the kernel queue overflowed): scan at the next flush.
     rescan: bool,
+    /// Events received since the last flush (see `Inner::undelivered`).
+    consumed: u64,
     deliver: Deliver,
 }
 
@@ -451,12 +532,16 @@ impl Pump {
     }
 
     fn open_events(&self) -> Result<Events, String> {
-        let tx = self.inner.tx.clone();
-        let mut watcher = notify::recommended_watcher(move |event| {
-            let _ = tx.send(Msg::Event(event));
-        })
-        .map_err(|e| format!("no file watcher could be started ({e})"))?;
         let cookies = sync_dir().map_err(|e| format!("its sync directory could not be created ({e})"))?;
+        let inner = self.inner.clone();
+        let dir = cookies.path().to_path_buf();
+        let handler = move |event| inner.take(&dir, event);
+        // Creations, deletions, writes, renames, metadata: no opens, reads
+        // or closes, which would wake the watcher whenever the servers or
+        // tether read the tree.
+        let config = notify::Config::default().with_event_kinds(notify::EventKindMask::CORE);
+        let mut watcher = notify::RecommendedWatcher::new(handler, config)
+            .map_err(|e| format!("no file watcher could be started ({e})"))?;
         watcher
             .watch(cookies.path(), RecursiveMode::NonRecursive)
             .map_err(|e| format!("its sync directory could not be watched ({e})"))?;
@@ -499,13 +584,24 @@ impl Pump {
                 }
             };
             match msg {
-                Ok(Msg::Event(Ok(event))) => self.on_event(event),
+                Ok(Msg::Event(Ok(event))) => {
+                    self.consumed += 1;
+                    self.on_event(event);
+                }
                 Ok(Msg::Event(Err(e))) => {
+                    self.consumed += 1;
                     tracing::debug!("file watcher error: {e}");
                     // An error in the stream may mean lost events: look again.
                     self.rescan = true;
                     self.mark();
                 }
+                Ok(Msg::Cookie(path, n)) => {
+                    // Everything before it has been received: deliver it, then answer.
+                    let seq = self.flush();
+                    self.inner.answer_upto(n, seq);
+                    self.inner.spent.lock().push(path);
+                }
+                Ok(Msg::Sweep) => {}
                 Ok(Msg::Sync(reply)) => {
                     if matches!(self.inner.gate.lock().phase, Phase::Scan) {
                         self.rescan = true;
@@ -518,6 +614,7 @@ impl Pump {
                     self.flush();
                 }
             }
+            self.sweep();
         }
         // Sync points still waiting are answered (with "stopped") as their
         // senders drop; later ones are refused at once.
@@ -538,52 +635,25 @@ impl Pump {
             self.mark();
         }
         let content = match event.kind {
-            // Opens and reads are not changes; a close after writing is.
+            // Opens and reads are not changes (and not asked for); a close
+            // after writing is.
             EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
             EventKind::Access(_) => return,
             EventKind::Modify(ModifyKind::Metadata(_)) => false,
             _ => true,
         };
-        let cookies = match &self.inner.gate.lock().phase {
-            Phase::Events { cookies } => Some(cookies.clone()),
-            _ => None,
-        };
         for path in event.paths {
-            if let Some(dir) = &cookies
-                && path.parent() == Some(dir.as_path())
-            {
-                if matches!(event.kind, EventKind::Create(_)) {
-                    self.answer_cookie(&path);
-                }
-                continue;
-            }
             *self.dirty.entry(path).or_insert(false) |= content;
             self.mark();
         }
     }
 
-    /// Everything queued before this cookie has been read: deliver it and
-    /// answer every sync point up to the cookie's number.
-    fn answer_cookie(&mut self, cookie: &Path) {
-        let Some(n) = cookie
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix('c'))
-            .and_then(|n| n.parse().ok())
-        else {
-            return;
-        };
-        let seq = self.flush();
-        let ready: Vec<oneshot::Sender<u64>> = {
-            let mut gate = self.inner.gate.lock();
-            let (ready, waiting) = std::mem::take(&mut gate.waiters).into_iter().partition(|(k, _)| *k <= n);
-            gate.waiters = waiting;
-            ready.into_iter().map(|(_, tx)| tx).collect()
-        };
-        for tx in ready {
-            let _ = tx.send(seq);
+    /// Removes the cookies already answered.
+    fn sweep(&mut self) {
+        let spent = std::mem::take(&mut *self.inner.spent.lock());
+        for cookie in spent {
+            let _ = std::fs::remove_file(cookie);
         }
-        let _ = std::fs::remove_file(cookie);
     }
 
     /// Delivers what changed since the last batch; returns the last batch's number.
@@ -614,6 +684,8 @@ impl Pump {
         let mode = self.inner.status.lock().mode;
         self.publish_status(mode, None);
         let seq = self.deliver_changes(changes);
+        // Every event received so far is now delivered (or changed nothing).
+        self.inner.undelivered.fetch_sub(std::mem::take(&mut self.consumed), Ordering::SeqCst);
         for tx in orphaned {
             let _ = tx.send(seq);
         }

@@ -95,10 +95,9 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
     let why = match (session.shared.closed(), session.shared.indexing()) {
         (Some(closed), _) => closed,
         (None, Some(p)) => format!(
-            "{} is still indexing{} ({}) and has not published for it within {} s",
+            "{} is still indexing{} and has not published for it within {} s",
             session.key.server,
-            p.percentage.map(|n| format!(" {n}%")).unwrap_or_default(),
-            p.title,
+            p.detail(),
             wait.as_secs()
         ),
         (None, None) => format!(

@@ -288,10 +288,9 @@ fn is_empty_answer(v: &Value) -> bool {
 fn readiness(session: &Session) -> Option<String> {
     session.shared.indexing().map(|p| {
         format!(
-            "{} is still indexing{} ({}); the answer may be incomplete, try again shortly",
+            "{} is still indexing{}; the answer may be incomplete, try again shortly",
             session.key.server,
-            p.percentage.map(|n| format!(" {n}%")).unwrap_or_default(),
-            p.title
+            p.detail()
         )
     })
 }
@@ -637,8 +636,9 @@ async fn workspace_symbols(
         }
         if let Some(p) = session.shared.indexing() {
             notes.push(format!(
-                "{lang}: {} still indexing ({}); results may be incomplete",
-                session.key.server, p.title
+                "{lang}: {} still indexing{}; results may be incomplete",
+                session.key.server,
+                p.detail()
             ));
         }
         let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await
