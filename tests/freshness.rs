@@ -82,6 +82,23 @@ async fn an_old_list_is_labelled_stale_since_and_never_fresh() {
 }
 
 #[tokio::test]
+async fn a_file_deleted_and_created_again_is_not_answered_from_its_last_opening() {
+    let h = quiet_run(&[("a.py", "x = 1  # ERR\n"), ("b.py", "y = 1\n")]);
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "a.py"})).await;
+    assert!(r.text.starts_with("1 diagnostic(s) for `a.py`"), "{}", r.text);
+    // Deleted: the server closes it and publishes an empty list with its
+    // last version. Created again with two errors: that old empty list
+    // must not pass for the new content.
+    std::fs::remove_file(h.path("a.py")).unwrap();
+    let r = h.ok("lsp", json!({"action": "hover", "file": "b.py", "line": 1, "symbol": "y"})).await;
+    assert_eq!(r.text, "quiet hover", "a query in between takes in the delete");
+    // The server takes a second to publish for the new content (SLOW).
+    std::fs::write(h.path("a.py"), "x = 1  # ERR SLOW\ny = 2  # ERR\n").unwrap();
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "a.py"})).await;
+    assert!(r.text.starts_with("2 diagnostic(s) for `a.py`, 2 error(s) (fresh):"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn nothing_known_for_new_content_is_pending() {
     let h = quiet_run(&[("b.py", "y = 1  # SILENT\n")]);
     let r = h.ok("lsp", json!({"action": "diagnostics", "file": "b.py"})).await;

@@ -15,6 +15,8 @@
 //! checker = { command = "pyright", args = ["--outputjson"], format = "pyright" }
 //! reopen = ["created"]           # see ServerConfig::reopen
 //! index_after_parse = false      # see ServerConfig::index_after_parse
+//! keep_reopened = false          # see ServerConfig::keep_reopened
+//! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
 //!
 //! [watch]
 //! mode = "events"                # or "scan": stat the tree before each query
@@ -99,6 +101,20 @@ pub struct ServerConfig {
     /// hold, so a query sent after the change already sees it.
     #[serde(default)]
     pub index_after_parse: bool,
+    /// Whether a file opened for a change stays open (until it is deleted)
+    /// instead of being closed once the server has published for it:
+    /// pyright drops a closed file it has not yet added to its project,
+    /// and it adds new files on a timer that each open, change or close
+    /// postpones — under a stream of edits, for as long as they last.
+    #[serde(default)]
+    pub keep_reopened: bool,
+    /// Whether the server's first diagnostics for new content may be
+    /// partial, the complete list following the analysis it reports as
+    /// work-done progress: pyright publishes what parsing found, then
+    /// ("1 file to analyze") what checking found. A diagnostics answer then
+    /// waits for that analysis to end.
+    #[serde(default)]
+    pub phased_diagnostics: bool,
 }
 
 fn entry(
@@ -121,6 +137,8 @@ fn entry(
         checker,
         reopen: Vec::new(),
         index_after_parse: false,
+        keep_reopened: false,
+        phased_diagnostics: false,
     }
 }
 
@@ -147,10 +165,14 @@ pub fn builtin() -> Vec<ServerConfig> {
     vec![
         ServerConfig {
             reopen: vec![ChangeKind::Created],
+            keep_reopened: true,
+            phased_diagnostics: true,
             ..entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check)
         },
         ServerConfig {
             reopen: vec![ChangeKind::Created],
+            keep_reopened: true,
+            phased_diagnostics: true,
             ..entry(
                 "basedpyright",
                 "basedpyright-langserver",

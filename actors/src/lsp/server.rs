@@ -66,6 +66,9 @@ pub const REINDEX_WAIT: Duration = Duration::from_secs(10);
 /// checkout of another branch) restarts the server, which reads
 /// everything anew.
 pub const REOPEN_MAX: usize = 64;
+/// Most files kept open after a re-read (`keep_reopened`); past it the
+/// oldest is closed — by then long taken into the server's project.
+pub const MAX_KEPT_OPEN: usize = 512;
 
 /// Identifies a server instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,6 +126,9 @@ pub struct Session {
     pub doc: Option<SyncedDoc>,
     /// What the server said it can do.
     pub capabilities: Arc<Value>,
+    /// Whether its first diagnostics for new content may be partial, the
+    /// full list following the analysis it reports as progress.
+    pub phased_diagnostics: bool,
 }
 
 /// A document as last synced.
@@ -139,6 +145,8 @@ pub struct SyncedDoc {
     pub seq_before: u64,
     /// Whether this call changed what the server has.
     pub changed: bool,
+    /// Whether this call opened the document (`didOpen`).
+    pub opened: bool,
     /// When the server was last given new content for it (by this call,
     /// by an earlier one, or because the file changed on disk).
     pub changed_at: SystemTime,
@@ -280,6 +288,8 @@ pub struct LspServerActor {
     workdir: PathBuf,
     running: Option<Running>,
     docs: HashMap<PathBuf, Doc>,
+    /// The last version sent for each file, whichever opening it was.
+    versions: HashMap<PathBuf, i32>,
     state: State,
     generation: u64,
     restarts: u32,
@@ -301,6 +311,7 @@ impl LspServerActor {
             workdir,
             running: None,
             docs: HashMap::new(),
+            versions: HashMap::new(),
             state: State::NotStarted,
             generation: 0,
             restarts: 0,
@@ -404,6 +415,7 @@ impl LspServerActor {
             // A query's document from now on: it stays open.
             doc.transient = false;
         }
+        let opened = !self.docs.contains_key(file);
         let changed = self.put(file, &uri, text, false, client, shared)?;
         if save {
             client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
@@ -415,6 +427,7 @@ impl LspServerActor {
             text: doc.text.clone(),
             seq_before: doc.synced_seq,
             changed,
+            opened,
             changed_at: doc.changed_at,
             previous: doc.previous.clone(),
         })
@@ -445,6 +458,7 @@ impl LspServerActor {
                     doc.previous = fresh;
                 }
                 doc.version += 1;
+                self.versions.insert(file.to_path_buf(), doc.version);
                 doc.text = Arc::new(text);
                 doc.synced_seq = seq;
                 doc.changed_at = SystemTime::now();
@@ -455,15 +469,20 @@ impl LspServerActor {
                 Ok(true)
             }
             None => {
+                // Versions keep rising across a close and a reopen, so a
+                // publication about an earlier opening (an empty list sent
+                // at its close, say) can never pass for this content.
+                let version = self.versions.get(file).map_or(1, |v| v + 1);
+                self.versions.insert(file.to_path_buf(), version);
                 let text = Arc::new(text);
                 client.notify(
                     "textDocument/didOpen",
-                    json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": 1, "text": *text}}),
+                    json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": version, "text": *text}}),
                 )?;
                 self.docs.insert(
                     file.to_path_buf(),
                     Doc {
-                        version: 1,
+                        version,
                         text,
                         synced_seq: seq,
                         changed_at: SystemTime::now(),
@@ -521,9 +540,12 @@ impl LspServerActor {
         let Some(doc) = self.docs.get(path) else { return };
         let (version, seq, transient) = (doc.version, doc.synced_seq, doc.transient);
         let tracked = self.usable.config.index_after_parse;
+        if transient && self.usable.config.keep_reopened {
+            self.close_oldest_kept(shared);
+        }
         if tracked {
             shared.begin_reindex(path, version);
-        } else if !transient {
+        } else if !transient || self.usable.config.keep_reopened {
             return;
         }
         let waiter = shared.clone();
@@ -539,6 +561,30 @@ impl LspServerActor {
                 .await
         };
         ctx.spawn(wait.into_actor(self).map(move |_, act, _ctx| act.reread_done(&path, version)));
+    }
+
+    /// Past [`MAX_KEPT_OPEN`] documents kept open after a re-read, closes
+    /// the one kept longest.
+    fn close_oldest_kept(&mut self, shared: &Shared) {
+        let kept = self.docs.values().filter(|d| d.transient).count();
+        if kept <= MAX_KEPT_OPEN {
+            return;
+        }
+        let Some(oldest) = self
+            .docs
+            .iter()
+            .filter(|(_, d)| d.transient)
+            .min_by_key(|(_, d)| d.changed_at)
+            .map(|(p, _)| p.clone())
+        else {
+            return;
+        };
+        if let (Some(running), Ok(uri)) = (&self.running, lsp_types::Url::from_file_path(&oldest)) {
+            let _ = running.client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+        }
+        if let Some(doc) = self.docs.remove(&oldest) {
+            shared.end_reindex(&oldest, doc.version);
+        }
     }
 
     fn reread_done(&mut self, path: &Path, version: i32) {
@@ -564,6 +610,7 @@ impl LspServerActor {
             shared: running.shared.clone(),
             doc,
             capabilities: running.capabilities.clone(),
+            phased_diagnostics: self.usable.config.phased_diagnostics,
         })
     }
 

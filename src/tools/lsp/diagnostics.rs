@@ -72,6 +72,7 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
     let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
     let uri = doc.uri.to_string();
     let (version, seq_before) = (doc.version, doc.seq_before);
+    let started = std::time::Instant::now();
     let got = session
         .shared
         .wait_until(wait, |s| {
@@ -89,6 +90,20 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
         // Servers publish in phases (syntax, then semantics; native,
         // then a checker): take whatever else arrives in a short settle.
         tokio::time::sleep(DIAGNOSTICS_SETTLE).await;
+        if session.phased_diagnostics {
+            // The complete list follows the analysis the server reports.
+            let left = wait.saturating_sub(started.elapsed());
+            if let Some(p) = session.wait_idle(left).await {
+                let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
+                let why = format!(
+                    "{} is still analysing{} after {} s; these are what it had found so far",
+                    session.key.server,
+                    p.detail(),
+                    wait.as_secs()
+                );
+                return (latest, Freshness::Pending(why));
+            }
+        }
         let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
         return (latest, Freshness::Fresh);
     }

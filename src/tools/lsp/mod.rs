@@ -243,8 +243,7 @@ pub(crate) async fn open(
 /// the changed files the server had still not re-read.
 pub(crate) async fn ready_for(session: &Session) -> Vec<PathBuf> {
     if let Some(doc) = &session.doc
-        && doc.changed
-        && doc.version == 1
+        && doc.opened
     {
         let _ = diagnostics::fresh(session, READY_WAIT).await;
     }
