@@ -117,7 +117,11 @@ async fn caps_on_frames_children_and_values() {
     assert_eq!(stack.lines().filter(|l| l.starts_with('#')).count(), 30);
     assert!(stack.contains("more frames not shown (cap 30)"), "{stack}");
     let long = ok(&h, json!({"op": "evaluate", "expression": "long"})).await;
-    assert!(long.chars().count() < 450, "a value is cut at 400 characters: {}", long.len());
+    assert!(long.chars().count() < 520, "a value is cut at 400 characters: {}", long.len());
+    assert!(
+        long.ends_with("(value cut at 400 characters; evaluate a slice or a part of it to see more)"),
+        "the cut is stated: {long}"
+    );
     let top: i64 = stack.lines().last().unwrap().split("frame_id=").nth(1).map_or_else(
         || stack.split("frame_id=").last().unwrap().split(' ').next().unwrap().parse().unwrap(),
         |s| s.split(' ').next().unwrap().parse().unwrap(),
@@ -151,6 +155,35 @@ async fn caps_on_frames_children_and_values() {
     let children = ok(&h, json!({"op": "variables", "reference": big_ref})).await;
     assert!(children.contains("more children not shown (cap 50)"), "{children}");
     assert!(globals.contains("value(s) cut at 400 characters"), "{globals}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn pause_waits_as_long_as_the_other_run_ops() {
+    debugpy();
+    // One long call into C (≈ 13 s of key stretching here): debugpy can
+    // pause the thread only when it returns to Python, well over 5 s after
+    // the pause is asked for.
+    let prog = "import hashlib, pathlib\npathlib.Path('started').write_text('1')\nhashlib.pbkdf2_hmac('sha256', b'x', b'salt', 24_000_000)\nx = 0\nwhile True:\n    x += 1\n";
+    let h = Harness::new(&[("requirements.txt", ""), ("slow.py", prog)]);
+    let (launched, _) = h
+        .cancelled_after("debug", json!({"op": "launch", "program": "slow.py"}), Duration::from_secs(1))
+        .await;
+    assert!(launched.text.contains("keeps running"), "{}", launched.text);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !h.path("started").exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(h.path("started").exists(), "the program reached its long call");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = std::time::Instant::now();
+    let paused = ok(&h, json!({"op": "pause"})).await;
+    assert!(paused.starts_with("stopped (pause) at slow.py:"), "pause answered at the stop: {paused}");
+    assert!(
+        asked.elapsed() > Duration::from_secs(5),
+        "the stop came after the old 5 s wait: {:?}",
+        asked.elapsed()
+    );
     ok(&h, json!({"op": "terminate"})).await;
 }
 

@@ -113,7 +113,7 @@ async fn references_page_past_the_cap() {
         lsp_ok(&h, json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square"})).await;
     assert!(
         first.starts_with(
-            "72 references to `Square` in 2 files (showing 1–50; cap 50 a page; pass offset=50 for more)"
+            "72 references to `Square` in 2 files (showing 1–50; 50 a page; pass offset=50 for more, or a larger limit (up to 1000))"
         ),
         "{first}"
     );
@@ -122,7 +122,36 @@ async fn references_page_past_the_cap() {
         json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square", "offset": 50}),
     )
     .await;
-    assert!(second.contains("(showing 51–72; cap 50 a page)"), "{second}");
+    assert!(second.contains("(showing 51–72; 50 a page)"), "{second}");
+    // One call for all of them, in the same grouped form.
+    let all = h
+        .ok(
+            "lsp",
+            json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square", "limit": 100}),
+        )
+        .await;
+    assert!(all.text.starts_with("72 references to `Square` in 2 files:\napp.py (71)\n"), "{}", all.text);
+    assert_eq!(all.data.unwrap()["references"].as_array().unwrap().len(), 72);
+    let ten = lsp_ok(
+        &h,
+        json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square", "limit": 10, "offset": 5}),
+    )
+    .await;
+    assert!(
+        ten.starts_with(
+            "72 references to `Square` in 2 files (showing 6–15; 10 a page; pass offset=15 for more"
+        ),
+        "{ten}"
+    );
+    for bad in [0, 1001] {
+        let e = h
+            .err("lsp", json!({"action": "references", "file": "shapes.py", "line": 8, "symbol": "Square", "limit": bad}))
+            .await;
+        assert!(
+            e.contains(&format!("argument `limit`: {bad} is out of range; give 1 to 1000 (default 50)")),
+            "{e}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -25,7 +25,10 @@ use crate::wire::dap::{DapClient, DapEvent};
 
 /// The hard time-to-live of a session, from launch.
 pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
-/// How long a run or step op waits for the program to stop again.
+/// How long a run op — `launch`, `attach`, `continue`, `pause`, the
+/// steps — waits for the program to stop (or exit) before answering that
+/// it still runs. `pause` too: a thread blocked in a system call stops
+/// only when the call returns.
 pub const RUN_WAIT: Duration = Duration::from_secs(30);
 /// How long one request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -969,7 +972,7 @@ async fn inspect(
             if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("pause failed: {e}"));
             }
-            settle(&shared, &client, before, &workdir, Duration::from_secs(5)).await
+            settle(&shared, &client, before, &workdir, RUN_WAIT).await
         }
         DebugOp::Threads => match client.request("threads", json!({}), REQUEST_TIMEOUT).await {
             Ok(body) => {
@@ -1097,9 +1100,16 @@ async fn inspect(
             }
             match client.request("evaluate", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
-                    let (value, _) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
+                    let (value, was_cut) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
                     let ty = body["type"].as_str().map(|t| format!(" ({t})")).unwrap_or_default();
-                    DebugReply::ok(format!("{expression} = {value}{ty}"), body)
+                    let note = if was_cut {
+                        format!(
+                            "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
+                        )
+                    } else {
+                        String::new()
+                    };
+                    DebugReply::ok(format!("{expression} = {value}{ty}{note}"), body)
                 }
                 Err(e) => DebugReply::err(format!("evaluate `{expression}` failed: {e}")),
             }

@@ -39,8 +39,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long starting a server and syncing a file may take.
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
-/// References per page.
+/// References per page unless the caller gives `limit`.
 pub const REFERENCES_PAGE: usize = 50;
+/// Most references one answer may list (`limit`).
+pub const MAX_REFERENCES_PAGE: usize = 1_000;
 /// Workspace symbols listed.
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
 /// Document symbols listed.
@@ -60,7 +62,7 @@ pub enum Action {
     TypeDefinition,
     /// Concrete implementations.
     Implementation,
-    /// Every use, grouped by file (50 a page; `offset` pages on).
+    /// Every use, grouped by file (`limit` a page, default 50; `offset` pages on).
     References,
     /// Signature and doc comment.
     Hover,
@@ -88,8 +90,10 @@ pub struct LspArgs {
     pub symbol: Option<String>,
     /// For symbols: the name to search the workspace for.
     pub query: Option<String>,
-    /// For references: how many to skip (paging past the first 50).
+    /// For references: how many to skip (paging past the first page).
     pub offset: Option<usize>,
+    /// For references: how many to list (default 50, at most 1000).
+    pub limit: Option<usize>,
     /// For diagnostics "*" and workspace symbols: which language (default: every language present).
     pub language: Option<String>,
 }
@@ -174,11 +178,28 @@ impl ToolHandler for Lsp {
                     ToolError::new(format!("lsp {name}: argument `line` is required (1-based)"))
                 })?;
                 let symbol = needs(name, "symbol", args.symbol)?;
-                let offset = args.offset.unwrap_or(0);
-                Box::pin(navigate(sup, root.clone(), path, nav, line, symbol, offset))
+                let page = Page { offset: args.offset.unwrap_or(0), limit: page_limit(args.limit)? };
+                Box::pin(navigate(sup, root.clone(), path, nav, line, symbol, page))
             }
         };
         Ok(work)
+    }
+}
+
+/// Which references to list.
+#[derive(Debug, Clone, Copy)]
+struct Page {
+    offset: usize,
+    limit: usize,
+}
+
+fn page_limit(limit: Option<usize>) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(REFERENCES_PAGE),
+        Some(n) if (1..=MAX_REFERENCES_PAGE).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::new(format!(
+            "argument `limit`: {n} is out of range; give 1 to {MAX_REFERENCES_PAGE} (default {REFERENCES_PAGE})"
+        ))),
     }
 }
 
@@ -301,7 +322,7 @@ async fn navigate(
     action: Action,
     line: u32,
     symbol: String,
-    offset: usize,
+    page: Page,
 ) -> ToolResult {
     let name = action_name(action);
     let rel = tether_actors::fs::relative(&root, &path);
@@ -360,7 +381,7 @@ async fn navigate(
     let note = at.note(&symbol);
     let mut result = match action {
         Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
-        Action::References => render_references(&session, &root, &answer, &symbol, offset),
+        Action::References => render_references(&session, &root, &answer, &symbol, page),
         Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
         _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
     };
@@ -401,13 +422,8 @@ fn render_locations(
     ToolResult::text(text.trim_end()).with_data(json!({"locations": places, "server": session.key.server}))
 }
 
-fn render_references(
-    session: &Session,
-    root: &Path,
-    answer: &Value,
-    symbol: &str,
-    offset: usize,
-) -> ToolResult {
+fn render_references(session: &Session, root: &Path, answer: &Value, symbol: &str, page: Page) -> ToolResult {
+    let Page { offset, limit } = page;
     let mut lines = Lines::new(root);
     let mut places: Vec<Place> =
         locations(answer).iter().map(|(uri, range)| lines.place(uri, range)).collect();
@@ -427,28 +443,34 @@ fn render_references(
             total - 1
         ));
     }
-    let end = (offset + REFERENCES_PAGE).min(total);
+    let end = (offset + limit).min(total);
     let mut text = format!(
         "{total} reference{} to `{symbol}` in {} file{}",
         if total == 1 { "" } else { "s" },
         files.len(),
         if files.len() == 1 { "" } else { "s" }
     );
-    if total > REFERENCES_PAGE || offset > 0 {
-        let _ = write!(text, " (showing {}–{end}; cap {REFERENCES_PAGE} a page", offset + 1);
+    if total > limit || offset > 0 {
+        let _ = write!(text, " (showing {}–{end}; {limit} a page", offset + 1);
         if end < total {
-            let _ = write!(text, "; pass offset={end} for more");
+            let more = if limit < MAX_REFERENCES_PAGE {
+                format!(", or a larger limit (up to {MAX_REFERENCES_PAGE})")
+            } else {
+                String::new()
+            };
+            let _ = write!(text, "; pass offset={end} for more{more}");
         }
         text.push(')');
     }
     text.push_str(":\n");
-    text.push_str(&grouped(&places, offset, REFERENCES_PAGE));
+    text.push_str(&grouped(&places, offset, limit));
     if let Some(why) = readiness(session) {
         let _ = write!(text, "note: {why}");
     }
     ToolResult::text(text.trim_end()).with_data(json!({
         "total": total,
         "offset": offset,
+        "limit": limit,
         "references": &places[offset..end],
         "server": session.key.server,
     }))
