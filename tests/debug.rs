@@ -188,6 +188,36 @@ async fn pause_waits_as_long_as_the_other_run_ops() {
 }
 
 #[tokio::test]
+async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
+    let python = common::real_python();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/broken_dap.py");
+    let toml = format!(
+        "[[adapter]]\nid = \"debugpy\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"requirements.txt\"]\n",
+        fake.display().to_string()
+    );
+    let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
+    let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert!(launched.starts_with("launched; stopped (breakpoint) at prog.py:1 in main"), "{launched}");
+    for (op, field) in [
+        (json!({"op": "threads"}), "threads"),
+        (json!({"op": "stack"}), "stackFrames"),
+        (json!({"op": "scopes", "frame_id": 1}), "scopes"),
+        (json!({"op": "variables", "reference": 7}), "variables"),
+    ] {
+        let name = op["op"].as_str().unwrap().to_string();
+        let r = dbg(&h, op).await;
+        assert!(r.is_error, "{name}: {}", r.text);
+        assert!(
+            r.text.starts_with(&format!("{name}: the adapter's reply does not fit DAP's `{field}` ("))
+                && r.text.contains("it began: {"),
+            "{}",
+            r.text
+        );
+    }
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
 async fn the_session_expires_after_its_ttl() {
     debugpy();
     let h = Harness::with(&[("requirements.txt", ""), ("prog.py", PROG)], |b| {

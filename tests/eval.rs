@@ -163,6 +163,17 @@ None",
         "sys.modules was evicted"
     );
     py(&h, "%pip uninstall --yes --quiet tetherdemo").await;
+    // A failing pip is an error cell with pip's own last lines, not a success.
+    let r = py(&h, "%pip install --no-index ./no-such-package-1.0-py3-none-any.whl").await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(
+            "PipFailed: pip install --no-index ./no-such-package-1.0-py3-none-any.whl exited with status 1:"
+        ) && r.text.contains("no-such-package-1.0-py3-none-any.whl"),
+        "{}",
+        r.text
+    );
+    assert_eq!(py(&h, "1 + 1").await.text, "Out: 2", "the kernel goes on");
 }
 
 #[tokio::test]

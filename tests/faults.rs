@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Harness, Rng, require};
+use common::{Harness, Rng, real_python, require};
 use serde_json::{Value, json};
 use tether::{Resource, ToolResult};
 
@@ -225,15 +225,6 @@ fn seed() -> u64 {
 
 // ---------------------------------------------------------------------------
 // 1. Language servers SIGKILLed mid-request.
-
-/// The real interpreter behind `python3` (a pyenv shim costs ~0.1 s a start).
-fn real_python() -> String {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 is needed; install it with `apt-get install python3`");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// tether.toml serving Python with the fake server.
 fn fake_toml() -> String {

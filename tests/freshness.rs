@@ -30,19 +30,11 @@ fn quiet_run(files: &[(&str, &str)]) -> Harness {
         "tether.toml",
         &format!(
             "[[server]]\nid = \"quiet\"\ncommand = {:?}\nargs = [\"quiet_lsp.py\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
-            which_python()
+            common::real_python()
         ),
     );
     // tether.toml is read when the run starts.
     Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
-}
-
-fn which_python() -> String {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn clock_shape(text: &str) -> bool {

@@ -309,6 +309,52 @@ async fn diagnostics_on_write_report_new_problems_once_and_resolutions() {
 }
 
 #[tokio::test]
+async fn a_project_checker_that_did_not_check_is_an_error_never_zero_diagnostics() {
+    let entry = |checker: &str| {
+        format!(
+            "[[server]]\nid = \"pyright\"\ncommand = \"pyright-langserver\"\nargs = [\"--stdio\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\nchecker = {checker}\n"
+        )
+    };
+    let cases = [
+        (
+            r#"{ command = "sh", args = ["-c", "echo 'checker: config broken' >&2; exit 3"], format = "pyright" }"#,
+            vec![
+                "`sh -c",
+                "ended with exit status: 3",
+                "not how it ends after checking",
+                "stderr: checker: config broken",
+            ],
+        ),
+        (
+            r#"{ command = "sh", args = ["-c", "echo 'Traceback (most recent call last):'"], format = "pyright" }"#,
+            vec![
+                "printed output tether cannot read (not JSON",
+                "it began `Traceback (most recent call last):`",
+            ],
+        ),
+        (
+            r#"{ command = "sh", args = ["-c", "echo 'segfault' >&2; exit 1"], format = "pyright" }"#,
+            vec!["printed output tether cannot read (not JSON", "stderr: segfault"],
+        ),
+        (
+            r#"{ command = "no-such-checker-here", format = "pyright" }"#,
+            vec!["`no-such-checker-here` did not run"],
+        ),
+    ];
+    for (checker, expected) in cases {
+        let h =
+            Harness::new(&[("pyproject.toml", ""), ("a.py", "x = 1\n"), ("tether.toml", &entry(checker))]);
+        let r = lsp(&h, json!({"action": "diagnostics", "file": "*", "language": "python"})).await;
+        assert!(r.is_error, "{checker}: {}", r.text);
+        assert!(r.text.starts_with("python: the project check failed: "), "{}", r.text);
+        for part in expected {
+            assert!(r.text.contains(part), "{checker}: `{part}` missing from: {}", r.text);
+        }
+        assert!(!r.text.contains("0 diagnostic"), "{}", r.text);
+    }
+}
+
+#[tokio::test]
 async fn a_dart_checkout_without_dart_says_why_and_keeps_the_tool() {
     let h = fixture("dart");
     assert!(h.rt.tools(Surface::ReadOnly).iter().any(|t| t.name == "lsp"), "the tool stays visible");

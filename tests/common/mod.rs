@@ -315,3 +315,13 @@ pub async fn gone(pid: i32) -> bool {
 pub async fn pid_of(h: &Harness, kind: &str) -> Option<u32> {
     h.rt.tree().await.root.walk().into_iter().filter(|n| n.kind == kind).find_map(|n| n.pid)
 }
+
+/// The real interpreter behind `python3` (a pyenv shim costs ~0.1 s a
+/// start), for fake servers and adapters run by tether.
+pub fn real_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 is needed; install it with `apt-get install python3`");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}

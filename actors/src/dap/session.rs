@@ -40,6 +40,8 @@ pub const MAX_FRAMES: usize = 30;
 pub const MAX_CHILDREN: usize = 50;
 /// Longest value shown.
 pub const MAX_VALUE: usize = 400;
+/// How much of a reply that does not parse is quoted in the error.
+const MAX_RAW_QUOTED: usize = 200;
 /// How long an op that saw the adapter's pipe close waits for its exit status.
 const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
 /// Debuggee output kept (the last bytes).
@@ -294,6 +296,18 @@ fn cut(s: &str, max: usize) -> (String, bool) {
     } else {
         (format!("{}…", s.chars().take(max).collect::<String>()), true)
     }
+}
+
+/// `body[field]` read as `T`, or an error naming the op and quoting the
+/// start of the adapter's reply: a reply that does not fit is never read as
+/// an empty list.
+fn parse_body<T: serde::de::DeserializeOwned>(op: &str, body: &Value, field: &str) -> Result<T, DebugReply> {
+    serde_json::from_value(body[field].clone()).map_err(|e| {
+        let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
+        DebugReply::err(format!(
+            "{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}"
+        ))
+    })
 }
 
 fn free_port() -> std::io::Result<u16> {
@@ -976,8 +990,10 @@ async fn inspect(
         }
         DebugOp::Threads => match client.request("threads", json!({}), REQUEST_TIMEOUT).await {
             Ok(body) => {
-                let threads: Vec<dap_types::Thread> =
-                    serde_json::from_value(body["threads"].clone()).unwrap_or_default();
+                let threads: Vec<dap_types::Thread> = match parse_body("threads", &body, "threads") {
+                    Ok(t) => t,
+                    Err(reply) => return reply,
+                };
                 let text =
                     threads.iter().map(|t| format!("{} {}", t.id, t.name)).collect::<Vec<_>>().join("\n");
                 DebugReply::ok(if text.is_empty() { "no threads".into() } else { text }, body)
@@ -993,8 +1009,10 @@ async fn inspect(
             let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES + 1});
             match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
-                    let frames: Vec<dap_types::StackFrame> =
-                        serde_json::from_value(body["stackFrames"].clone()).unwrap_or_default();
+                    let frames: Vec<dap_types::StackFrame> = match parse_body("stack", &body, "stackFrames") {
+                        Ok(f) => f,
+                        Err(reply) => return reply,
+                    };
                     let total = body["totalFrames"]
                         .as_u64()
                         .map(|t| t as usize)
@@ -1025,8 +1043,10 @@ async fn inspect(
         DebugOp::Scopes { frame } => {
             match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
                 Ok(body) => {
-                    let scopes: Vec<dap_types::Scope> =
-                        serde_json::from_value(body["scopes"].clone()).unwrap_or_default();
+                    let scopes: Vec<dap_types::Scope> = match parse_body("scopes", &body, "scopes") {
+                        Ok(s) => s,
+                        Err(reply) => return reply,
+                    };
                     let text = scopes
                         .iter()
                         .map(|s| format!("{} reference={}", s.name, s.variables_reference))
@@ -1043,8 +1063,10 @@ async fn inspect(
             match client.request("variables", json!({"variablesReference": reference}), REQUEST_TIMEOUT).await
             {
                 Ok(body) => {
-                    let vars: Vec<dap_types::Variable> =
-                        serde_json::from_value(body["variables"].clone()).unwrap_or_default();
+                    let vars: Vec<dap_types::Variable> = match parse_body("variables", &body, "variables") {
+                        Ok(v) => v,
+                        Err(reply) => return reply,
+                    };
                     let mut text = String::new();
                     let mut data = Vec::new();
                     let mut cut_values = 0;

@@ -32,8 +32,38 @@ pub struct CheckDiag {
     pub message: String,
 }
 
-/// Runs `checker` in `dir` and reads its diagnostics.
+/// Exit statuses a checker of each format gives when it ran to the end:
+/// success, and "found problems". Anything else (a crash, a usage error,
+/// a signal) means its silence says nothing.
+fn expected_status(format: CheckerFormat, code: Option<i32>) -> bool {
+    let ok: &[i32] = match format {
+        CheckerFormat::Pyright => &[0, 1],
+        CheckerFormat::Cargo => &[0, 101],
+        CheckerFormat::Tsc => &[0, 1, 2],
+        CheckerFormat::LineColMessage => &[0, 1],
+    };
+    code.is_some_and(|c| ok.contains(&c))
+}
+
+/// The last few lines of `bytes`, joined, for an error.
+fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(5);
+    if lines.is_empty() { "(nothing on stderr)".to_string() } else { lines[start..].join(" | ") }
+}
+
+/// Runs `checker` in `dir` and reads its diagnostics. It is an error —
+/// never an empty list — when the checker cannot run, ends with a status
+/// its format does not give when it ran to the end, prints output that is
+/// not its format, or fails without reporting anything.
 pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String> {
+    let shown = format!(
+        "`{}{}{}`",
+        checker.command,
+        if checker.args.is_empty() { "" } else { " " },
+        checker.args.join(" ")
+    );
     let output = tokio::process::Command::new(&checker.command)
         .args(&checker.args)
         .current_dir(dir)
@@ -44,33 +74,43 @@ pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String
         .output();
     let output = match tokio::time::timeout(CHECKER_TIMEOUT, output).await {
         Err(_) => {
-            return Err(format!(
-                "`{}` did not finish within {} s",
-                checker.command,
-                CHECKER_TIMEOUT.as_secs()
-            ));
+            return Err(format!("{shown} did not finish within {} s", CHECKER_TIMEOUT.as_secs()));
         }
-        Ok(Err(e)) => return Err(format!("`{}` did not run: {e}", checker.command)),
+        Ok(Err(e)) => return Err(format!("{shown} did not run: {e}")),
         Ok(Ok(out)) => out,
     };
     let stdout = String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_CHECKER_OUTPUT)]);
-    let diags = parse(checker.format, &stdout, dir);
-    if diags.is_empty() && !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+    // gcc-style tools (`go vet`) report on stderr.
+    let text = match checker.format {
+        CheckerFormat::LineColMessage => {
+            let stderr =
+                String::from_utf8_lossy(&output.stderr[..output.stderr.len().min(MAX_CHECKER_OUTPUT)]);
+            format!("{stdout}\n{stderr}")
+        }
+        _ => stdout.into_owned(),
+    };
+    if !expected_status(checker.format, output.status.code()) {
         return Err(format!(
-            "`{} {}` failed ({}) without reporting diagnostics: {}",
-            checker.command,
-            checker.args.join(" "),
+            "{shown} ended with {} — not how it ends after checking — so its report cannot be trusted; stderr: {}",
             output.status,
-            tail.join(" | ")
+            tail(&output.stderr)
+        ));
+    }
+    let diags = parse(checker.format, &text, dir).map_err(|why| {
+        format!("{shown} printed output tether cannot read ({why}); stderr: {}", tail(&output.stderr))
+    })?;
+    if diags.is_empty() && !output.status.success() {
+        return Err(format!(
+            "{shown} failed ({}) without reporting diagnostics; stderr: {}",
+            output.status,
+            tail(&output.stderr)
         ));
     }
     Ok(diags)
 }
 
-/// Reads checker output.
-pub fn parse(format: CheckerFormat, out: &str, dir: &Path) -> Vec<CheckDiag> {
+/// Reads checker output; an error says what did not fit the format.
+pub fn parse(format: CheckerFormat, out: &str, dir: &Path) -> Result<Vec<CheckDiag>, String> {
     match format {
         CheckerFormat::Pyright => parse_pyright(out),
         CheckerFormat::Cargo => parse_cargo(out, dir),
@@ -79,30 +119,36 @@ pub fn parse(format: CheckerFormat, out: &str, dir: &Path) -> Vec<CheckDiag> {
     }
 }
 
-fn parse_pyright(out: &str) -> Vec<CheckDiag> {
-    let Ok(v) = serde_json::from_str::<Value>(out) else { return Vec::new() };
-    v["generalDiagnostics"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .map(|d| CheckDiag {
-                    path: PathBuf::from(d["file"].as_str().unwrap_or("")),
-                    line: d["range"]["start"]["line"].as_u64().unwrap_or(0) as u32 + 1,
-                    column: d["range"]["start"]["character"].as_u64().unwrap_or(0) as u32 + 1,
-                    severity: d["severity"].as_str().unwrap_or("error").to_string(),
-                    code: d["rule"].as_str().map(str::to_string),
-                    message: d["message"].as_str().unwrap_or("").to_string(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+/// The start of a line that did not fit, for an error.
+fn quote(line: &str) -> String {
+    let cut: String = line.chars().take(120).collect();
+    if cut.len() < line.len() { format!("`{cut}…`") } else { format!("`{cut}`") }
 }
 
-fn parse_cargo(out: &str, dir: &Path) -> Vec<CheckDiag> {
+fn parse_pyright(out: &str) -> Result<Vec<CheckDiag>, String> {
+    let v = serde_json::from_str::<Value>(out)
+        .map_err(|e| format!("not JSON ({e}); it began {}", quote(out.lines().next().unwrap_or(""))))?;
+    let items = v["generalDiagnostics"]
+        .as_array()
+        .ok_or_else(|| "JSON without a `generalDiagnostics` list".to_string())?;
+    Ok(items
+        .iter()
+        .map(|d| CheckDiag {
+            path: PathBuf::from(d["file"].as_str().unwrap_or("")),
+            line: d["range"]["start"]["line"].as_u64().unwrap_or(0) as u32 + 1,
+            column: d["range"]["start"]["character"].as_u64().unwrap_or(0) as u32 + 1,
+            severity: d["severity"].as_str().unwrap_or("error").to_string(),
+            code: d["rule"].as_str().map(str::to_string),
+            message: d["message"].as_str().unwrap_or("").to_string(),
+        })
+        .collect())
+}
+
+fn parse_cargo(out: &str, dir: &Path) -> Result<Vec<CheckDiag>, String> {
     let mut diags = Vec::new();
-    for line in out.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let v = serde_json::from_str::<Value>(line)
+            .map_err(|_| format!("a line that is not cargo's JSON: {}", quote(line)))?;
         if v["reason"] != "compiler-message" {
             continue;
         }
@@ -125,45 +171,54 @@ fn parse_cargo(out: &str, dir: &Path) -> Vec<CheckDiag> {
             message: msg["message"].as_str().unwrap_or("").to_string(),
         });
     }
-    diags
+    Ok(diags)
 }
 
-fn parse_tsc(out: &str, dir: &Path) -> Vec<CheckDiag> {
+/// Keeps the lines `read` understands; a line it does not is an error
+/// unless it is indented (a message's continuation) or a `#` heading.
+fn read_lines(out: &str, read: impl Fn(&str) -> Option<CheckDiag>) -> Result<Vec<CheckDiag>, String> {
+    let mut diags = Vec::new();
+    for line in out.lines() {
+        if line.trim().is_empty() || line.starts_with(char::is_whitespace) || line.starts_with('#') {
+            continue;
+        }
+        diags.push(read(line).ok_or_else(|| format!("a line that is not a diagnostic: {}", quote(line)))?);
+    }
+    Ok(diags)
+}
+
+fn parse_tsc(out: &str, dir: &Path) -> Result<Vec<CheckDiag>, String> {
     // src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.
-    out.lines()
-        .filter_map(|line| {
-            let (loc, rest) = line.split_once("): ")?;
-            let (file, pos) = loc.rsplit_once('(')?;
-            let (l, c) = pos.split_once(',')?;
-            let (severity, rest) = rest.split_once(' ')?;
-            let (code, message) = rest.split_once(": ").unwrap_or(("", rest));
-            Some(CheckDiag {
-                path: dir.join(file),
-                line: l.parse().ok()?,
-                column: c.parse().ok()?,
-                severity: severity.to_string(),
-                code: (!code.is_empty()).then(|| code.to_string()),
-                message: message.to_string(),
-            })
+    read_lines(out, |line| {
+        let (loc, rest) = line.split_once("): ")?;
+        let (file, pos) = loc.rsplit_once('(')?;
+        let (l, c) = pos.split_once(',')?;
+        let (severity, rest) = rest.split_once(' ')?;
+        let (code, message) = rest.split_once(": ").unwrap_or(("", rest));
+        Some(CheckDiag {
+            path: dir.join(file),
+            line: l.parse().ok()?,
+            column: c.parse().ok()?,
+            severity: severity.to_string(),
+            code: (!code.is_empty()).then(|| code.to_string()),
+            message: message.to_string(),
         })
-        .collect()
+    })
 }
 
-fn parse_line_col(out: &str, dir: &Path) -> Vec<CheckDiag> {
-    out.lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(4, ':');
-            let (file, l, c, message) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-            Some(CheckDiag {
-                path: dir.join(file.trim()),
-                line: l.trim().parse().ok()?,
-                column: c.trim().parse().ok()?,
-                severity: "error".into(),
-                code: None,
-                message: message.trim().to_string(),
-            })
+fn parse_line_col(out: &str, dir: &Path) -> Result<Vec<CheckDiag>, String> {
+    read_lines(out, |line| {
+        let mut parts = line.splitn(4, ':');
+        let (file, l, c, message) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        Some(CheckDiag {
+            path: dir.join(file.trim()),
+            line: l.trim().parse().ok()?,
+            column: c.trim().parse().ok()?,
+            severity: "error".into(),
+            code: None,
+            message: message.trim().to_string(),
         })
-        .collect()
+    })
 }
 
 #[cfg(test)]
@@ -174,16 +229,27 @@ mod tests {
     fn reads_each_format() {
         let dir = Path::new("/p");
         let py = r#"{"generalDiagnostics":[{"file":"/p/a.py","severity":"error","message":"x is not defined","range":{"start":{"line":2,"character":4},"end":{"line":2,"character":5}},"rule":"reportUndefinedVariable"}]}"#;
-        let d = parse(CheckerFormat::Pyright, py, dir);
+        let d = parse(CheckerFormat::Pyright, py, dir).unwrap();
         assert_eq!((d[0].line, d[0].column, d[0].code.as_deref()), (3, 5, Some("reportUndefinedVariable")));
         let cargo = r#"{"reason":"compiler-message","message":{"level":"error","message":"mismatched types","code":{"code":"E0308"},"spans":[{"file_name":"src/main.rs","line_start":4,"column_start":9,"is_primary":true}]}}"#;
-        let d = parse(CheckerFormat::Cargo, cargo, dir);
+        let d = parse(CheckerFormat::Cargo, cargo, dir).unwrap();
         assert_eq!(d[0].path, PathBuf::from("/p/src/main.rs"));
         assert_eq!(d[0].code.as_deref(), Some("E0308"));
         let tsc = "src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.\n";
-        let d = parse(CheckerFormat::Tsc, tsc, dir);
+        let d = parse(CheckerFormat::Tsc, tsc, dir).unwrap();
         assert_eq!((d[0].line, d[0].column, d[0].code.as_deref()), (3, 5, Some("TS2322")));
-        let vet = "./main.go:7:2: fmt.Printf format %d has arg of wrong type\n";
-        assert_eq!(parse(CheckerFormat::LineColMessage, vet, dir)[0].line, 7);
+        let vet = "# demo\n./main.go:7:2: fmt.Printf format %d has arg of wrong type\n";
+        assert_eq!(parse(CheckerFormat::LineColMessage, vet, dir).unwrap()[0].line, 7);
+    }
+
+    #[test]
+    fn output_that_is_not_the_format_is_an_error() {
+        let dir = Path::new("/p");
+        let e = parse(CheckerFormat::Pyright, "Traceback (most recent call last):", dir).unwrap_err();
+        assert!(e.starts_with("not JSON") && e.contains("`Traceback"), "{e}");
+        assert!(parse(CheckerFormat::Pyright, "{}", dir).unwrap_err().contains("generalDiagnostics"));
+        assert!(parse(CheckerFormat::Cargo, "warning: oops", dir).unwrap_err().contains("not cargo's JSON"));
+        assert!(parse(CheckerFormat::Tsc, "garbage", dir).unwrap_err().contains("`garbage`"));
+        assert_eq!(parse(CheckerFormat::Tsc, "", dir).unwrap(), Vec::new(), "no output: no problems");
     }
 }

@@ -803,6 +803,7 @@ async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option
     let mut text = String::new();
     let mut all = Vec::new();
     let mut any_checker = false;
+    let mut failed = false;
     for lang in langs {
         let Some(checker) =
             table.iter().filter(|s| s.languages.iter().any(|l| l == lang)).find_map(|s| s.checker.clone())
@@ -858,7 +859,9 @@ async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option
                 all.extend(diags);
             }
             Err(e) => {
-                let _ = writeln!(text, "{lang}: {e}");
+                // Never "0 diagnostics": a checker that did not check says why.
+                failed = true;
+                let _ = writeln!(text, "{lang}: the project check failed: {e}");
             }
         }
     }
@@ -866,5 +869,5 @@ async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option
         text = "no source files of a language with a project checker here".to_string();
     }
     let result = ToolResult::text(text.trim_end()).with_data(json!({"diagnostics": all}));
-    if any_checker { result } else { ToolResult { is_error: true, ..result } }
+    if any_checker && !failed { result } else { ToolResult { is_error: true, ..result } }
 }

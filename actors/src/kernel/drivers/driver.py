@@ -245,15 +245,22 @@ def _installed():
     return {(d.metadata["Name"] or "").lower(): d.version for d in md.distributions()}
 
 
+class PipFailed(Exception):
+    """%pip exited non-zero: the cell is an error, with pip's last lines."""
+
+
 def _pip(args):
     sys.stdout.flush()
     before = _installed()
     done = subprocess.run([sys.executable, "-m", "pip"] + args.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(done.stdout, end="")
     after = _installed()
     # Whatever pip installed, upgraded or removed, however quietly it ran.
     changed = [name for name in set(before) | set(after) if before.get(name) != after.get(name)]
     _evict(changed)
+    if done.returncode != 0:
+        last = [l for l in done.stdout.splitlines() if l.strip()][-8:]
+        raise PipFailed("pip %s exited with status %d:\n%s" % (args.strip(), done.returncode, "\n".join(last)))
+    print(done.stdout, end="")
 
 
 def _evict(dists):
@@ -377,6 +384,10 @@ _cell_no = [0]
 
 
 def _format_error(exc, filename):
+    if isinstance(exc, PipFailed):
+        # pip's own words are the whole story; the driver's frames are not.
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        return {"type": type(exc).__name__, "message": str(exc), "traceback": text}
     tb = exc.__traceback__
     frames = traceback.extract_tb(tb)
     # Keep the cell's own frames (and what they called last).
