@@ -1,7 +1,8 @@
 //! Answers say truthfully whether they are about the content now on disk:
 //! diagnostics are **fresh** only then, **pending** when nothing is known,
 //! **stale since …** when the list is about older content; a rename whose
-//! files changed while it was computed writes nothing; the after-write
+//! files changed while it was computed writes nothing, and one whose edit
+//! writes anything but the new name is refused whole; the after-write
 //! delta is taken against the previous fresh state, whoever wrote the file;
 //! and without file events a stat scan keeps answers right. A fake server
 //! (tests/fixtures/lsp/quiet_lsp.py) supplies the silences and the slow
@@ -144,6 +145,45 @@ async fn a_rename_whose_files_changed_meanwhile_writes_nothing() {
         .await;
     assert!(r.text.starts_with("renamed `mid_name` → `new_name`: 3 edit(s) in 2 file(s)"), "{}", r.text);
     assert_eq!(h.read("other.py"), "# a line above\nfrom a import new_name\nnew_name()\n");
+}
+
+#[tokio::test]
+async fn a_rename_edit_that_writes_anything_but_the_new_name_refuses_the_whole_rename() {
+    let a = "def foo():\n    return 1\n\n\nx = foo()\n";
+    let b = "from a import foo\nfoo()\n";
+    let h = quiet_run(&[("a.py", a), ("b.py", b)]);
+    let edit = |line: u32, start: u32, end_line: u32, end: u32, text: &str| json!({"range": {"start": {"line": line, "character": start}, "end": {"line": end_line, "character": end}}, "newText": text});
+    let good_b = json!([edit(0, 14, 0, 17, "bar"), edit(1, 0, 1, 3, "bar")]);
+    let cases = [
+        // (a) the wrong new text in one edit of one file
+        (
+            json!({"a.py": [edit(0, 4, 0, 7, "bar"), edit(4, 4, 4, 7, "qux_zz")], "b.py": good_b}),
+            "`a.py`",
+            "line 5 replaces `foo` with `qux_zz`",
+        ),
+        // (b) one edit spanning many lines
+        (json!({"a.py": [edit(0, 4, 4, 7, "bar")], "b.py": good_b}), "`a.py`", "line 1 replaces `foo():"),
+    ];
+    for (reply, file, says) in cases {
+        h.write("rename_reply.json", &json!({"changes": reply}).to_string());
+        let r = h
+            .call("lsp_rename", json!({"file": "a.py", "line": 1, "symbol": "foo", "new_name": "bar"}))
+            .await;
+        assert!(r.is_error, "{}", r.text);
+        assert!(r.text.contains(&format!("in {file}")) && r.text.contains(says), "{}", r.text);
+        assert!(r.text.contains("nothing was written"), "{}", r.text);
+        assert_eq!((h.read("a.py"), h.read("b.py")), (a.to_string(), b.to_string()), "byte for byte");
+    }
+    // (c) a correct edit is written, byte for byte.
+    h.write(
+        "rename_reply.json",
+        &json!({"changes": {"a.py": [edit(0, 4, 0, 7, "bar"), edit(4, 4, 4, 7, "bar")], "b.py": good_b}})
+            .to_string(),
+    );
+    let r = h.ok("lsp_rename", json!({"file": "a.py", "line": 1, "symbol": "foo", "new_name": "bar"})).await;
+    assert!(r.text.starts_with("renamed `foo` → `bar`: 4 edit(s) in 2 file(s)"), "{}", r.text);
+    assert_eq!(h.read("a.py"), "def bar():\n    return 1\n\n\nx = bar()\n");
+    assert_eq!(h.read("b.py"), "from a import bar\nbar()\n");
 }
 
 #[tokio::test]

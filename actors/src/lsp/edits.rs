@@ -127,12 +127,14 @@ pub fn edits_by_file(edit: &WorkspaceEdit) -> Result<BTreeMap<Url, Vec<TextEdit>
     Ok(out)
 }
 
-/// Refuses an edit that does not look like a rename of `old` to `new`.
-/// The replaced text and the new text are compared after stripping what
-/// they share at both ends (servers such as pylsp-rope replace whole
-/// lines): what is left of the old side must be empty or `old` itself, and
-/// the new side may only add the new name and a little punctuation (a
-/// shorthand property becoming `old: new`).
+/// Refuses every edit that is not a rename of `old` to `new`. The replaced
+/// text and the new text are compared after stripping what they share at
+/// both ends (servers such as pylsp-rope replace whole lines), and what
+/// differs must be exactly `old` → `new`, or one of the forms servers
+/// document for a rename that keeps a binding's other name: a shorthand
+/// property or import specifier written out (`old` → `old: new`,
+/// `new: old`, `old as new`, `new as old`), or that written-out part
+/// inserted after it (`: new`, ` as new`).
 pub fn check_rename_edit(text: &str, edit: &TextEdit, old: &str, new: &str) -> Result<(), EditError> {
     let (Some(start), Some(end)) = (offset_of(text, edit.range.start), offset_of(text, edit.range.end))
     else {
@@ -140,11 +142,18 @@ pub fn check_rename_edit(text: &str, edit: &TextEdit, old: &str, new: &str) -> R
     };
     let replaced = &text[start..end.max(start)];
     let (core_old, core_new) = strip_common(replaced, &edit.new_text);
-    let old_ok = core_old.is_empty() || core_old == old;
-    let new_ok = core_new.len() <= new.len() + old.len() + 8 && !core_new.contains('\n');
-    if !old_ok || !new_ok {
+    let written_out = [
+        format!("{old}: {new}"),
+        format!("{new}: {old}"),
+        format!("{old} as {new}"),
+        format!("{new} as {old}"),
+    ];
+    let inserted = [format!(": {new}"), format!(" as {new}"), format!("{new}: "), format!("{new} as ")];
+    let ok = (core_old == old && (core_new == new || written_out.iter().any(|w| w == core_new)))
+        || (core_old.is_empty() && inserted.iter().any(|w| w == core_new));
+    if !ok {
         return Err(EditError::Suspicious(format!(
-            "the server's edit at line {} replaces `{}` with `{}` — not what renaming `{old}` to `{new}` should do, so nothing was written",
+            "the server's edit at line {} replaces `{}` with `{}` — renaming `{old}` to `{new}` replaces `{old}` with `{new}` and nothing else, so nothing was written",
             edit.range.start.line + 1,
             shorten(core_old),
             shorten(core_new),
@@ -242,11 +251,27 @@ mod tests {
         let text = "def foo():\n    return 1\n\nfoo()\n";
         assert!(check_rename_edit(text, &edit(0, 4, 0, 7, "bar"), "foo", "bar").is_ok());
         let err = check_rename_edit(text, &edit(0, 0, 3, 5, "bar"), "foo", "bar").unwrap_err();
-        assert!(err.to_string().contains("not what renaming `foo` to `bar` should do"), "{err}");
+        assert!(
+            err.to_string().contains("renaming `foo` to `bar` replaces `foo` with `bar` and nothing else"),
+            "{err}"
+        );
         // A whole-line edit (pylsp-rope) that only renames is fine.
         assert!(check_rename_edit(text, &edit(3, 0, 4, 0, "bar()\n"), "foo", "bar").is_ok());
         // Renaming the wrong name is not.
         assert!(check_rename_edit("total_area()\n", &edit(0, 0, 0, 10, "bar"), "area", "bar").is_err());
+        // Nor writing anything but the new name.
+        let err = check_rename_edit(text, &edit(0, 4, 0, 7, "qux_zz"), "foo", "bar").unwrap_err();
+        assert!(err.to_string().contains("replaces `foo` with `qux_zz`"), "{err}");
+        assert!(check_rename_edit(text, &edit(0, 4, 0, 7, "bar2"), "foo", "bar").is_err());
+        assert!(check_rename_edit(text, &edit(0, 4, 0, 7, "bar; rm"), "foo", "bar").is_err());
+        // The written-out forms of a shorthand property or an import specifier.
+        let ts = "const o = { foo };\n";
+        assert!(check_rename_edit(ts, &edit(0, 12, 0, 15, "foo: bar"), "foo", "bar").is_ok());
+        assert!(check_rename_edit(ts, &edit(0, 15, 0, 15, ": bar"), "foo", "bar").is_ok());
+        assert!(
+            check_rename_edit("import { foo } from 'x';\n", &edit(0, 9, 0, 12, "foo as bar"), "foo", "bar")
+                .is_ok()
+        );
         assert_eq!(identifier_at("x = total_area(1)", Position::new(0, 8)), Some("total_area"));
     }
 }
