@@ -62,6 +62,7 @@ pub struct RuntimeBuilder {
     questions: Option<(Arc<dyn QuestionPort>, String)>,
     question_timeout: std::time::Duration,
     vibe: Option<Arc<dyn WorkerBackend>>,
+    serial_bound: std::time::Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -81,6 +82,7 @@ impl Default for RuntimeBuilder {
             questions: None,
             question_timeout: tools::ask_user::DEFAULT_QUESTION_TIMEOUT,
             vibe: None,
+            serial_bound: crate::router::serial::SERIAL_CALL_TIMEOUT,
         }
     }
 }
@@ -174,6 +176,15 @@ impl RuntimeBuilder {
     /// stated on the card.
     pub fn question_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.question_timeout = timeout;
+        self
+    }
+
+    /// How long one call that is not parallel-safe (a write, `resolve`,
+    /// `lsp_rename`, a host tool that declares itself exclusive) may hold
+    /// the serial lane before it is cancelled and the calls behind it run
+    /// (default 10 minutes).
+    pub fn serial_call_timeout(mut self, bound: std::time::Duration) -> Self {
+        self.serial_bound = bound;
         self
     }
 
@@ -365,6 +376,7 @@ impl Parts {
         let router =
             RouterActor::with_gate(registry.clone(), base, b.approval, gate, b.question_timeout, children)
                 .with_conversations(conversations.clone())
+                .with_serial_bound(b.serial_bound)
                 .start();
         let _ = router_slot.set(router.clone().recipient());
         let _ = describe_slot.set(router.clone().recipient());

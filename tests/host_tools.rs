@@ -145,3 +145,52 @@ async fn apply_patch_renames_keep_the_mode_and_new_files_are_not_private() {
     assert_eq!(mode("bin/run.sh"), 0o755);
     assert_eq!(mode("notes.txt"), 0o644);
 }
+
+/// A host write tool that never answers.
+struct Stuck;
+
+impl tether::ToolHandler for Stuck {
+    fn spec(&self) -> tether::ToolSpec {
+        tether::ToolSpec {
+            name: "stuck_write".into(),
+            level: tether::Level::Write,
+            parallel_safe: false,
+            description: "a host write that hangs on a dead pipe".into(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+
+    fn start(
+        &self,
+        _ctx: &tether::CallContext,
+        _args: serde_json::Value,
+    ) -> Result<tether::ToolFuture, tether::ToolError> {
+        Ok(Box::pin(std::future::pending::<tether::ToolResult>()))
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_never_answers_holds_the_serial_lane_only_for_its_bound() {
+    let h = Harness::with(&[], |b| {
+        b.connect_all().tool(Arc::new(Stuck)).serial_call_timeout(std::time::Duration::from_millis(1500))
+    });
+    let token = tokio_util::sync::CancellationToken::new();
+    let started = std::time::Instant::now();
+    // The stuck call takes the lane; a write queues behind it.
+    let stuck = h.rt.call_cancellable(tether::Surface::Full, "stuck_write", json!({}), token.clone());
+    let (stuck, write) = tokio::join!(stuck, async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        h.call("write", json!({"path": "after.txt", "content": "ran"})).await
+    });
+    assert!(stuck.is_error, "{}", stuck.text);
+    assert!(
+        stuck.text.starts_with("`stuck_write` held the serial lane")
+            && stuck.text.contains("for 1.5 s, its bound, so it was cancelled"),
+        "{}",
+        stuck.text
+    );
+    assert!(token.is_cancelled(), "the call's token fired, so whatever it started stops too");
+    assert!(!write.is_error, "{}", write.text);
+    assert_eq!(h.read("after.txt"), "ran", "the lane moved on");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+}

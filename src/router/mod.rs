@@ -181,7 +181,7 @@ impl RouterActor {
         children: Vec<Recipient<Describe>>,
     ) -> Self {
         let lane_queued = Arc::new(AtomicU64::new(0));
-        let lane = SerialLane::new(lane_queued.clone()).start();
+        let lane = SerialLane::new(lane_queued.clone(), serial::SERIAL_CALL_TIMEOUT).start();
         Self {
             registry,
             base,
@@ -201,6 +201,13 @@ impl RouterActor {
     /// The same router, also describing the run's conversations in the tree.
     pub fn with_conversations(mut self, conversations: Arc<Conversations>) -> Self {
         self.conversations = Some(conversations);
+        self
+    }
+
+    /// How long one call may hold the serial lane (default
+    /// [`serial::SERIAL_CALL_TIMEOUT`]).
+    pub fn with_serial_bound(mut self, bound: std::time::Duration) -> Self {
+        self.lane = SerialLane::new(self.lane_queued.clone(), bound).start();
         self
     }
 
@@ -307,8 +314,9 @@ impl Handler<Call> for RouterActor {
         let work: ToolFuture = if alone {
             let lane = self.lane.clone();
             self.lane_queued.fetch_add(1, Ordering::Relaxed);
+            let exclusive = Exclusive { work, tool: tool.clone(), cancel: cancel.clone() };
             Box::pin(async move {
-                lane.send(Exclusive { work }).await.unwrap_or_else(|e| {
+                lane.send(exclusive).await.unwrap_or_else(|e| {
                     ToolResult::error(format!(
                         "the serial lane stopped before the call ran ({e}); nothing ran, call again"
                     ))
