@@ -14,7 +14,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tether_actors::ast::actor::AstActor;
 use tether_actors::describe::{ActorNode, Describe};
-use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::lsp::server::ServerPids;
+use tether_actors::lsp::supervisor::{LspSupervisor, StopAll};
 use tether_actors::question::gate::QuestionGateActor;
 use tether_actors::question::port::QuestionPort;
 use tether_actors::workers::WorkerBackend;
@@ -214,7 +215,7 @@ impl RuntimeBuilder {
         let resources = self.resources.clone();
         let conversation = self.conversation.clone();
         let parts = Parts { builder: self, workdir: workdir.clone() };
-        let (started, system) = if System::try_current().is_some() {
+        let (mut started, system) = if System::try_current().is_some() {
             (parts.start(), None)
         } else {
             let (tx, rx) = std::sync::mpsc::channel();
@@ -236,6 +237,12 @@ impl RuntimeBuilder {
             let arbiters = parking_lot::Mutex::new(std::mem::take(&mut started.arbiters));
             (started, Some(OwnSystem { system, stopped: parking_lot::Mutex::new(stopped), arbiters }))
         };
+        // In a host's system, the run's own threads and servers are what
+        // `shutdown` stops; the system is the host's.
+        let hosted = system.is_none().then(|| Hosted {
+            arbiters: parking_lot::Mutex::new(std::mem::take(&mut started.arbiters)),
+            lsp: started.lsp.clone(),
+        });
         Ok(Runtime {
             router: started.router,
             registry: started.registry,
@@ -247,6 +254,8 @@ impl RuntimeBuilder {
             conversations: started.conversations,
             reaped,
             _system: system,
+            hosted,
+            shut: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -264,6 +273,7 @@ struct Started {
     after_write: Option<Arc<dyn AfterWrite>>,
     arbiters: Vec<Arbiter>,
     conversations: Arc<Conversations>,
+    lsp: Option<(Addr<LspSupervisor>, ServerPids)>,
 }
 
 impl Parts {
@@ -282,6 +292,7 @@ impl Parts {
         let mut children: Vec<Recipient<Describe>> = Vec::new();
         let mut hooks: Vec<Arc<dyn AfterWrite>> = Vec::new();
         let mut ast = None;
+        let mut lsp = None;
         if b.resources.contains(&Resource::Parsers) {
             let root = self.workdir.clone();
             let addr = AstActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| AstActor::new(root));
@@ -296,7 +307,10 @@ impl Parts {
             // On the router's own thread: a query then crosses no thread
             // between router, supervisor, server actor and the reader task
             // that receives the answer.
-            let supervisor = LspSupervisor::new(root).start();
+            let supervisor = LspSupervisor::new(root);
+            let pids = supervisor.server_pids();
+            let supervisor = supervisor.start();
+            lsp = Some((supervisor.clone(), pids));
             handlers.push(Arc::new(tools::lsp::Lsp { supervisor: supervisor.clone() }));
             handlers.push(Arc::new(tools::lsp::rename::LspRename { supervisor: supervisor.clone(), ast }));
             // Files written through tether are synced to their server at once,
@@ -380,7 +394,7 @@ impl Parts {
                 .start();
         let _ = router_slot.set(router.clone().recipient());
         let _ = describe_slot.set(router.clone().recipient());
-        Started { router, registry, after_write, arbiters, conversations }
+        Started { router, registry, after_write, arbiters, conversations, lsp }
     }
 }
 
@@ -408,22 +422,35 @@ impl OwnSystem {
         // Actors drop their process guards as the system and its arbiters
         // stop; wait for that, so a CLI that exits next leaves no child behind.
         let _ = self.stopped.lock().recv_timeout(STOP_TIMEOUT);
-        let arbiters = std::mem::take(&mut *self.arbiters.lock());
-        if arbiters.is_empty() {
-            return;
-        }
-        let (done_tx, done) = std::sync::mpsc::channel();
-        let joiner = std::thread::Builder::new().name("tether-stop".into()).spawn(move || {
-            for a in arbiters {
-                a.stop();
-                let _ = a.join();
-            }
-            let _ = done_tx.send(());
-        });
-        if joiner.is_ok() {
-            let _ = done.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
-        }
+        stop_arbiters(std::mem::take(&mut *self.arbiters.lock()), deadline);
     }
+}
+
+/// Joins `arbiters` after stopping them, waiting at most `until`; from a
+/// helper thread, so a stuck one cannot hold the caller forever.
+fn stop_arbiters(arbiters: Vec<Arbiter>, until: std::time::Instant) {
+    if arbiters.is_empty() {
+        return;
+    }
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let joiner = std::thread::Builder::new().name("tether-stop".into()).spawn(move || {
+        for a in arbiters {
+            a.stop();
+            let _ = a.join();
+        }
+        let _ = done_tx.send(());
+    });
+    if joiner.is_ok() {
+        let _ = done.recv_timeout(until.saturating_duration_since(std::time::Instant::now()));
+    }
+}
+
+/// What a runtime that joined a host's actix system stops on `shutdown`:
+/// the threads of its own (parsers, kernels, debug sessions, workers) and
+/// its language servers, which run on the host's thread.
+struct Hosted {
+    arbiters: parking_lot::Mutex<Vec<Arbiter>>,
+    lsp: Option<(Addr<LspSupervisor>, ServerPids)>,
 }
 
 impl Drop for OwnSystem {
@@ -463,6 +490,8 @@ pub struct Runtime {
     conversations: Arc<Conversations>,
     reaped: Vec<tether_actors::process::Orphan>,
     _system: Option<OwnSystem>,
+    hosted: Option<Hosted>,
+    shut: std::sync::atomic::AtomicBool,
 }
 
 impl Runtime {
@@ -509,6 +538,9 @@ impl Runtime {
 
     /// Sends a prepared [`Call`] (any conversation, surface and token).
     pub async fn send(&self, call: Call) -> ToolResult {
+        if self.shut.load(std::sync::atomic::Ordering::SeqCst) {
+            return ToolResult::error("the runtime was shut down; start a new one");
+        }
         self.router.send(call).await.unwrap_or_else(|e| {
             ToolResult::error(format!("the runtime is not running ({e}); start a new one"))
         })
@@ -587,14 +619,30 @@ impl Runtime {
     }
 
     /// Stops the run now — every actor, and with them every child process
-    /// (servers, adapters, kernels, workers) — even while other handles
-    /// (an `Arc` held by a task) still exist; calls after this fail. Only
-    /// a runtime that owns its actor system can stop it; one that joined
-    /// the host's system stops with that system.
+    /// (servers, adapters, debuggees, kernels, workers) — even while other
+    /// handles (an `Arc` held by a task) still exist; calls after this
+    /// fail. A runtime that owns its actor system stops it; one that joined
+    /// a host's system kills its language servers at once, stops and joins
+    /// its own threads (and with them every other child), and leaves the
+    /// host's system running.
     pub fn shutdown(&self) {
+        self.shut.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(system) = &self._system {
             system.stop();
+            return;
         }
+        let Some(hosted) = &self.hosted else { return };
+        if let Some((supervisor, pids)) = &hosted.lsp {
+            // Their actors run on the host's thread, which may be this one:
+            // no message would be handled before we return.
+            for pid in pids.lock().values() {
+                tether_actors::process::kill_group(*pid);
+            }
+            supervisor.do_send(StopAll);
+        }
+        self.router.do_send(crate::router::Stop);
+        let arbiters = std::mem::take(&mut *hosted.arbiters.lock());
+        stop_arbiters(arbiters, std::time::Instant::now() + STOP_TIMEOUT);
     }
 
     /// Whether the runtime started its own actor system (on its own

@@ -44,3 +44,71 @@ fn a_missing_working_directory_is_a_start_error() {
     let err = Runtime::builder().workdir("/no/such/dir").start().err().expect("refused");
     assert!(err.to_string().contains("/no/such/dir"), "{err}");
 }
+
+/// Every process tagged with this run that lives under `root`'s run.
+fn pids_in(tree: &serde_json::Value, out: &mut Vec<u32>) {
+    if let Some(pid) = tree["pid"].as_u64() {
+        out.push(pid as u32);
+    }
+    for child in tree["children"].as_array().into_iter().flatten() {
+        pids_in(child, out);
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is gone: nothing reaps in this sandbox.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+#[actix::test]
+async fn shutdown_inside_a_host_system_stops_every_child_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        ("pyproject.toml", ""),
+        ("requirements.txt", ""),
+        ("app.py", "def f():\n    return 1\n\nf()\n"),
+        ("prog.py", "import time\nx = 1\ntime.sleep(300)\n"),
+        ("tether.toml", "[vibe]\nfast = [\"sh\", \"-c\", \"sleep 300\"]\n"),
+    ];
+    for (path, text) in files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let rt = Runtime::builder()
+        .workdir(dir.path())
+        .connect_all()
+        .vibe(std::sync::Arc::new(tether_actors::workers::command::CommandBackend::load(dir.path())))
+        .start()
+        .unwrap();
+    assert!(!rt.owns_actor_system());
+    let ok = |r: tether::ToolResult| {
+        assert!(!r.is_error, "{}", r.text);
+        r
+    };
+    ok(rt.call("lsp", json!({"action": "hover", "file": "app.py", "line": 1, "symbol": "f"})).await);
+    ok(rt
+        .call(
+            "eval",
+            json!({"code": "import os\nos.getpid()", "description": "start a python kernel for the test"}),
+        )
+        .await);
+    ok(rt.call("debug", json!({"op": "breakpoints", "file": "prog.py", "lines": [2]})).await);
+    ok(rt.call("debug", json!({"op": "launch", "program": "prog.py"})).await);
+    ok(rt.call("vibe_spawn", json!({"brief": "wait", "label": "sleeper", "tier": "fast"})).await);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut pids = Vec::new();
+    pids_in(&rt.tree().await.json(), &mut pids);
+    // The debuggee is a node of its own; the worker's shell too.
+    assert!(pids.len() >= 4, "a server, a kernel, an adapter, a debuggee, a worker: {pids:?}");
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+
+    rt.shutdown();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while pids.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "still running after shutdown: {left:?}");
+    let after = rt.call("read", json!({"path": "app.py"})).await;
+    assert!(after.is_error && after.text.contains("shut down"), "{}", after.text);
+}

@@ -407,6 +407,21 @@ fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time
     card
 }
 
+/// Stops the router (a host's `Runtime::shutdown`): calls sent after it fail.
+pub struct Stop;
+
+impl Message for Stop {
+    type Result = ();
+}
+
+impl Handler<Stop> for RouterActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Stop, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
 /// Validates a call without running it: steps 1–4 (registered, on the
 /// surface, approved by the policy, arguments parse). No permission card is
 /// shown and no work is started.

@@ -70,6 +70,11 @@ pub const REOPEN_MAX: usize = 64;
 /// oldest is closed — by then long taken into the server's project.
 pub const MAX_KEPT_OPEN: usize = 512;
 
+/// The pid of every running server process, by server: what a host that
+/// stops the run from its own actor thread — where no message can be
+/// handled before it returns — kills at once.
+pub type ServerPids = Arc<parking_lot::Mutex<std::collections::BTreeMap<ServerKey, u32>>>;
+
 /// Identifies a server instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ServerKey {
@@ -299,11 +304,17 @@ pub struct LspServerActor {
     last_crash: Option<ExitInfo>,
     created: Instant,
     supervisor: Option<Recipient<ServerCrashed>>,
+    pids: ServerPids,
 }
 
 impl LspServerActor {
     /// An actor for `usable`, not started until first used.
-    pub fn new(usable: Usable, workdir: PathBuf, supervisor: Option<Recipient<ServerCrashed>>) -> Self {
+    pub fn new(
+        usable: Usable,
+        workdir: PathBuf,
+        supervisor: Option<Recipient<ServerCrashed>>,
+        pids: ServerPids,
+    ) -> Self {
         let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
         Self {
             key,
@@ -320,6 +331,7 @@ impl LspServerActor {
             last_crash: None,
             created: Instant::now(),
             supervisor,
+            pids,
         }
     }
 
@@ -716,6 +728,7 @@ fn start(
         }
         act.docs.clear();
         act.state = State::Running;
+        act.pids.lock().insert(act.key.clone(), guard.pid());
         act.running =
             Some(Running { client, guard, shared, started: Instant::now(), capabilities: Arc::new(caps) });
         Ok(())
@@ -728,6 +741,7 @@ impl Actor for LspServerActor {
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         // Dropping the guard kills the process group.
         self.running = None;
+        self.pids.lock().remove(&self.key);
     }
 }
 
@@ -756,6 +770,7 @@ impl LspServerActor {
     /// afresh; its documents are reopened as queries name them.
     fn restart(&mut self) -> ResponseActFuture<Self, Result<(), LspError>> {
         let old = self.running.take();
+        self.pids.lock().remove(&self.key);
         // A deliberate stop is not a crash: the old generation's exit is ignored.
         self.generation += 1;
         self.docs.clear();
@@ -793,6 +808,7 @@ impl Handler<Exited> for LspServerActor {
             return;
         }
         let name = self.name();
+        self.pids.lock().remove(&self.key);
         if let Some(running) = self.running.take() {
             running.client.close(&msg.info.describe(&name));
             if running.started.elapsed() > STABLE_AFTER {
@@ -808,6 +824,21 @@ impl Handler<Exited> for LspServerActor {
         if let Some(supervisor) = &self.supervisor {
             supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
         }
+    }
+}
+
+/// Stop the actor (and with it the server process).
+pub struct Stop;
+
+impl Message for Stop {
+    type Result = ();
+}
+
+impl Handler<Stop> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Stop, ctx: &mut Self::Context) {
+        ctx.stop();
     }
 }
 

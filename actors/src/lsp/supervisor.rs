@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::config::{self, ServerConfig};
 use super::discovery::{self, Usable};
-use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey};
+use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Stop};
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
 
@@ -154,6 +154,7 @@ pub struct LspSupervisor {
     crashes: u64,
     started: Instant,
     watcher: Option<Watcher>,
+    pids: ServerPids,
 }
 
 impl LspSupervisor {
@@ -168,7 +169,13 @@ impl LspSupervisor {
             crashes: 0,
             started: Instant::now(),
             watcher: None,
+            pids: ServerPids::default(),
         }
+    }
+
+    /// The running servers' pids, kept current by the server actors.
+    pub fn server_pids(&self) -> ServerPids {
+        self.pids.clone()
     }
 
     /// The watcher, started on first use. Batches come back to this
@@ -204,7 +211,8 @@ impl LspSupervisor {
         }
         let workdir = self.workdir.clone();
         let me = ctx.address().recipient::<ServerCrashed>();
-        let addr = LspServerActor::create(move |_| LspServerActor::new(usable, workdir, Some(me)));
+        let pids = self.pids.clone();
+        let addr = LspServerActor::create(move |_| LspServerActor::new(usable, workdir, Some(me), pids));
         self.servers.insert(key.clone(), addr.clone());
         (key, addr)
     }
@@ -285,6 +293,25 @@ impl Handler<Route> for LspSupervisor {
             )?;
         let (key, addr) = self.actor_for(usable, ctx);
         Ok(Routed { key, addr, language: language.to_string() })
+    }
+}
+
+/// Stop every server and the supervisor (and its watcher).
+pub struct StopAll;
+
+impl Message for StopAll {
+    type Result = ();
+}
+
+impl Handler<StopAll> for LspSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: StopAll, ctx: &mut Self::Context) {
+        for addr in self.servers.values() {
+            addr.do_send(Stop);
+        }
+        self.watcher = None;
+        ctx.stop();
     }
 }
 
