@@ -39,8 +39,42 @@ pub const TREE_URI: &str = "tether://tree";
 /// How often a long call reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// What the server tells the model about itself.
-const INSTRUCTIONS: &str = "tether: tools bound to live resources of this working directory — language servers (lsp, lsp_rename), tree-sitter search and staged rewrite (ast_grep, ast_edit, resolve), debuggers (debug), persistent Python/JavaScript kernels (eval), the human (ask_user) and background workers (vibe_*). Paths are relative to the working directory. The supervision tree is the resource tether://tree.";
+/// What each group of tools is, for the instructions.
+const GROUPS: &[(&str, &[&str])] = &[
+    ("language servers", &["lsp", "lsp_rename"]),
+    ("tree-sitter search and staged rewrite", &["ast_grep", "ast_edit", "resolve"]),
+    ("debuggers", &["debug"]),
+    ("persistent Python/JavaScript kernels", &["eval"]),
+    ("the human", &["ask_user"]),
+    ("background workers", &["vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"]),
+    ("the run's live resources", &["resources"]),
+    ("file tools with diagnostics on write", &["read", "write", "edit", "apply_patch"]),
+];
+
+/// What the server tells the model about itself: only the tools this run
+/// offers on this surface.
+pub fn instructions(tools: &[ToolSpec]) -> String {
+    let offered = |name: &str| tools.iter().any(|t| t.name == name);
+    let mut parts = Vec::new();
+    for (what, names) in GROUPS {
+        let here: Vec<&str> = names.iter().copied().filter(|n| offered(n)).collect();
+        if !here.is_empty() {
+            parts.push(format!("{what} ({})", here.join(", ")));
+        }
+    }
+    let others: Vec<&str> = tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|n| !GROUPS.iter().any(|(_, names)| names.contains(n)))
+        .collect();
+    if !others.is_empty() {
+        parts.push(format!("the host's own tools ({})", others.join(", ")));
+    }
+    let offer = if parts.is_empty() { "no tools on this surface".to_string() } else { parts.join(", ") };
+    format!(
+        "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory. The supervision tree is the resource {TREE_URI}."
+    )
+}
 
 /// The MCP server over one runtime.
 #[derive(Clone)]
@@ -95,7 +129,7 @@ impl ServerHandler for TetherServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions(&self.runtime.tools(self.surface)))
     }
 
     /// The handshake-era versions only: `ask_user` and permission cards
@@ -188,5 +222,35 @@ impl ServerHandler for TetherServer {
             *mime_type = Some("application/json".into());
         }
         Ok(ReadResourceResult::new(vec![ResourceContents::text(tree.text(), TREE_URI), as_json]).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Resource;
+
+    fn server(runtime: Runtime, surface: Surface) -> TetherServer {
+        TetherServer::new(Arc::new(runtime), surface, PeerSlot::default())
+    }
+
+    #[test]
+    fn the_instructions_name_only_what_this_run_offers_on_this_surface() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = Runtime::builder()
+            .workdir(dir.path())
+            .connect(Resource::Parsers)
+            .connect(Resource::LanguageServers)
+            .start()
+            .unwrap();
+        let text = server(rt, Surface::ReadOnly).get_info().instructions.unwrap_or_default();
+        assert!(text.contains("language servers (lsp)") && text.contains("(ast_grep)"), "{text}");
+        for absent in ["vibe", "eval", "debug", "ask_user", "lsp_rename", "resolve"] {
+            assert!(!text.contains(absent), "`{absent}` is not offered here: {text}");
+        }
+        let rt = Runtime::builder().workdir(dir.path()).connect_all().start().unwrap();
+        let text = server(rt, Surface::Full).get_info().instructions.unwrap_or_default();
+        assert!(text.contains("debuggers (debug)") && text.contains("kernels (eval)"), "{text}");
+        assert!(!text.contains("vibe"), "vibe mode is off: {text}");
     }
 }
