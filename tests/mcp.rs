@@ -73,3 +73,93 @@ fn permission_cards_allow_and_deny() {
 fn closing_stdin_stops_every_child() {
     scenario("stdin_close_stops_children");
 }
+
+/// `tether serve` spoken to line by line, as a client that sends what the
+/// SDKs never would.
+struct Raw {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(dir: &Path) -> Raw {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args(["serve", "--workdir"])
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tether starts");
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Raw { child, lines }
+    }
+
+    fn send(&mut self, message: serde_json::Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The answer to request `id` (notifications in between are skipped),
+    /// within 10 s.
+    fn answer(&mut self, id: u64) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to request {id} within 10 s"));
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn malformed_tool_calls_are_invalid_params_naming_the_field() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = Raw::start(dir.path());
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
+    assert!(raw.answer(1)["result"]["serverInfo"]["name"] == "tether");
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let cases = [
+        (json!({"arguments": {}}), "tools/call: `name` is missing"),
+        (json!({"name": 5}), "tools/call: `name` must be a string"),
+        (json!({"name": "ast_grep", "arguments": "print($A)"}), "tools/call: `arguments` must be an object"),
+    ];
+    for (n, (params, says)) in cases.into_iter().enumerate() {
+        let id = 10 + n as u64;
+        raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+        let answer = raw.answer(id);
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().starts_with(says), "{answer}");
+    }
+    // A method tether does not serve is still "not found"; a good call still works.
+    raw.send(json!({"jsonrpc": "2.0", "id": 20, "method": "frobnicate/now", "params": {}}));
+    assert_eq!(raw.answer(20)["error"]["code"], -32601);
+    raw.send(json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "ast_grep", "arguments": {"pattern": "print($A)"}}}));
+    assert_eq!(raw.answer(21)["result"]["isError"], false);
+}

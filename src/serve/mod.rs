@@ -20,10 +20,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    ErrorCode, Implementation, InitializeRequestParams, InitializeResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -74,6 +75,51 @@ pub fn instructions(tools: &[ToolSpec]) -> String {
     format!(
         "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory. The supervision tree is the resource {TREE_URI}."
     )
+}
+
+/// The requests of the protocol tether serves: one of these arriving as a
+/// "custom" request means its params did not fit (rmcp falls back to a
+/// custom request for anything it cannot read), not that it is unknown.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// What is wrong with the params of a request of a known method, in a
+/// sentence that names the field.
+fn bad_params(method: &str, params: Option<&Value>) -> String {
+    if method == "tools/call" {
+        let Some(params) = params.and_then(Value::as_object) else {
+            return "tools/call: `params` must be an object with `name` (the tool to call) and `arguments` (an object)".into();
+        };
+        match params.get("name") {
+            None => {
+                return "tools/call: `name` is missing; give the tool to call, a string (see tools/list)"
+                    .into();
+            }
+            Some(Value::String(_)) => {}
+            Some(other) => {
+                return format!("tools/call: `name` must be a string (the tool to call), not {other}");
+            }
+        }
+        if let Some(args) = params.get("arguments").filter(|a| !a.is_object() && !a.is_null()) {
+            return format!(
+                "tools/call: `arguments` must be an object of the tool's arguments by name, not {args}"
+            );
+        }
+    }
+    format!("{method}: its params do not fit the method's schema in the MCP specification")
 }
 
 /// The MCP server over one runtime.
@@ -148,6 +194,26 @@ impl ServerHandler for TetherServer {
         context.peer.set_peer_info(request.clone());
         let _ = self.peer.set(context.peer.clone());
         self.negotiate_initialize(&request)
+    }
+
+    /// rmcp hands over as "custom" any request it could not read — a
+    /// `tools/call` without `name`, or with `arguments` that are no object,
+    /// among them. For a method of the protocol that is bad params
+    /// (-32602), saying what is wrong; only other methods are not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method.as_str();
+        if KNOWN_METHODS.contains(&method) {
+            return Err(McpError::invalid_params(bad_params(method, request.params.as_ref()), None));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("{method} is not a method tether serves"),
+            None,
+        ))
     }
 
     async fn list_tools(
