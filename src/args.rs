@@ -8,8 +8,24 @@ use serde_json::Value;
 
 use crate::handler::ToolError;
 
-/// Parses `args` into `T`. `null` counts as `{}`; anything but an object is
-/// refused. Errors name the tool and the field.
+/// `value` with every object member that is `null` left out: models fill
+/// optional parameters with `null` as often as they leave them out, and the
+/// schemas (portable ones have no nullable types) say only "optional". A
+/// required field given `null` is then reported missing, by name; an
+/// unknown key given `null` asks for nothing and is dropped with it.
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+/// Parses `args` into `T`. `null` counts as `{}`, a `null` member as left
+/// out; anything but an object is refused. Errors name the tool and the
+/// field.
 pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => Value::Object(Default::default()),
@@ -29,7 +45,7 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolErro
         dismantle(args);
         return Err(ToolError::new(message));
     }
-    serde_path_to_error::deserialize(args).map_err(|e| {
+    serde_path_to_error::deserialize(without_nulls(args)).map_err(|e| {
         let path = e.path().to_string();
         let inner = humanise(&e.inner().to_string());
         let message = if path == "." {
@@ -206,6 +222,32 @@ mod tests {
         assert!(err.contains("unknown field `colour`") && err.contains("`pattern`"), "{err}");
         let err = parse::<Probe>("ast_grep", serde_json::json!([1])).unwrap_err().to_string();
         assert!(err.contains("must be a JSON object"), "{err}");
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Defaulted {
+        #[serde(default)]
+        limit: u32,
+        #[serde(default)]
+        inner: Vec<Probe>,
+    }
+
+    #[test]
+    fn a_null_member_counts_as_left_out() {
+        let got: Defaulted = parse(
+            "lsp",
+            serde_json::json!({"limit": null, "inner": [{"pattern": "x", "max_results": null}]}),
+        )
+        .unwrap();
+        assert_eq!(got.limit, 0);
+        assert_eq!(got.inner[0].max_results, None);
+        let err = parse::<Probe>("ast_grep", serde_json::json!({"pattern": null})).unwrap_err().to_string();
+        assert!(err.contains("missing field `pattern`"), "{err}");
+        // An unknown key that asks for nothing is dropped with its null;
+        // one with a value is still refused.
+        assert!(parse::<Probe>("ast_grep", serde_json::json!({"pattern": "x", "colour": null})).is_ok());
+        assert!(parse::<Probe>("ast_grep", serde_json::json!({"pattern": "x", "colour": 1})).is_err());
     }
 
     #[test]

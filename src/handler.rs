@@ -119,12 +119,9 @@ pub trait ToolHandler: Send + Sync + 'static {
     }
 }
 
-/// The JSON Schema of `T`, as a tool's `input_schema`.
+/// The JSON Schema of `T`, as a tool's `input_schema`, in the subset
+/// every client and model provider takes ([`crate::schema::portable`]).
 pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
-    if let Some(map) = schema.as_object_mut() {
-        map.remove("$schema");
-        map.remove("title");
-    }
-    schema
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    crate::schema::portable(schema)
 }

@@ -16,7 +16,8 @@
 //!   schema), surfaces and resources; [`approval`] — the approval policy.
 //! - [`handler`] — the `ToolHandler` trait every tool implements, the call
 //!   context, and the after-write hook; [`args`] — typed argument parsing
-//!   with errors that name the field.
+//!   with errors that name the field; [`schema`] — input schemas in the
+//!   subset every client and model provider takes.
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
 //!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   `resources` (the supervision tree for the model), and the minimal
@@ -40,6 +41,7 @@ pub mod handler;
 pub mod result;
 pub mod router;
 pub mod runtime;
+pub mod schema;
 pub mod serve;
 pub mod spec;
 pub mod status;

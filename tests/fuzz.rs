@@ -136,33 +136,37 @@ fn field_of(root: &Value, schema: &Value) -> Field {
     field
 }
 
+/// An integer's range from its portable bounds: `minimum`/`maximum` as
+/// given; an unsigned one (minimum 0) without a maximum is 64-bit, a signed
+/// one without bounds is `i64`.
 fn int_range(schema: &Value) -> (i128, i128) {
-    let (mut min, mut max): (i128, i128) = match schema["format"].as_str() {
-        Some("uint" | "uint64") => (0, u64::MAX as i128),
-        Some("uint32") => (0, u32::MAX as i128),
-        Some("uint16") => (0, u16::MAX as i128),
-        Some("uint8") => (0, u8::MAX as i128),
-        Some("int64" | "int") => (i64::MIN as i128, i64::MAX as i128),
-        Some("int32") => (i32::MIN as i128, i32::MAX as i128),
-        other => panic!("unsupported integer format {other:?}: {schema}"),
+    assert!(schema.get("format").is_none(), "formats are not portable: {schema}");
+    let min = schema["minimum"].as_f64().map_or(i64::MIN as i128, |m| m as i128);
+    let max = match schema["maximum"].as_f64() {
+        Some(m) => m as i128,
+        None if min >= 0 => u64::MAX as i128,
+        None => i64::MAX as i128,
     };
-    if let Some(m) = schema["minimum"].as_f64() {
-        min = min.max(m as i128);
-    }
-    if let Some(m) = schema["maximum"].as_f64() {
-        max = max.min(m as i128);
-    }
     (min, max)
 }
 
 fn obj_of(root: &Value, schema: &Value) -> Obj {
-    let props = schema["properties"]
-        .as_object()
-        .map(|p| p.iter().map(|(k, s)| (k.clone(), field_of(root, s))).collect())
-        .unwrap_or_default();
-    let required = schema["required"]
+    let required: BTreeSet<String> = schema["required"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    // An optional member may be `null`: tether reads it as left out.
+    let props = schema["properties"]
+        .as_object()
+        .map(|p| {
+            p.iter()
+                .map(|(k, s)| {
+                    let mut field = field_of(root, s);
+                    field.nullable |= !required.contains(k);
+                    (k.clone(), field)
+                })
+                .collect()
+        })
         .unwrap_or_default();
     Obj { props, required, closed: schema["additionalProperties"] == json!(false) }
 }
@@ -396,6 +400,17 @@ fn any_number(rng: &mut Rng) -> Value {
     }
 }
 
+/// Any value but `null`: an unknown key given `null` counts as left out,
+/// like every `null` member, so it is no mistake to refuse.
+fn any_present_value(rng: &mut Rng, depth: usize) -> Value {
+    loop {
+        let value = any_value(rng, depth);
+        if !value.is_null() {
+            return value;
+        }
+    }
+}
+
 fn any_value(rng: &mut Rng, depth: usize) -> Value {
     match rng.below(if depth == 0 { 4 } else { 6 }) {
         0 => Value::Null,
@@ -567,7 +582,7 @@ fn wrong(rng: &mut Rng, field: &Field) -> Value {
                         map.remove(*rng.pick(&gone));
                     }
                     1 => {
-                        map.insert(unknown_key(rng, &obj), any_value(rng, 1));
+                        map.insert(unknown_key(rng, &obj), any_present_value(rng, 1));
                     }
                     _ => {
                         let (name, f) = rng.pick(&obj.props).clone();
@@ -663,7 +678,7 @@ fn random_case(rng: &mut Rng, tools: &[Tool]) -> Case {
         }
         63..73 => {
             let key = unknown_key(rng, obj);
-            base.insert(key.clone(), any_value(rng, 2));
+            base.insert(key.clone(), any_present_value(rng, 2));
             case(tool, Class::Unknown, Value::Object(base), Expect::Unknown(key))
         }
         73..80 => {
@@ -701,7 +716,7 @@ fn random_case(rng: &mut Rng, tools: &[Tool]) -> Case {
                     }
                     _ => {
                         let key = unknown_key(rng, obj);
-                        base.insert(key.clone(), any_value(rng, 1));
+                        base.insert(key.clone(), any_present_value(rng, 1));
                         named.push(key);
                     }
                 }
@@ -787,7 +802,9 @@ fn huge_cases(rng: &mut Rng, tools: &[Tool]) -> Vec<Case> {
 }
 
 fn mentions_field(text: &str, field: &str) -> bool {
+    // A required field given `null` reads as left out (null is absent).
     ["`", "[", "."].iter().any(|end| text.contains(&format!("argument `{field}{end}")))
+        || text.contains(&format!("missing field `{field}`"))
 }
 
 /// `Ok` if `result` is what `expect` allows; otherwise why not.

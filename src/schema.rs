@@ -1,0 +1,252 @@
+//! Tool input schemas every client can take.
+//!
+//! `schemars` writes good JSON Schema, but not the subset that function
+//! calling accepts everywhere: strict validators (Ajv in strict mode, what
+//! most Node MCP clients use) refuse unknown `format`s such as `uint32` or
+//! `int64`, and the parameter schemas model providers document leave out
+//! `$ref`, `oneOf`, `anyOf`, `const` and `["T", "null"]` type lists.
+//! [`portable`] rewrites a schema into that subset without losing what it
+//! says: references are inlined, an enum of documented constants becomes
+//! an `enum` whose values' meanings join the description, an optional
+//! field is a plain type left out of `required`, and an integer's format
+//! becomes its `minimum`/`maximum`.
+//!
+//! [`SUBSET`] is the subset, written down; `tests/schemas.rs` holds every
+//! tool's schema to it and compiles each under Ajv's strict mode.
+
+use serde_json::{Map, Value};
+
+/// The keywords a portable parameter schema may use: the common ground of
+/// OpenAI's, Anthropic's and Google's documented function-calling schemas
+/// (single `type`s; `properties`/`required`/`additionalProperties` for
+/// objects; `items` and length bounds for arrays; `enum`; numeric bounds;
+/// `description` and `default` anywhere).
+pub const SUBSET: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "enum",
+    "minimum",
+    "maximum",
+    "default",
+];
+
+/// The single types a portable schema may name.
+pub const TYPES: &[&str] = &["object", "array", "string", "integer", "number", "boolean"];
+
+/// `schema` rewritten into [`SUBSET`].
+pub fn portable(schema: Value) -> Value {
+    let defs = schema.get("$defs").or_else(|| schema.get("definitions")).cloned().unwrap_or(Value::Null);
+    let mut out = rewrite(schema, &defs, 0);
+    if let Some(map) = out.as_object_mut() {
+        map.remove("$defs");
+        map.remove("definitions");
+        map.remove("$schema");
+        map.remove("title");
+    }
+    out
+}
+
+/// References deeper than this are left unresolved (a recursive type).
+const MAX_DEPTH: usize = 32;
+
+fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
+    let Value::Object(mut map) = value else { return value };
+    if depth > MAX_DEPTH {
+        return Value::Object(map);
+    }
+    // A reference: the definition, with the referring site's description.
+    if let Some(target) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.rsplit('/').next()) {
+        let mut resolved = rewrite(defs.get(target).cloned().unwrap_or(Value::Null), defs, depth + 1);
+        if let (Some(r), Some(d)) = (resolved.as_object_mut(), map.remove("description")) {
+            r.insert("description".into(), d);
+        }
+        return resolved;
+    }
+    // `Option<T>` of a referenced type: `anyOf: [T, {type: null}]` is T.
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(variants)) = map.get(key) {
+            let non_null: Vec<&Value> =
+                variants.iter().filter(|v| v.get("type") != Some(&"null".into())).collect();
+            if non_null.len() == 1 && non_null.len() < variants.len() {
+                let mut inner = rewrite(non_null[0].clone(), defs, depth + 1);
+                if let (Some(i), Some(d)) = (inner.as_object_mut(), map.get("description")) {
+                    i.entry("description").or_insert(d.clone());
+                }
+                return inner;
+            }
+        }
+    }
+    // An enum of documented constants.
+    if let Some(Value::Array(variants)) = map.get("oneOf")
+        && variants.iter().all(|v| v.get("const").is_some())
+    {
+        let values: Vec<Value> = variants.iter().filter_map(|v| v.get("const").cloned()).collect();
+        let meanings: Vec<String> = variants
+            .iter()
+            .filter_map(|v| {
+                let name = v.get("const")?.as_str()?;
+                let what = v.get("description")?.as_str()?;
+                Some(format!("{name}: {what}"))
+            })
+            .collect();
+        let mut description = map.get("description").and_then(Value::as_str).unwrap_or("").trim().to_string();
+        if !meanings.is_empty() {
+            if !description.is_empty() && !description.ends_with('.') {
+                description.push('.');
+            }
+            description = format!("{description} {}", meanings.join(" ")).trim().to_string();
+        }
+        let kind = variants.iter().find_map(|v| v.get("type").cloned()).unwrap_or_else(|| "string".into());
+        let mut out = Map::new();
+        out.insert("type".into(), kind);
+        out.insert("enum".into(), Value::Array(values));
+        if !description.is_empty() {
+            out.insert("description".into(), description.into());
+        }
+        return Value::Object(out);
+    }
+    // A nullable type list: the type (the field is optional by being left
+    // out of `required`).
+    if let Some(Value::Array(types)) = map.get("type") {
+        let concrete: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if concrete.len() == 1 {
+            map.insert("type".into(), concrete[0].clone());
+        }
+    }
+    // An integer's width as bounds.
+    if let Some(format) = map.remove("format").and_then(|f| f.as_str().map(str::to_string)) {
+        let (min, max): (Option<i64>, Option<u64>) = match format.as_str() {
+            "uint8" => (Some(0), Some(u8::MAX as u64)),
+            "uint16" => (Some(0), Some(u16::MAX as u64)),
+            "uint32" => (Some(0), Some(u32::MAX as u64)),
+            "uint" | "uint64" => (Some(0), None),
+            "int8" => (Some(i8::MIN as i64), Some(i8::MAX as u64)),
+            "int16" => (Some(i16::MIN as i64), Some(i16::MAX as u64)),
+            "int32" => (Some(i32::MIN as i64), Some(i32::MAX as u64)),
+            _ => (None, None),
+        };
+        if let Some(min) = min {
+            map.entry("minimum").or_insert(min.into());
+        }
+        if let Some(max) = max {
+            map.entry("maximum").or_insert(max.into());
+        }
+    }
+    // `default: null` says nothing a missing default does not.
+    if map.get("default") == Some(&Value::Null) {
+        map.remove("default");
+    }
+    let rewritten: Map<String, Value> = map
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match k.as_str() {
+                "properties" => match v {
+                    Value::Object(props) => Value::Object(
+                        props.into_iter().map(|(n, s)| (n, rewrite(s, defs, depth + 1))).collect(),
+                    ),
+                    other => other,
+                },
+                "items" | "additionalProperties" => rewrite(v, defs, depth + 1),
+                _ => v,
+            };
+            (k, v)
+        })
+        .collect();
+    Value::Object(rewritten)
+}
+
+/// What in `schema` is outside [`SUBSET`], as `path: problem` lines.
+pub fn outside_subset(schema: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    check(schema, "$", &mut problems);
+    problems
+}
+
+fn check(schema: &Value, at: &str, problems: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        if !schema.is_boolean() {
+            problems.push(format!("{at}: a schema must be an object"));
+        }
+        return;
+    };
+    for (key, value) in map {
+        if !SUBSET.contains(&key.as_str()) {
+            problems.push(format!("{at}: `{key}` is outside the portable subset"));
+        }
+        match key.as_str() {
+            "type" if !value.as_str().is_some_and(|t| TYPES.contains(&t)) => {
+                problems.push(format!("{at}: `type` must be one of {TYPES:?}, not {value}"));
+            }
+            "properties" => {
+                for (name, sub) in value.as_object().into_iter().flatten() {
+                    check(sub, &format!("{at}.{name}"), problems);
+                }
+            }
+            "items" => check(value, &format!("{at}[]"), problems),
+            "additionalProperties" if !value.is_boolean() => check(value, &format!("{at}{{}}"), problems),
+            _ => {}
+        }
+    }
+    if map.get("type").and_then(Value::as_str) == Some("object") {
+        let props = map.get("properties").and_then(Value::as_object);
+        for required in map.get("required").and_then(Value::as_array).into_iter().flatten() {
+            if !props.is_some_and(|p| required.as_str().is_some_and(|r| p.contains_key(r))) {
+                problems.push(format!("{at}: `required` names {required}, which is not a property"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn refs_enums_nullables_and_formats_become_the_subset() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {"Op": {"description": "The op.", "oneOf": [
+                {"const": "a", "description": "Does a.", "type": "string"},
+                {"const": "b", "description": "Does b.", "type": "string"}]}},
+            "type": "object",
+            "properties": {
+                "op": {"$ref": "#/$defs/Op"},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Op"}, {"type": "null"}], "description": "Optional op."},
+                "port": {"type": ["integer", "null"], "format": "uint16", "minimum": 0},
+                "big": {"type": "integer", "format": "int64"},
+                "lines": {"type": ["array", "null"], "items": {"type": "integer", "format": "uint32"}, "default": null}
+            },
+            "required": ["op"]
+        });
+        let out = portable(schema);
+        assert_eq!(outside_subset(&out), Vec::<String>::new(), "{out:#}");
+        assert_eq!(
+            out["properties"]["op"],
+            json!({"type": "string", "enum": ["a", "b"], "description": "The op. a: Does a. b: Does b."})
+        );
+        assert_eq!(out["properties"]["maybe"]["enum"], json!(["a", "b"]));
+        assert_eq!(out["properties"]["port"], json!({"type": "integer", "minimum": 0, "maximum": 65535}));
+        assert_eq!(out["properties"]["big"], json!({"type": "integer"}));
+        assert_eq!(
+            out["properties"]["lines"]["items"],
+            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+        );
+        assert_eq!(out["required"], json!(["op"]));
+    }
+
+    #[test]
+    fn what_is_outside_the_subset_is_named() {
+        let bad = json!({"type": "object", "properties": {"x": {"type": ["string", "null"], "format": "uint"}}, "required": ["y"]});
+        let problems = outside_subset(&bad);
+        assert!(problems.iter().any(|p| p.starts_with("$.x: `format`")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.starts_with("$.x: `type` must be one of")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("`required` names \"y\"")), "{problems:?}");
+    }
+}

@@ -1,0 +1,79 @@
+//! Every tool's input schema is one any client takes: inside the subset the
+//! main model providers document for tool parameters (written down as
+//! `tether::schema::SUBSET`: no `$ref`, `oneOf`/`anyOf`, `const`, type lists
+//! or `format`), and compiled without a complaint by Ajv in strict mode —
+//! the validator most Node MCP clients use, which refuses unknown formats
+//! such as `uint32`. Ajv comes from npm (`npm install -g ajv@8`; the
+//! README's test command installs it) and runs under node.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tether::{Runtime, Surface};
+use tether_actors::question::port::ChannelPort;
+use tether_actors::workers::command::CommandBackend;
+
+/// Every tool tether has: all resources, a human, vibe mode.
+fn every_tool() -> (tempfile::TempDir, Vec<tether::ToolSpec>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, _cards) = ChannelPort::new();
+    let rt = Runtime::builder()
+        .workdir(dir.path())
+        .connect_all()
+        .questions(Arc::new(port), "a pane")
+        .vibe(Arc::new(CommandBackend::load(dir.path())))
+        .start()
+        .unwrap();
+    let tools = rt.tools(Surface::Full);
+    (dir, tools)
+}
+
+#[test]
+fn every_schema_is_inside_the_portable_subset() {
+    let (_dir, tools) = every_tool();
+    assert!(tools.len() >= 18, "every tool is registered: {}", tools.len());
+    let mut problems = Vec::new();
+    for tool in &tools {
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        for p in tether::schema::outside_subset(&tool.input_schema) {
+            problems.push(format!("{}: {p}", tool.name));
+        }
+    }
+    assert!(problems.is_empty(), "outside the subset:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn every_schema_compiles_under_ajv_strict_mode() {
+    let (dir, tools) = every_tool();
+    let schemas: Vec<Value> =
+        tools.iter().map(|t| json!({"name": t.name, "schema": t.input_schema})).collect();
+    let input = dir.path().join("schemas.json");
+    std::fs::write(&input, serde_json::to_string(&schemas).unwrap()).unwrap();
+    let script = r#"
+const Ajv = require("ajv");
+const tools = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+let bad = 0;
+for (const { name, schema } of tools) {
+  const ajv = new Ajv({ strict: true, allErrors: true });
+  try { ajv.compile(schema); } catch (e) { bad++; console.log(`${name}: ${e.message}`); }
+}
+console.log(`${tools.length - bad}/${tools.length} compiled`);
+process.exit(bad ? 1 : 0);
+"#;
+    let root = std::process::Command::new("npm").args(["root", "-g"]).output().expect("npm runs");
+    let node_path = String::from_utf8_lossy(&root.stdout).trim().to_string();
+    let found = std::path::Path::new(&node_path).join("ajv/package.json").exists();
+    assert!(
+        found,
+        "Ajv is not installed under {node_path}; install it with `npm install -g ajv@8` (the README's test command does)"
+    );
+    let out = std::process::Command::new("node")
+        .args(["-e", script])
+        .arg(&input)
+        .env("NODE_PATH", &node_path)
+        .output()
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "Ajv strict refused:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("{0}/{0} compiled", tools.len())), "{text}");
+}
