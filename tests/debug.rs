@@ -322,8 +322,8 @@ async fn a_project_venv_python_is_preferred() {
     ok(&h, json!({"op": "terminate"})).await;
 }
 
-#[tokio::test]
-async fn lldb_dap_debugs_a_c_program_built_here() {
+/// `demo.c`, built here with `gcc -g -O0`: `main` calls `square(7)` on line 9.
+fn c_program() -> Harness {
     require("gcc", &["--version"], "apt-get install gcc");
     let h = Harness::new(&[
         ("CMakeLists.txt", "project(demo C)\n"),
@@ -338,6 +338,25 @@ async fn lldb_dap_debugs_a_c_program_built_here() {
         .status()
         .unwrap();
     assert!(built.success());
+    h
+}
+
+/// `main.go`: `main` calls `double(21)` on line 11.
+fn go_program() -> Harness {
+    require("go", &["version"], "apt-get install golang-go");
+    require("dlv", &["version"], "apt-get install delve");
+    Harness::new(&[
+        ("go.mod", "module demo\n\ngo 1.19\n"),
+        (
+            "main.go",
+            "package main\n\nimport \"fmt\"\n\nfunc double(n int) int {\n\tresult := n * 2\n\treturn result\n}\n\nfunc main() {\n\tfmt.Println(double(21))\n}\n",
+        ),
+    ])
+}
+
+#[tokio::test]
+async fn lldb_dap_debugs_a_c_program_built_here() {
+    let h = c_program();
     let adapters = ok(&h, json!({"op": "adapters"})).await;
     assert!(adapters.contains("lldb: usable"), "lldb-dap is needed (apt-get install lldb-19): {adapters}");
     ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [4]})).await;
@@ -357,15 +376,7 @@ async fn lldb_dap_debugs_a_c_program_built_here() {
 
 #[tokio::test]
 async fn delve_debugs_a_go_program() {
-    require("go", &["version"], "apt-get install golang-go");
-    require("dlv", &["version"], "apt-get install delve");
-    let h = Harness::new(&[
-        ("go.mod", "module demo\n\ngo 1.19\n"),
-        (
-            "main.go",
-            "package main\n\nimport \"fmt\"\n\nfunc double(n int) int {\n\tresult := n * 2\n\treturn result\n}\n\nfunc main() {\n\tfmt.Println(double(21))\n}\n",
-        ),
-    ]);
+    let h = go_program();
     ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [7]})).await;
     let launched = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
     assert!(
@@ -376,6 +387,54 @@ async fn delve_debugs_a_go_program() {
     assert!(v.starts_with("result = 42"), "{v}");
     let done = ok(&h, json!({"op": "continue"})).await;
     assert!(done.contains("exited") || done.contains("terminated"), "{done}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+/// Into a called function and back out again, the line checked each time.
+async fn step_in_and_out(h: &Harness, into: &str, back: &str) {
+    let step = ok(h, json!({"op": "step_in"})).await;
+    assert!(
+        step.contains("stopped (step") && step.contains(into),
+        "step_in lands in the callee, {into}: {step}"
+    );
+    let step = ok(h, json!({"op": "step_out"})).await;
+    assert!(
+        step.contains("stopped (step") && step.contains(back),
+        "step_out returns to the caller, {back}: {step}"
+    );
+}
+
+#[tokio::test]
+async fn step_in_and_out_with_debugpy() {
+    debugpy();
+    let h = python_project();
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [9]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert!(launched.contains("prog.py:9 in <module>"), "{launched}");
+    step_in_and_out(&h, "prog.py:4 in add", "prog.py:9 in <module>").await;
+    // Back in the caller with the call finished: the next line runs next.
+    let step = ok(&h, json!({"op": "step_over"})).await;
+    assert!(step.contains("prog.py:10 in <module>"), "{step}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn step_in_and_out_with_lldb_dap() {
+    let h = c_program();
+    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [9]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "demo"})).await;
+    assert!(launched.contains("demo.c:9 in main"), "{launched}");
+    step_in_and_out(&h, "demo.c:4 in square", "demo.c:9 in main").await;
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn step_in_and_out_with_delve() {
+    let h = go_program();
+    ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [11]})).await;
+    let launched = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
+    assert!(launched.contains("main.go:11 in main.main"), "{launched}");
+    step_in_and_out(&h, "main.go:5 in main.double", "main.go:11 in main.main").await;
     ok(&h, json!({"op": "terminate"})).await;
 }
 
