@@ -81,6 +81,43 @@ async fn unparseable_patterns_are_errors_naming_the_contexts_tried() {
 }
 
 #[tokio::test]
+async fn a_pattern_with_syntax_errors_is_read_as_the_cli_reads_it_and_says_so() {
+    let h = Harness::new(&[
+        ("a.cpp", "int f(int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n"),
+        ("b.ts", "import fs from \"fs\"\nimport * as path from \"path\"\n"),
+        ("c.py", "print(1)\n"),
+    ]);
+    // No clean reading of `for ($$$I) $S` in C++: the CLI's finds the loop,
+    // and the answer says how the pattern was read.
+    let r = h.ok("ast_grep", json!({"pattern": "for ($$$I) $S", "language": "cpp"})).await;
+    assert!(r.text.starts_with("1 match for `for ($$$I) $S`"), "{}", r.text);
+    assert!(r.text.contains("a.cpp:3:3: for (int i = 0; i < n; ++i) s += i;"), "{}", r.text);
+    assert!(r.text.contains("note: the pattern has syntax errors as cpp code"), "{}", r.text);
+    assert!(
+        r.data.unwrap()["coverage"]["pattern_loose_in"]["cpp"]
+            .as_str()
+            .unwrap()
+            .contains("not parseable cpp")
+    );
+    // Loose, as the CLI is: `$X` also takes `* as path`.
+    let r = h.ok("ast_grep", json!({"pattern": "import $X from $M", "language": "typescript"})).await;
+    assert!(
+        r.text.starts_with("2 matches for") && r.text.contains("note: the pattern has syntax errors"),
+        "{}",
+        r.text
+    );
+    // Read loosely and matching nothing, it is a pattern to fix.
+    let text = h.err("ast_grep", json!({"pattern": "print((", "language": "python"})).await;
+    assert!(text.contains("not parseable python") && text.contains("it matched nothing"), "{text}");
+    // A rewrite writes in the shape the pattern spells: it needs a clean one.
+    let text = h
+        .err("ast_edit", json!({"pattern": "for ($$$I) $S", "rewrite": "while (1) $S", "language": "cpp"}))
+        .await;
+    assert!(text.contains("not parseable cpp"), "{text}");
+    assert_eq!(h.read("a.cpp").matches("for (").count(), 1, "nothing written");
+}
+
+#[tokio::test]
 async fn a_directory_without_language_searches_every_language_present_and_says_which() {
     let h = Harness::new(&[("a.py", "print(1)\n"), ("b.js", "print(2);\n"), ("notes.txt", "print(3)\n")]);
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;

@@ -80,6 +80,21 @@ fn render(
     {
         return ToolResult::text(text).with_data(&outcome);
     }
+    let loose = &cov.pattern_loose_in;
+    let searched_strictly = cov
+        .per_language
+        .keys()
+        .any(|l| !loose.contains_key(l) && !cov.pattern_unparseable_in.contains_key(l));
+    if outcome.total == 0 && !loose.is_empty() && !searched_strictly {
+        // A pattern that parses nowhere and found nothing is a pattern to
+        // fix, not an answer that the code has no such thing.
+        let why: Vec<&str> = loose.values().map(String::as_str).collect();
+        return ToolResult::error(format!(
+            "ast_grep: {}; read loosely, as the ast-grep CLI reads such a pattern, it matched nothing",
+            why.join("; ")
+        ))
+        .with_data(&outcome);
+    }
     let files: std::collections::BTreeSet<&str> = outcome.matches.iter().map(|m| m.path.as_str()).collect();
     let mut text = String::new();
     if outcome.total == 0 {
@@ -106,6 +121,14 @@ fn render(
                 outcome.max_results
             );
         }
+    }
+    if !loose.is_empty() {
+        let langs: Vec<&str> = loose.keys().map(String::as_str).collect();
+        let _ = write!(
+            text,
+            "\nnote: the pattern has syntax errors as {} code, so it was read as the ast-grep CLI reads it (its error node matching by its children); check that the matches are what you meant",
+            langs.join(", ")
+        );
     }
     ToolResult::text(text.trim_end()).with_data(&outcome)
 }

@@ -10,8 +10,18 @@
 //! syntax error wins. The pattern is the node that spans exactly the
 //! fragment (or the fragment plus a `;` the ladder appended).
 //!
-//! A fragment no context accepts is an error that names the contexts tried,
-//! never a search that quietly finds nothing.
+//! The last rung is the fragment alone, parsed exactly as a whole file of
+//! the language is (what the ast-grep CLI does with every pattern): a
+//! construct that only exists there, such as a C preprocessor directive
+//! (`#define $NAME $VALUE`, whose node owns the line's end, so it never
+//! spans exactly the fragment inside a scaffold), still compiles.
+//!
+//! A fragment no context accepts cleanly is still read the way the ast-grep
+//! CLI reads it — the whole file, syntax errors and all, an ERROR node then
+//! matching by its children (`for ($$$I) $S` in C++ finds every `for` loop)
+//! — but marked *loose*, carrying the error that names the contexts tried:
+//! a search says the pattern did not parse (and is an error when it finds
+//! nothing), a rewrite refuses it. Never a search that quietly finds nothing.
 
 use std::collections::BTreeSet;
 
@@ -46,6 +56,8 @@ const STATEMENT: &str = "a statement";
 const EXPRESSION: &str = "an expression";
 const MEMBER: &str = "a class member";
 const DECLARATION: &str = "a top-level declaration";
+const TOP_LEVEL: &str = "a whole file";
+const LOOSE: &str = "a whole file with syntax errors";
 
 /// The ladder for each language, in the order it is tried.
 fn ladder(lang: Lang) -> &'static [Scaffold] {
@@ -140,6 +152,9 @@ pub struct CompiledPattern {
     pub pattern: Pattern,
     /// Which rung of the ladder accepted it.
     pub context: &'static str,
+    /// Set when no rung parsed it cleanly and it was read loosely, as the
+    /// ast-grep CLI reads it: why it is not clean code of the language.
+    pub loose: Option<PatternCompileError>,
     /// Literal tokens every match must contain; a file lacking one cannot match.
     pub required_tokens: Vec<RequiredToken>,
     /// The metavariables the pattern binds (without the `$`).
@@ -151,6 +166,7 @@ impl std::fmt::Debug for CompiledPattern {
         f.debug_struct("CompiledPattern")
             .field("lang", &self.lang)
             .field("context", &self.context)
+            .field("loose", &self.loose.is_some())
             .field("required_tokens", &self.required_tokens)
             .field("bound_vars", &self.bound_vars)
             .finish()
@@ -220,9 +236,20 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
                 }
             }
         }
+        if let Some(pattern) = try_whole_file(fragment, &expanded, lang, tolerant) {
+            return finish(pattern, TOP_LEVEL, lang, fragment);
+        }
     }
-    let contexts: Vec<&str> = ladder(lang).iter().map(|s| s.context).collect();
-    Err(PatternCompileError::Unparseable { pattern: fragment.to_string(), lang, tried: contexts.join(", ") })
+    let mut contexts: Vec<&str> = ladder(lang).iter().map(|s| s.context).collect();
+    contexts.push(TOP_LEVEL);
+    let why =
+        PatternCompileError::Unparseable { pattern: fragment.to_string(), lang, tried: contexts.join(", ") };
+    // Read as the CLI reads it. `try_new` refuses only a file with nothing
+    // in it or several nodes at its top; then the error stands.
+    let Ok(pattern) = Pattern::try_new(fragment, lang) else { return Err(why) };
+    let mut compiled = finish(pattern, LOOSE, lang, fragment)?;
+    compiled.loose = Some(why);
+    Ok(compiled)
 }
 
 /// Parses the fragment inside one scaffold; returns the pattern when the
@@ -237,7 +264,7 @@ fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang, tolerant: bool) -> 
     let wrapped = format!("{}{}{}", scaffold.prefix, body, scaffold.suffix);
     let root = lang.ast_grep(&wrapped);
     let tree_root = root.root().get_inner_node();
-    if tree_root.has_error() && !(tolerant && only_metavariable_errors(tree_root, &wrapped, lang)) {
+    if tree_root.has_error() && !(tolerant && tolerable(tree_root, &wrapped, lang)) {
         return None;
     }
     let node = tree_root.descendant_for_byte_range(start, end)?;
@@ -246,6 +273,40 @@ fn try_rung(scaffold: &Scaffold, fragment: &str, lang: Lang, tolerant: bool) -> 
     }
     let node = root.adopt(node);
     Some(Pattern::from(node))
+}
+
+/// The fragment as a whole file, the way the ast-grep CLI reads every
+/// pattern: `Pattern::try_new` builds the node (descending through single
+/// children from the file's root), once the file is known to parse cleanly
+/// (`try_new` itself accepts a tree with syntax errors).
+fn try_whole_file(fragment: &str, expanded: &str, lang: Lang, tolerant: bool) -> Option<Pattern> {
+    let root = lang.ast_grep(expanded);
+    let tree_root = root.root().get_inner_node();
+    if tree_root.has_error() && !(tolerant && tolerable(tree_root, expanded, lang)) {
+        return None;
+    }
+    Pattern::try_new(fragment, lang).ok()
+}
+
+/// Whether a tree with syntax errors still reads the fragment as written:
+/// its only errors are metavariables standing where the grammar wants
+/// something else, and error recovery turned no keyword into a name (in a
+/// C++ class body `for ($$$I) $S;` "parses" as a field whose type is named
+/// `for`, which matches no loop at all).
+fn tolerable(tree: tree_sitter::Node<'_>, source: &str, lang: Lang) -> bool {
+    only_metavariable_errors(tree, source, lang) && !keyword_as_name(tree, source, lang)
+}
+
+/// Whether a named leaf's text is one of the grammar's keywords.
+fn keyword_as_name(node: tree_sitter::Node<'_>, source: &str, lang: Lang) -> bool {
+    if node.child_count() == 0 {
+        let text = &source[node.byte_range()];
+        return node.is_named()
+            && text.bytes().all(|b| b.is_ascii_alphabetic())
+            && lang.grammar().id_for_node_kind(text, false) != 0;
+    }
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|child| keyword_as_name(child, source, lang))
 }
 
 /// Whether every syntax error in the tree is an ERROR node whose whole
@@ -284,7 +345,7 @@ fn finish(
     required_tokens.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
     required_tokens.truncate(PREFILTER_TOKENS);
     let bound_vars = pattern.defined_vars().into_iter().map(str::to_string).collect();
-    Ok(CompiledPattern { lang, pattern, context, required_tokens, bound_vars })
+    Ok(CompiledPattern { lang, pattern, context, loose: None, required_tokens, bound_vars })
 }
 
 /// Named leaves must match the target's text exactly (ast-grep compares
@@ -373,15 +434,41 @@ mod tests {
     }
 
     #[test]
+    fn preprocessor_directives_compile_and_match_what_the_cli_matches() {
+        let source = "#include <stdio.h>\n#include \"local.h\"\n#define LIMIT 10\n#define EMPTY\nint x;\n";
+        for lang in [Lang::C, Lang::Cpp] {
+            // A `#define` node owns its line's end: only the whole file holds it.
+            let define = compile("#define $NAME $VALUE", lang).unwrap();
+            assert_eq!(define.context, TOP_LEVEL);
+            let include = compile("#include $HEADER", lang).unwrap();
+            let root = lang.ast_grep(source);
+            let texts = |p: &CompiledPattern| -> Vec<String> {
+                root.root().find_all(&p.pattern).map(|m| m.text().trim_end().to_string()).collect()
+            };
+            assert_eq!(texts(&define), ["#define LIMIT 10"], "{lang:?}");
+            assert_eq!(texts(&include), ["#include <stdio.h>", "#include \"local.h\""], "{lang:?}");
+        }
+    }
+
+    #[test]
+    fn the_ladder_still_wins_where_the_top_level_reads_the_fragment_wrongly() {
+        // At a Go file's top level `fmt.Errorf($$$A)` is no call at all.
+        assert_eq!(compile("fmt.Errorf($$$A)", Lang::Go).unwrap().context, STATEMENT);
+        assert_eq!(compile("dispose($X)", Lang::Dart).unwrap().context, STATEMENT);
+    }
+
+    #[test]
     fn a_multi_metavariable_may_stand_where_the_grammar_wants_items() {
         let p = compile("impl $T for $U { $$$ITEMS }", Lang::Rust).unwrap();
         assert!(p.bound_vars.contains("ITEMS"), "{p:?}");
     }
 
     #[test]
-    fn unparseable_patterns_name_every_context_tried() {
-        let err = compile("print((", Lang::Python).unwrap_err().to_string();
-        for context in [STATEMENT, EXPRESSION, MEMBER, DECLARATION] {
+    fn a_pattern_no_context_parses_is_read_loosely_and_says_why() {
+        let p = compile("print((", Lang::Python).unwrap();
+        assert_eq!(p.context, LOOSE);
+        let err = p.loose.unwrap().to_string();
+        for context in [STATEMENT, EXPRESSION, MEMBER, DECLARATION, TOP_LEVEL] {
             assert!(err.contains(context), "{err}");
         }
         assert!(err.contains("not parseable python"), "{err}");
@@ -391,5 +478,16 @@ mod tests {
     fn empty_and_lone_multi_patterns_are_refused() {
         assert_eq!(compile("  ", Lang::Rust).unwrap_err(), PatternCompileError::Empty);
         assert!(matches!(compile("$$$A", Lang::JavaScript), Err(PatternCompileError::LoneMulti(_))));
+    }
+
+    #[test]
+    fn a_keyword_read_as_a_name_is_no_reading_and_the_cli_reading_stands() {
+        // The class-member rung would take `for` as a type name; the loop
+        // the fragment spells is only in the whole file, read loosely.
+        let p = compile("for ($$$I) $S", Lang::Cpp).unwrap();
+        assert_eq!(p.context, LOOSE, "{p:?}");
+        let source = "int f(int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i) s += i;\n  for (;;) { break; }\n  return s;\n}\n";
+        let root = Lang::Cpp.ast_grep(source);
+        assert_eq!(root.root().find_all(&p.pattern).count(), 2);
     }
 }

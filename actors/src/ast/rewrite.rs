@@ -12,7 +12,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Doc, NodeMatch};
 
 use super::lang::Lang;
-use super::scan::{Coverage, ScanError, Scope, scan};
+use super::scan::{Coverage, Reading, ScanError, Scope, scan};
 
 /// One file's planned change.
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     // The spelled check above is fast but cannot see that `"$A"` inside a
     // string literal binds nothing; the compiled pattern can.
     let unbound: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
-    let (per_file, coverage) = scan(scope, pattern, |file| {
+    let (per_file, coverage) = scan(scope, pattern, Reading::Strict, |file| {
         let fix = TemplateFix::try_new(rewrite, &file.pattern.lang).ok()?;
         let missing: Vec<String> = fix
             .used_vars()

@@ -67,6 +67,9 @@ pub struct Coverage {
     pub per_language: BTreeMap<String, usize>,
     /// Languages present whose grammar could not parse the pattern, with why.
     pub pattern_unparseable_in: BTreeMap<String, String>,
+    /// Languages whose files were searched with the pattern read loosely
+    /// (it has syntax errors there; see [`Reading::Loose`]), with why.
+    pub pattern_loose_in: BTreeMap<String, String>,
 }
 
 impl Coverage {
@@ -82,6 +85,7 @@ impl Coverage {
             *self.per_language.entry(k).or_default() += v;
         }
         self.pattern_unparseable_in.extend(other.pattern_unparseable_in);
+        self.pattern_loose_in.extend(other.pattern_loose_in);
     }
 
     /// Total files skipped for any reason other than the prefilter.
@@ -119,20 +123,39 @@ pub enum ScanError {
     UnparseableEverywhere(String),
 }
 
+/// Whether a pattern with syntax errors may be used, read the way the
+/// ast-grep CLI reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Only a clean reading: what a rewrite needs, since it writes in the
+    /// shape the pattern spells.
+    Strict,
+    /// A loose reading is allowed, and reported in the coverage: a search
+    /// finds what the CLI would, and says the pattern did not parse.
+    Loose,
+}
+
 /// Patterns compiled lazily, once per language met during a walk.
 struct PatternTable {
     source: String,
+    reading: Reading,
     slots: [OnceLock<Result<Arc<CompiledPattern>, PatternCompileError>>; Lang::ALL.len()],
 }
 
 impl PatternTable {
-    fn new(source: &str) -> Self {
-        Self { source: source.to_string(), slots: Default::default() }
+    fn new(source: &str, reading: Reading) -> Self {
+        Self { source: source.to_string(), reading, slots: Default::default() }
     }
 
     fn get(&self, lang: Lang) -> &Result<Arc<CompiledPattern>, PatternCompileError> {
         let slot = &self.slots[Lang::ALL.iter().position(|l| *l == lang).unwrap_or(0)];
-        slot.get_or_init(|| compile(&self.source, lang).map(Arc::new))
+        slot.get_or_init(|| {
+            let compiled = compile(&self.source, lang)?;
+            match (&compiled.loose, self.reading) {
+                (Some(why), Reading::Strict) => Err(why.clone()),
+                _ => Ok(Arc::new(compiled)),
+            }
+        })
     }
 }
 
@@ -142,12 +165,17 @@ pub type PerFile<T> = Vec<(String, T)>;
 /// Scans `scope` for `pattern`, calling `each` on every parsed file that the
 /// prefilter lets through. Returns the closure's results sorted by path,
 /// and what the scan covered.
-pub fn scan<T, F>(scope: &Scope, pattern: &str, each: F) -> Result<(PerFile<T>, Coverage), ScanError>
+pub fn scan<T, F>(
+    scope: &Scope,
+    pattern: &str,
+    reading: Reading,
+    each: F,
+) -> Result<(PerFile<T>, Coverage), ScanError>
 where
     T: Send,
     F: Fn(&ParsedFile<'_>) -> Option<T> + Sync,
 {
-    let table = PatternTable::new(pattern);
+    let table = PatternTable::new(pattern, reading);
     if let Some(lang) = scope.lang {
         // Asked for one language: an unparseable pattern is an error even
         // when no file of that language is present.
@@ -263,6 +291,9 @@ where
             return None;
         }
     };
+    if let Some(why) = &pattern.loose {
+        cov.pattern_loose_in.insert(lang.id().to_string(), why.to_string());
+    }
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > MAX_FILE_BYTES => {
             cov.skipped_large += 1;

@@ -9,7 +9,7 @@ use ast_grep_core::{Doc, NodeMatch};
 use serde::Serialize;
 
 use super::lang::Lang;
-use super::scan::{Coverage, ParsedFile, ScanError, Scope, scan};
+use super::scan::{Coverage, ParsedFile, Reading, ScanError, Scope, scan};
 
 /// Longest match text carried in a result; longer ones are cut and flagged.
 pub const MAX_MATCH_TEXT: usize = 4 * 1024;
@@ -66,7 +66,7 @@ pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<Search
     // Every match is counted, but only the first `max_results` of a file are
     // described: no file can contribute more than that to the answer, and a
     // minified file can hold millions of matches.
-    let (per_file, coverage) = scan(scope, pattern, |file| {
+    let (per_file, coverage) = scan(scope, pattern, Reading::Loose, |file| {
         let mut count = 0usize;
         let mut described = Vec::new();
         for m in file.root.root().find_all(&file.pattern.pattern) {
