@@ -390,8 +390,12 @@ async fn delve_debugs_a_go_program() {
     ok(&h, json!({"op": "terminate"})).await;
 }
 
-/// Into a called function and back out again, the line checked each time.
-async fn step_in_and_out(h: &Harness, into: &str, back: &str) {
+/// Stops at `file:line` (`at`), then steps into the function called there
+/// (`into`) and back out to the caller (`back`), the line checked each time.
+async fn step_in_and_out(h: &Harness, (file, line): (&str, u32), program: &str, [at, into, back]: [&str; 3]) {
+    ok(h, json!({"op": "breakpoints", "file": file, "lines": [line]})).await;
+    let launched = ok(h, json!({"op": "launch", "program": program})).await;
+    assert!(launched.contains(at), "stopped at {at}: {launched}");
     let step = ok(h, json!({"op": "step_in"})).await;
     assert!(
         step.contains("stopped (step") && step.contains(into),
@@ -408,10 +412,8 @@ async fn step_in_and_out(h: &Harness, into: &str, back: &str) {
 async fn step_in_and_out_with_debugpy() {
     debugpy();
     let h = python_project();
-    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [9]})).await;
-    let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
-    assert!(launched.contains("prog.py:9 in <module>"), "{launched}");
-    step_in_and_out(&h, "prog.py:4 in add", "prog.py:9 in <module>").await;
+    let lines = ["prog.py:9 in <module>", "prog.py:4 in add", "prog.py:9 in <module>"];
+    step_in_and_out(&h, ("prog.py", 9), "prog.py", lines).await;
     // Back in the caller with the call finished: the next line runs next.
     let step = ok(&h, json!({"op": "step_over"})).await;
     assert!(step.contains("prog.py:10 in <module>"), "{step}");
@@ -421,20 +423,21 @@ async fn step_in_and_out_with_debugpy() {
 #[tokio::test]
 async fn step_in_and_out_with_lldb_dap() {
     let h = c_program();
-    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [9]})).await;
-    let launched = ok(&h, json!({"op": "launch", "program": "demo"})).await;
-    assert!(launched.contains("demo.c:9 in main"), "{launched}");
-    step_in_and_out(&h, "demo.c:4 in square", "demo.c:9 in main").await;
+    step_in_and_out(
+        &h,
+        ("demo.c", 9),
+        "demo",
+        ["demo.c:9 in main", "demo.c:4 in square", "demo.c:9 in main"],
+    )
+    .await;
     ok(&h, json!({"op": "terminate"})).await;
 }
 
 #[tokio::test]
 async fn step_in_and_out_with_delve() {
     let h = go_program();
-    ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [11]})).await;
-    let launched = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
-    assert!(launched.contains("main.go:11 in main.main"), "{launched}");
-    step_in_and_out(&h, "main.go:5 in main.double", "main.go:11 in main.main").await;
+    let lines = ["main.go:11 in main.main", "main.go:5 in main.double", "main.go:11 in main.main"];
+    step_in_and_out(&h, ("main.go", 11), "main.go", lines).await;
     ok(&h, json!({"op": "terminate"})).await;
 }
 

@@ -72,6 +72,21 @@ fn alive_per_ps(pids: &[i32]) -> Vec<String> {
         .collect()
 }
 
+/// Waits (bounded by `common::GONE_WITHIN`) until `ps` lists none of
+/// `pids` alive: a killed process whose memory the kernel is still tearing
+/// down (a language server's large heap) is listed a moment longer, as
+/// `[node]` in state R, after its environment is already gone.
+async fn gone_per_ps(pids: &[i32]) -> Vec<String> {
+    let deadline = std::time::Instant::now() + common::GONE_WITHIN;
+    loop {
+        let alive = alive_per_ps(pids);
+        if alive.is_empty() || std::time::Instant::now() >= deadline {
+            return alive;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Waits (bounded) until no tagged process under `root` is left; returns what is.
 async fn settle(root: &Path) -> Vec<(i32, String, String)> {
     for _ in 0..50 {
@@ -114,7 +129,7 @@ async fn dropping_a_runtime_stops_every_kind_of_child() {
     drop(rt);
     let left = settle(&root).await;
     assert!(left.is_empty(), "children outlived their runtime:\n{}", kinds(&left));
-    assert_eq!(alive_per_ps(&pids), Vec::<String>::new(), "ps shows none of {pids:?}");
+    assert_eq!(gone_per_ps(&pids).await, Vec::<String>::new(), "ps shows none of {pids:?}");
     println!("fault: runtime dropped with {} children of every kind running: 0 left", pids.len());
     drop(dir);
 }
@@ -156,7 +171,7 @@ async fn a_new_run_reaps_the_orphans_of_a_killed_one() {
     }
     let left = settle(&root).await;
     assert!(left.is_empty(), "orphans survived the next run's start:\n{}", kinds(&left));
-    assert_eq!(alive_per_ps(&pids), Vec::<String>::new(), "ps shows none of {pids:?}");
+    assert_eq!(gone_per_ps(&pids).await, Vec::<String>::new(), "ps shows none of {pids:?}");
     let tree = rt.tree().await.json();
     assert_eq!(tree["detail"]["reaped_orphans"], reaped.len(), "{tree}");
     println!(
