@@ -44,7 +44,20 @@ async fn debugpy_end_to_end() {
     let h = python_project();
     ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
     let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
-    assert_eq!(launched, "launched; stopped (breakpoint) at prog.py:4 in add, thread 1");
+    // One answer holds where, the source, the locals and the chain.
+    let mut lines = launched.lines();
+    assert_eq!(
+        lines.next(),
+        Some("launched; stopped (breakpoint) at prog.py:4 in add, thread 1"),
+        "{launched}"
+    );
+    assert_eq!(lines.next(), Some("    2 |"), "{launched}");
+    assert_eq!(lines.next(), Some("    3 | def add(a, b):"), "{launched}");
+    assert_eq!(lines.next(), Some(">   4 |     total = a + b"), "{launched}");
+    assert!(launched.contains("]:\n  a = 2 (int)\n  b = 3 (int)\ncall chain"), "{launched}");
+    assert!(launched.contains("call chain (innermost first): add at prog.py:4 [frame_id="), "{launched}");
+    assert!(launched.contains(" ← <module> at prog.py:9 [frame_id="), "{launched}");
+    assert!(launched.ends_with("breakpoints: 1 bound where asked"), "{launched}");
     let stack = ok(&h, json!({"op": "stack"})).await;
     assert!(
         stack.starts_with("#0 frame_id=")
@@ -70,7 +83,11 @@ async fn debugpy_end_to_end() {
         "a * 10 + b = 23 (int)"
     );
     let step = ok(&h, json!({"op": "step_over"})).await;
-    assert_eq!(step, "stopped (step) at prog.py:5 in add, thread 1", "step_over moved one line");
+    assert!(
+        step.starts_with("stopped (step) at prog.py:5 in add, thread 1\n"),
+        "step_over moved one line: {step}"
+    );
+    assert!(step.contains("  total = 5 (int)"), "the step's snapshot has the new local: {step}");
     assert_eq!(ok(&h, json!({"op": "evaluate", "expression": "total"})).await, "total = 5 (int)");
     let threads = ok(&h, json!({"op": "threads"})).await;
     assert!(threads.contains("MainThread"), "{threads}");
@@ -459,7 +476,27 @@ async fn bad_arguments_are_clear_errors() {
     let h = python_project();
     let cases = [
         (json!({"op": "jump"}), "`op`"),
-        (json!({"op": "scopes"}), "`frame_id` is required"),
+        (json!({"op": "scopes"}), "no debug session is running"),
+        (
+            json!({"op": "breakpoints", "file": "prog.py", "lines": [4], "breakpoints": [{"line": 4}]}),
+            "not both",
+        ),
+        (
+            json!({"op": "breakpoints", "file": "prog.py", "breakpoints": [{"line": 4, "condition": " "}]}),
+            "`breakpoints[].condition` is empty",
+        ),
+        (
+            json!({"op": "breakpoints", "file": "prog.py", "breakpoints": [{"line": 4, "when": "x"}]}),
+            "unknown field `when`",
+        ),
+        (json!({"op": "run_to", "file": "prog.py"}), "`line` is required"),
+        (json!({"op": "launch", "program": "prog.py", "module": "pytest"}), "not both"),
+        (json!({"op": "launch", "module": "py test"}), "not a Python module name"),
+        (json!({"op": "launch", "program": "prog.py", "cwd": "nowhere"}), "`cwd`"),
+        (json!({"op": "launch", "program": "prog.py", "env": {"A=B": "1"}}), "`env`"),
+        (json!({"op": "attach"}), "`port` (debugpy, or a dlv --headless server) or `pid`"),
+        (json!({"op": "attach", "port": 5678, "pid": 1}), "not both"),
+        (json!({"op": "attach", "pid": 1, "adapter": "debugpy"}), "cannot attach that way"),
         (json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}), "outside the working directory"),
         (json!({"op": "breakpoints", "file": "prog.py", "lines": [0]}), "1-based"),
         (json!({"op": "launch"}), "`program` is required"),

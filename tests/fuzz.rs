@@ -75,6 +75,9 @@ struct Obj {
     props: Vec<(String, Field)>,
     required: BTreeSet<String>,
     closed: bool,
+    /// A map's values (`additionalProperties` given as a schema): any key
+    /// is allowed, each value must fit.
+    values: Option<Box<Field>>,
 }
 
 fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
@@ -168,7 +171,10 @@ fn obj_of(root: &Value, schema: &Value) -> Obj {
                 .collect()
         })
         .unwrap_or_default();
-    Obj { props, required, closed: schema["additionalProperties"] == json!(false) }
+    let values = schema["additionalProperties"]
+        .is_object()
+        .then(|| Box::new(field_of(root, &schema["additionalProperties"])));
+    Obj { props, required, closed: schema["additionalProperties"] == json!(false), values }
 }
 
 /// A registered tool as the fuzzer sees it.
@@ -475,6 +481,12 @@ fn valid_object(rng: &mut Rng, obj: &Obj) -> Map<String, Value> {
             map.insert(name.clone(), valid(rng, field, name));
         }
     }
+    if let Some(values) = &obj.values {
+        for _ in 0..rng.below(3) {
+            let key = format!("K{}", rng.below(1000));
+            map.insert(key, valid(rng, values, ""));
+        }
+    }
     map
 }
 
@@ -580,6 +592,15 @@ fn wrong(rng: &mut Rng, field: &Field) -> Value {
                     0 if !obj.required.is_empty() => {
                         let gone: Vec<&String> = obj.required.iter().collect();
                         map.remove(*rng.pick(&gone));
+                    }
+                    // A map takes any key; one of its values is wrong instead.
+                    _ if obj.props.is_empty() => {
+                        let Some(values) = &obj.values else { continue };
+                        let bad = wrong(rng, values);
+                        if bad.is_null() {
+                            continue;
+                        }
+                        map.insert("KEY".into(), bad);
                     }
                     1 => {
                         map.insert(unknown_key(rng, &obj), any_present_value(rng, 1));

@@ -1,12 +1,14 @@
 //! `debug`: drive a debugger (S7), level exec. Not parallel-safe; the
 //! session actor's own mailbox runs one op at a time.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tether_actors::dap::session::{Cancellable, DebugOp};
+use tether_actors::dap::session::breakpoints::BreakpointSpec;
+use tether_actors::dap::session::{AttachSpec, Cancellable, DebugOp, LaunchSpec};
 
 use crate::args::{confined, parse};
 use crate::conversations::Conversations;
@@ -22,12 +24,16 @@ pub enum Op {
     Adapters,
     /// Whether a session runs, and where it is stopped.
     Status,
-    /// Set breakpoints of `file` at `lines` (empty clears the file); may precede launch.
+    /// Set the breakpoints of `file`: `lines`, or `breakpoints` with conditions, hit counts or log messages (empty clears the file); may precede launch. Answers where each bound.
     Breakpoints,
-    /// Start `program` (with `args`) stopped at its breakpoints.
+    /// Which exceptions stop the program: `filters` (the adapter's names; without them, lists what is offered and on).
+    Exceptions,
+    /// Start `program` (or a Python `module`) with `args`, `cwd`, `env`; answers with the first stop's snapshot and where each breakpoint bound.
     Launch,
-    /// Attach to a program listening for a debugger on `port` (debugpy).
+    /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve") or `pid` (lldb, or delve).
     Attach,
+    /// Continue to `file`:`line` once (a temporary breakpoint).
+    RunTo,
     /// Run to the next stop.
     Continue,
     /// Stop where it is.
@@ -42,7 +48,7 @@ pub enum Op {
     Threads,
     /// Frames (cap 30).
     Stack,
-    /// Scopes of `frame_id`.
+    /// Scopes of `frame_id` (default: the frame the last stop showed).
     Scopes,
     /// Children of `reference` (cap 50; values cap 400 characters).
     Variables,
@@ -58,26 +64,56 @@ pub enum Op {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugArgs {
-    /// adapters, status, breakpoints, launch, attach, continue, pause, step_over, step_in, step_out, threads, stack, scopes, variables, evaluate, output or terminate.
+    /// adapters, status, breakpoints, exceptions, launch, attach, run_to, continue, pause, step_over, step_in, step_out, threads, stack, scopes, variables, evaluate, output or terminate.
     pub op: Op,
-    /// breakpoints: the source file, relative to the working directory.
+    /// breakpoints and run_to: the source file, relative to the working directory.
     pub file: Option<String>,
     /// breakpoints: 1-based lines (empty clears the file).
     pub lines: Option<Vec<u32>>,
+    /// breakpoints: instead of `lines`, each with an optional condition, hit condition or log message.
+    pub breakpoints: Option<Vec<BreakpointArg>>,
+    /// run_to: the 1-based line to run to.
+    pub line: Option<u32>,
+    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled); empty: none.
+    pub filters: Option<Vec<String>>,
     /// launch: the program (a .py, .go or .dart file, or a native executable).
     pub program: Option<String>,
+    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`.
+    pub module: Option<String>,
     /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
-    /// attach: the port the program listens on.
+    /// launch: the program's working directory (default: the working directory).
+    pub cwd: Option<String>,
+    /// launch: extra environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+    /// attach: the port the program (debugpy) or delve server listens on, on 127.0.0.1.
     pub port: Option<u16>,
+    /// attach: the process id (lldb or delve).
+    pub pid: Option<u32>,
+    /// attach: the adapter: debugpy (default with port), lldb (default with pid) or delve.
+    pub adapter: Option<String>,
     /// continue/pause/step_*/stack: the thread (default: the stopped one).
     pub thread_id: Option<i64>,
-    /// scopes (required) and evaluate: the frame, from stack.
+    /// scopes and evaluate: the frame (default: the one the last stop showed).
     pub frame_id: Option<i64>,
     /// variables: the reference, from scopes or variables.
     pub reference: Option<i64>,
     /// evaluate: the expression.
     pub expression: Option<String>,
+}
+
+/// One breakpoint with options.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakpointArg {
+    /// 1-based line.
+    pub line: u32,
+    /// Stop only when this expression (in the program's language) is true.
+    pub condition: Option<String>,
+    /// Stop only on the hits this allows (debugpy: `3`, `>= 3`, `% 2`; lldb: a count).
+    pub hit_condition: Option<String>,
+    /// Print this instead of stopping (`{expr}` is interpolated): a logpoint.
+    pub log_message: Option<String>,
 }
 
 /// The `debug` tool.
@@ -90,13 +126,61 @@ fn need<T>(op: &str, field: &str, v: Option<T>) -> Result<T, ToolError> {
     v.ok_or_else(|| ToolError::new(format!("debug {op}: argument `{field}` is required")))
 }
 
+/// A source file argument, confined and existing.
+fn source_file(
+    root: &std::path::Path,
+    op: &str,
+    file: Option<String>,
+) -> Result<std::path::PathBuf, ToolError> {
+    let file = confined(root, "file", &need(op, "file", file)?)?;
+    if !file.is_file() {
+        return Err(ToolError::new(format!(
+            "debug {op}: argument `file`: `{}` is not a file in the working directory",
+            tether_actors::fs::relative(root, &file)
+        )));
+    }
+    Ok(file)
+}
+
+fn spec_of(b: BreakpointArg) -> Result<BreakpointSpec, ToolError> {
+    let nonempty = |field: &str, v: Option<String>| match v {
+        Some(t) if t.trim().is_empty() => Err(ToolError::new(format!(
+            "debug breakpoints: argument `breakpoints[].{field}` is empty; leave it out for a plain breakpoint"
+        ))),
+        v => Ok(v),
+    };
+    Ok(BreakpointSpec {
+        line: b.line,
+        condition: nonempty("condition", b.condition)?,
+        hit_condition: nonempty("hit_condition", b.hit_condition)?,
+        log_message: nonempty("log_message", b.log_message)?,
+    })
+}
+
+/// `port` or `pid`, and the adapter that attaches that way.
+fn attach_spec(port: Option<u16>, pid: Option<u32>, adapter: Option<&str>) -> Result<AttachSpec, ToolError> {
+    match (port, pid, adapter) {
+        (Some(_), Some(_), _) => Err(ToolError::new("debug attach: give `port` or `pid`, not both")),
+        (Some(p), None, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
+        (Some(p), None, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
+        (None, Some(pid), None | Some("lldb")) => Ok(AttachSpec::LldbPid(pid)),
+        (None, Some(pid), Some("delve")) => Ok(AttachSpec::DelvePid(pid)),
+        (None, None, _) => Err(ToolError::new(
+            "debug attach: argument `port` (debugpy, or a dlv --headless server) or `pid` (lldb, delve) is required",
+        )),
+        (_, _, Some(other)) => Err(ToolError::new(format!(
+            "debug attach: argument `adapter`: `{other}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either"
+        ))),
+    }
+}
+
 impl ToolHandler for Debug {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "debug".into(),
             level: Level::Exec,
             parallel_safe: false,
-            description: "Drive a debugger (debugpy, lldb-dap, delve, dart): set breakpoints, launch or attach, step, and read threads, stack, scopes, variables and output. One session per conversation; ops run one at a time.".into(),
+            description: "Drive a debugger (debugpy, lldb-dap, delve, dart): breakpoints (with conditions, hit counts, logpoints), exception stops, launch or attach, run_to, step, and read threads, stack, scopes, variables and output. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.".into(),
             input_schema: schema_of::<DebugArgs>(),
         }
     }
@@ -116,30 +200,97 @@ impl ToolHandler for Debug {
             Op::Adapters => DebugOp::Adapters,
             Op::Status => DebugOp::Status,
             Op::Breakpoints => {
-                let file = confined(root, "file", &need("breakpoints", "file", a.file)?)?;
-                if !file.is_file() {
-                    return Err(ToolError::new(format!(
-                        "debug breakpoints: argument `file`: `{}` is not a file in the working directory",
-                        tether_actors::fs::relative(root, &file)
-                    )));
-                }
-                let lines = need("breakpoints", "lines", a.lines)?;
-                if lines.contains(&0) {
+                let file = source_file(root, "breakpoints", a.file)?;
+                let specs = match (a.lines, a.breakpoints) {
+                    (Some(_), Some(_)) => {
+                        return Err(ToolError::new(
+                            "debug breakpoints: give `lines` or `breakpoints`, not both",
+                        ));
+                    }
+                    (Some(lines), None) => lines.into_iter().map(BreakpointSpec::at).collect(),
+                    (None, Some(bps)) => bps.into_iter().map(spec_of).collect::<Result<Vec<_>, _>>()?,
+                    (None, None) => {
+                        return Err(ToolError::new(
+                            "debug breakpoints: argument `lines` (or `breakpoints`) is required; an empty list clears the file",
+                        ));
+                    }
+                };
+                if specs.iter().any(|b| b.line == 0) {
                     return Err(ToolError::new("debug breakpoints: argument `lines`: lines are 1-based"));
                 }
-                DebugOp::Breakpoints { file, lines }
+                DebugOp::Breakpoints { file, breakpoints: specs }
+            }
+            Op::Exceptions => DebugOp::Exceptions { filters: a.filters },
+            Op::RunTo => {
+                let file = source_file(root, "run_to", a.file)?;
+                let line = need("run_to", "line", a.line)?;
+                if line == 0 {
+                    return Err(ToolError::new("debug run_to: argument `line`: lines are 1-based"));
+                }
+                DebugOp::RunTo { file, line, thread: a.thread_id }
             }
             Op::Launch => {
-                let program = confined(root, "program", &need("launch", "program", a.program)?)?;
-                if !program.is_file() {
+                let program = match (a.program, &a.module) {
+                    (Some(_), Some(_)) => {
+                        return Err(ToolError::new("debug launch: give `program` or `module`, not both"));
+                    }
+                    (None, None) => {
+                        return Err(ToolError::new(
+                            "debug launch: argument `program` is required (or `module` for `python -m MODULE`)",
+                        ));
+                    }
+                    (Some(p), None) => {
+                        let program = confined(root, "program", &p)?;
+                        if !program.is_file() {
+                            return Err(ToolError::new(format!(
+                                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go or .dart file, or an executable)",
+                                tether_actors::fs::relative(root, &program)
+                            )));
+                        }
+                        Some(program)
+                    }
+                    (None, Some(_)) => None,
+                };
+                if let Some(m) = &a.module
+                    && (m.is_empty()
+                        || !m.split('.').all(|part| {
+                            !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        }))
+                {
                     return Err(ToolError::new(format!(
-                        "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go or .dart file, or an executable)",
-                        tether_actors::fs::relative(root, &program)
+                        "debug launch: argument `module`: `{m}` is not a Python module name (dotted identifiers, such as `pytest` or `pkg.cli`)"
                     )));
                 }
-                DebugOp::Launch { program, args: a.args.unwrap_or_default() }
+                let cwd = match a.cwd {
+                    Some(c) => {
+                        let dir = confined(root, "cwd", &c)?;
+                        if !dir.is_dir() {
+                            return Err(ToolError::new(format!(
+                                "debug launch: argument `cwd`: `{c}` is not a directory in the working directory"
+                            )));
+                        }
+                        Some(dir)
+                    }
+                    None => None,
+                };
+                let env = a.env.unwrap_or_default();
+                if let Some(bad) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+                    return Err(ToolError::new(format!(
+                        "debug launch: argument `env`: `{bad}` is not a variable name (no `=`, not empty)"
+                    )));
+                }
+                if env.values().any(|v| v.contains('\0')) {
+                    return Err(ToolError::new("debug launch: argument `env`: values cannot hold NUL"));
+                }
+                DebugOp::Launch(LaunchSpec {
+                    program,
+                    module: a.module,
+                    args: a.args.unwrap_or_default(),
+                    cwd,
+                    env,
+                })
             }
-            Op::Attach => DebugOp::Attach { port: need("attach", "port", a.port)? },
+            Op::Attach => DebugOp::Attach(attach_spec(a.port, a.pid, a.adapter.as_deref())?),
             Op::Continue => DebugOp::Continue { thread: a.thread_id },
             Op::Pause => DebugOp::Pause { thread: a.thread_id },
             Op::StepOver => DebugOp::StepOver { thread: a.thread_id },
@@ -147,7 +298,7 @@ impl ToolHandler for Debug {
             Op::StepOut => DebugOp::StepOut { thread: a.thread_id },
             Op::Threads => DebugOp::Threads,
             Op::Stack => DebugOp::Stack { thread: a.thread_id },
-            Op::Scopes => DebugOp::Scopes { frame: need("scopes", "frame_id", a.frame_id)? },
+            Op::Scopes => DebugOp::Scopes { frame: a.frame_id },
             Op::Variables => DebugOp::Variables { reference: need("variables", "reference", a.reference)? },
             Op::Evaluate => DebugOp::Evaluate {
                 expression: need("evaluate", "expression", a.expression)?,

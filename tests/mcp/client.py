@@ -328,7 +328,23 @@ async def read_only_entry():
     print("ok")
 
 
+async def debug_crash():
+    """A model asks the one question: run it, where and why does it crash?"""
+    async with Client(server()) as c:
+        res = await c.call_tool("debug", {"op": "launch", "program": "crash.py"})
+        text = text_of(res)
+        check(not res.is_error, "the launch answers", text)
+        check(text.startswith("launched; stopped (exception KeyError: 'kiwi') at crash.py:2 in lookup"), "where and why", text)
+        check("  key = 'kiwi' (str)" in text, "the locals are in the same answer", text)
+        data = res.structured_content
+        check(data["frame"]["line"] == 2 and data["locals_total"] == 2, "the snapshot is structured content too", data)
+        await c.call_tool("debug", {"op": "terminate"})
+        print(text.splitlines()[0])
+    print("ok")
+
+
 SCENARIOS = {
+    "debug_crash": debug_crash,
     "tools_on_surfaces": tools_on_surfaces,
     "calls_and_content": calls_and_content,
     "cancel_and_progress": cancel_and_progress,

@@ -200,6 +200,29 @@ pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<
     Ok(Usable { config: config.clone(), root, binary })
 }
 
+/// The adapter `id` to attach with: no root marker is needed (the program
+/// already runs), only the adapter's binary.
+pub fn for_attach(id: &str, workdir: &Path) -> Result<Usable, String> {
+    let table = load(workdir)?;
+    let config =
+        table.into_iter().find(|c| c.id == id).ok_or_else(|| format!("no `{id}` adapter is configured"))?;
+    let binary = resolve(&config, workdir, workdir)
+        .map_err(|_| format!("{id}: `{}` not found on PATH", config.commands.join("`, `")))?;
+    Ok(Usable { config, root: workdir.to_path_buf(), binary })
+}
+
+/// Which attach forms each adapter takes, for `debug adapters`.
+pub fn attach_forms(id: &str) -> &'static str {
+    match id {
+        "debugpy" => "attach: `port` of a program started with `python -m debugpy --listen PORT`",
+        "lldb" => "attach: `pid` of a running native process",
+        "delve" => {
+            "attach: `pid` of a running Go process, or `port` with `adapter: \"delve\"` for a `dlv --headless --listen 127.0.0.1:PORT` server"
+        }
+        _ => "attach: not offered",
+    }
+}
+
 /// For `debug adapters`: each adapter's state here, in words.
 pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
     let table = match load(workdir) {

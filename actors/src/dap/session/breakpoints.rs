@@ -1,0 +1,308 @@
+//! Breakpoint bookkeeping: what the caller asked for per file (lines,
+//! conditions, hit counts, logpoints), whether the adapter can do it, and
+//! where each one really bound.
+//!
+//! Adapters move breakpoints: debugpy puts one on a comment line on the
+//! nearest line with code, lldb-dap one on a blank line on the next
+//! statement, and delve refuses a line without code with a message. A
+//! breakpoint is reported as bound at the line the adapter answered —
+//! saying when that is not the line asked for — or as not bound with the
+//! adapter's own words; never just "verified".
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// One breakpoint as asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BreakpointSpec {
+    /// 1-based line.
+    pub line: u32,
+    /// Stop only when this expression is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Stop only when the hit count satisfies this (adapter syntax, e.g. `3`, `>= 3`, `% 2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_condition: Option<String>,
+    /// Log this message (with `{expr}` interpolation) instead of stopping.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_message: Option<String>,
+}
+
+impl BreakpointSpec {
+    /// A plain breakpoint at `line`.
+    pub fn at(line: u32) -> Self {
+        Self { line, condition: None, hit_condition: None, log_message: None }
+    }
+
+    /// The DAP `SourceBreakpoint`.
+    pub(super) fn to_dap(&self) -> Value {
+        let mut bp = json!({"line": self.line});
+        if let Some(c) = &self.condition {
+            bp["condition"] = json!(c);
+        }
+        if let Some(h) = &self.hit_condition {
+            bp["hitCondition"] = json!(h);
+        }
+        if let Some(m) = &self.log_message {
+            bp["logMessage"] = json!(m);
+        }
+        bp
+    }
+
+    /// How it reads in an answer: `line 7 if i == 3`.
+    pub(super) fn describe(&self) -> String {
+        let mut out = format!("line {}", self.line);
+        if let Some(c) = &self.condition {
+            out.push_str(&format!(" if {c}"));
+        }
+        if let Some(h) = &self.hit_condition {
+            out.push_str(&format!(" on hit {h}"));
+        }
+        if let Some(m) = &self.log_message {
+            out.push_str(&format!(" logging \"{m}\""));
+        }
+        out
+    }
+}
+
+/// Whether the adapter (its `initialize` capabilities) can set `specs`;
+/// otherwise which kind it cannot, naming the adapter.
+pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec]) -> Option<String> {
+    let kinds = [
+        ("condition", "supportsConditionalBreakpoints", "conditions"),
+        ("hit_condition", "supportsHitConditionalBreakpoints", "hit conditions"),
+        ("log_message", "supportsLogPoints", "logpoints"),
+    ];
+    for (field, capability, what) in kinds {
+        let asked = specs.iter().any(|s| match field {
+            "condition" => s.condition.is_some(),
+            "hit_condition" => s.hit_condition.is_some(),
+            _ => s.log_message.is_some(),
+        });
+        if asked && caps[capability].as_bool() != Some(true) {
+            return Some(format!(
+                "{adapter} does not support breakpoint {what} (it does not declare `{capability}`); drop `{field}` or set a plain breakpoint"
+            ));
+        }
+    }
+    None
+}
+
+/// Where one breakpoint bound, by the adapter's answer (and its later
+/// `breakpoint` events).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// As asked.
+    #[serde(flatten)]
+    pub spec: BreakpointSpec,
+    /// The adapter's id for it, when it gave one (events refer to it).
+    pub id: Option<i64>,
+    /// Whether it bound.
+    pub verified: bool,
+    /// The line it bound at, when the adapter said.
+    pub bound_line: Option<u32>,
+    /// The adapter's message (why it did not bind, or a note).
+    pub message: Option<String>,
+}
+
+impl Binding {
+    /// Reads one element of a `setBreakpoints` reply.
+    pub(super) fn from_reply(spec: &BreakpointSpec, bp: &Value) -> Self {
+        Self {
+            spec: spec.clone(),
+            id: bp["id"].as_i64(),
+            verified: bp["verified"].as_bool().unwrap_or(false),
+            bound_line: bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()),
+            message: bp["message"].as_str().filter(|m| !m.trim().is_empty()).map(|m| m.trim().to_string()),
+        }
+    }
+
+    /// Applies a `breakpoint` event's breakpoint with this binding's id.
+    pub(super) fn update(&mut self, bp: &Value) {
+        if let Some(v) = bp["verified"].as_bool() {
+            self.verified = v;
+        }
+        if let Some(l) = bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
+            self.bound_line = Some(l);
+        }
+        if let Some(m) = bp["message"].as_str() {
+            self.message = Some(m.trim().to_string()).filter(|m| !m.is_empty());
+        }
+    }
+
+    /// `prog.py: line 3 bound at line 2 (not the line asked for)`.
+    fn describe(&self, rel: &str) -> String {
+        let asked = self.spec.describe();
+        match (self.verified, self.bound_line) {
+            (true, Some(l)) if l != self.spec.line => {
+                format!("{rel}: {asked} bound at line {l}, not at the line asked for")
+            }
+            (true, _) => format!("{rel}: {asked} bound"),
+            (false, _) => {
+                let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
+                format!("{rel}: {asked} not bound: {why}")
+            }
+        }
+    }
+}
+
+/// Every file's bindings, as the adapter last reported them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Bindings {
+    pub(super) files: BTreeMap<PathBuf, Vec<Binding>>,
+}
+
+impl Bindings {
+    /// Records a `setBreakpoints` reply for `file`.
+    pub(super) fn record(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &Value) {
+        let answered = reply["breakpoints"].as_array().cloned().unwrap_or_default();
+        let bindings = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Binding::from_reply(spec, answered.get(i).unwrap_or(&Value::Null)))
+            .collect::<Vec<_>>();
+        if bindings.is_empty() {
+            self.files.remove(file);
+        } else {
+            self.files.insert(file.to_path_buf(), bindings);
+        }
+    }
+
+    /// Applies a `breakpoint` event (`changed`, `new`, `removed`) by id.
+    pub(super) fn event(&mut self, body: &Value) {
+        let bp = &body["breakpoint"];
+        let Some(id) = bp["id"].as_i64() else { return };
+        for binding in self.files.values_mut().flatten() {
+            if binding.id == Some(id) {
+                if body["reason"] == "removed" {
+                    binding.verified = false;
+                    binding.message = Some("removed by the adapter".into());
+                } else {
+                    binding.update(bp);
+                }
+            }
+        }
+    }
+
+    pub(super) fn total(&self) -> usize {
+        self.files.values().map(Vec::len).sum()
+    }
+
+    pub(super) fn bound(&self) -> usize {
+        self.files.values().flatten().filter(|b| b.verified).count()
+    }
+
+    /// One line per breakpoint, paths relative to `workdir`.
+    pub(super) fn report(&self, workdir: &Path) -> Vec<String> {
+        self.files
+            .iter()
+            .flat_map(|(file, bs)| {
+                let rel = crate::fs::relative(workdir, file);
+                bs.iter().map(move |b| b.describe(&rel)).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Only the breakpoints worth a word: those not bound, or bound
+    /// elsewhere than asked.
+    pub(super) fn surprises(&self, workdir: &Path) -> Vec<String> {
+        self.files
+            .iter()
+            .flat_map(|(file, bs)| {
+                let rel = crate::fs::relative(workdir, file);
+                bs.iter()
+                    .filter(|b| !b.verified || b.bound_line.is_some_and(|l| l != b.spec.line))
+                    .map(move |b| b.describe(&rel))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The structured form: `[{file, line, verified, bound_line, message, …}]`.
+    pub(super) fn data(&self, workdir: &Path) -> Value {
+        let rows: Vec<Value> = self
+            .files
+            .iter()
+            .flat_map(|(file, bs)| {
+                let rel = crate::fs::relative(workdir, file);
+                bs.iter()
+                    .map(move |b| {
+                        let mut v = serde_json::to_value(b).unwrap_or(Value::Null);
+                        v["file"] = json!(rel);
+                        v
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        Value::Array(rows)
+    }
+
+    /// When no breakpoint bound at all: "none of your 2 breakpoints bound: …".
+    pub(super) fn none_bound(&self, workdir: &Path) -> Option<String> {
+        let total = self.total();
+        (total > 0 && self.bound() == 0).then(|| {
+            format!(
+                "none of your {total} breakpoint{} bound: {}",
+                if total == 1 { "" } else { "s" },
+                self.report(workdir).join("; ")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_breakpoint_says_where_and_an_unbound_one_says_why() {
+        let specs = [BreakpointSpec::at(3), BreakpointSpec::at(5), BreakpointSpec::at(9)];
+        let reply = json!({"breakpoints": [
+            {"id": 1, "verified": true, "line": 2},
+            {"id": 2, "verified": true, "line": 5},
+            {"id": 3, "verified": false, "message": "could not find statement at main.go:9"},
+        ]});
+        let mut b = Bindings::default();
+        let root = Path::new("/w");
+        b.record(Path::new("/w/main.go"), &specs, &reply);
+        assert_eq!(
+            b.report(root),
+            [
+                "main.go: line 3 bound at line 2, not at the line asked for",
+                "main.go: line 5 bound",
+                "main.go: line 9 not bound: could not find statement at main.go:9",
+            ]
+        );
+        assert_eq!(b.surprises(root).len(), 2);
+        assert_eq!(b.none_bound(root), None);
+        b.event(&json!({"reason": "changed", "breakpoint": {"id": 3, "verified": true, "line": 10}}));
+        assert_eq!(b.bound(), 3);
+    }
+
+    #[test]
+    fn none_bound_lists_each_with_the_adapters_words() {
+        let mut b = Bindings::default();
+        b.record(
+            Path::new("/w/a.go"),
+            &[BreakpointSpec::at(1)],
+            &json!({"breakpoints": [{"verified": false}]}),
+        );
+        let text = b.none_bound(Path::new("/w")).unwrap();
+        assert_eq!(
+            text,
+            "none of your 1 breakpoint bound: a.go: line 1 not bound: the adapter gave no reason"
+        );
+    }
+
+    #[test]
+    fn kinds_the_adapter_lacks_are_refused_by_name() {
+        let spec = BreakpointSpec { hit_condition: Some("3".into()), ..BreakpointSpec::at(4) };
+        let caps = json!({"supportsConditionalBreakpoints": true});
+        let why = unsupported("lldb", &caps, std::slice::from_ref(&spec)).unwrap();
+        assert!(why.contains("lldb does not support breakpoint hit conditions"), "{why}");
+        assert!(unsupported("lldb", &json!({"supportsHitConditionalBreakpoints": true}), &[spec]).is_none());
+    }
+}

@@ -1,0 +1,316 @@
+//! The ops that decide where the program stops: `breakpoints`,
+//! `exceptions` and `run_to`. Before a launch they are kept and applied at
+//! configuration; during a session they go to the adapter at once, checked
+//! against its capabilities, and answer where each breakpoint bound.
+
+use std::path::PathBuf;
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+
+use super::breakpoints::{Bindings, BreakpointSpec, unsupported};
+use super::ops::settle;
+use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
+
+/// The exception filters a new session gets: stop on uncaught exceptions,
+/// where the adapter offers that, so "run it and see where it breaks" is
+/// one `launch`.
+pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught"];
+
+/// The adapter's exception filters: `(filter, label)`.
+pub(super) fn offered_filters(caps: &Value) -> Vec<(String, String)> {
+    caps["exceptionBreakpointFilters"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| {
+                    let id = f["filter"].as_str()?.to_string();
+                    let label = f["label"].as_str().unwrap_or(&id).to_string();
+                    Some((id, label))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The filters to set: those asked for (or the default), each checked
+/// against what the adapter offers. `Err` names the unknown ones.
+pub(super) fn choose_filters(
+    asked: Option<&[String]>,
+    offered: &[(String, String)],
+) -> Result<Vec<String>, String> {
+    let known = |f: &str| offered.iter().any(|(id, _)| id == f);
+    match asked {
+        None => Ok(DEFAULT_EXCEPTION_FILTERS.iter().filter(|f| known(f)).map(|f| f.to_string()).collect()),
+        Some(asked) => {
+            let unknown: Vec<&str> = asked.iter().map(String::as_str).filter(|f| !known(f)).collect();
+            if unknown.is_empty() {
+                Ok(asked.to_vec())
+            } else {
+                Err(format!(
+                    "unknown exception filter(s) {unknown:?}; this adapter offers: {}",
+                    describe_offered(offered)
+                ))
+            }
+        }
+    }
+}
+
+fn describe_offered(offered: &[(String, String)]) -> String {
+    if offered.is_empty() {
+        return "none".into();
+    }
+    offered.iter().map(|(id, label)| format!("`{id}` ({label})")).collect::<Vec<_>>().join(", ")
+}
+
+type Reply = AtomicResponse<DebugSessionActor, DebugReply>;
+
+fn ready(r: DebugReply) -> Reply {
+    AtomicResponse::new(Box::pin(fut::ready(r)))
+}
+
+impl DebugSessionActor {
+    pub(super) fn set_breakpoints(&mut self, file: PathBuf, specs: Vec<BreakpointSpec>) -> Reply {
+        let rel = self.rel(&file);
+        let Some(s) = &self.session else {
+            if specs.is_empty() {
+                self.breakpoints.remove(&file);
+                return ready(DebugReply::ok(
+                    format!("cleared the breakpoints of {rel}"),
+                    json!({"file": rel, "breakpoints": []}),
+                ));
+            }
+            let asked: Vec<String> = specs.iter().map(BreakpointSpec::describe).collect();
+            let text = format!(
+                "{} breakpoint{} in {rel} will be set when the session starts: {}; the launch (or attach) answer says where each bound",
+                specs.len(),
+                if specs.len() == 1 { "" } else { "s" },
+                asked.join(", ")
+            );
+            let data = json!({"file": rel, "breakpoints": specs, "bound": null});
+            self.breakpoints.insert(file, specs);
+            return ready(DebugReply::ok(text, data));
+        };
+        if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
+            return ready(DebugReply::err(format!("debug breakpoints: {why}")));
+        }
+        let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
+        if specs.is_empty() {
+            self.breakpoints.remove(&file);
+        } else {
+            self.breakpoints.insert(file.clone(), specs.clone());
+        }
+        AtomicResponse::new(Box::pin(
+            async move {
+                let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
+                let args = json!({"source": {"path": file}, "breakpoints": bps});
+                let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
+                    Ok(body) => body,
+                    Err(e) => return DebugReply::err(format!("setBreakpoints failed: {e}")),
+                };
+                shared.state.lock().bindings.record(&file, &specs, &body);
+                if specs.is_empty() {
+                    return DebugReply::ok(
+                        format!("cleared the breakpoints of {rel}"),
+                        json!({"file": rel, "breakpoints": []}),
+                    );
+                }
+                let mut one = Bindings::default();
+                one.record(&file, &specs, &body);
+                DebugReply::ok(
+                    one.report(&workdir).join("\n"),
+                    json!({"file": rel, "breakpoints": one.data(&workdir)}),
+                )
+            }
+            .into_actor(self),
+        ))
+    }
+
+    pub(super) fn set_exceptions(&mut self, filters: Option<Vec<String>>) -> Reply {
+        let Some(s) = &self.session else {
+            return match filters {
+                None => {
+                    let now = match &self.exception_filters {
+                        Some(f) if f.is_empty() => "no exception stops the program".to_string(),
+                        Some(f) => format!("the filters {f:?}"),
+                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`)".to_string(),
+                    };
+                    ready(DebugReply::ok(
+                        format!(
+                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; lldb `cpp_throw`, `cpp_catch` and others; delve none (it stops on an unrecovered panic by itself)"
+                        ),
+                        json!({"filters": self.exception_filters}),
+                    ))
+                }
+                Some(f) => {
+                    let text = if f.is_empty() {
+                        "at launch no exception will stop the program".to_string()
+                    } else {
+                        format!(
+                            "at launch these exception filters will be set: {f:?} (checked against the adapter's then)"
+                        )
+                    };
+                    self.exception_filters = Some(f.clone());
+                    ready(DebugReply::ok(text, json!({"filters": f})))
+                }
+            };
+        };
+        let offered = offered_filters(&s.caps);
+        let Some(asked) = filters else {
+            let on = s.exceptions.clone();
+            let rows: Vec<String> = offered
+                .iter()
+                .map(|(id, label)| {
+                    format!("{} `{id}` ({label})", if on.contains(id) { "[on]" } else { "[off]" })
+                })
+                .collect();
+            let text = if rows.is_empty() {
+                format!(
+                    "{} offers no exception filters{}",
+                    s.adapter,
+                    if s.adapter == "delve" { "; it stops on an unrecovered panic by itself" } else { "" }
+                )
+            } else {
+                format!("{} exception filters: {}", s.adapter, rows.join(", "))
+            };
+            return ready(DebugReply::ok(
+                text,
+                json!({"filters": on, "offered": offered.iter().map(|(id, l)| json!({"filter": id, "label": l})).collect::<Vec<_>>()}),
+            ));
+        };
+        let chosen = match choose_filters(Some(&asked), &offered) {
+            Ok(c) => c,
+            Err(why) => return ready(DebugReply::err(format!("debug exceptions: {why}"))),
+        };
+        let client = s.client.clone();
+        self.exception_filters = Some(chosen.clone());
+        AtomicResponse::new(Box::pin(
+            async move {
+                match client
+                    .request("setExceptionBreakpoints", json!({"filters": chosen}), REQUEST_TIMEOUT)
+                    .await
+                {
+                    Ok(_) => {
+                        let text = if chosen.is_empty() {
+                            "no exception stops the program now".to_string()
+                        } else {
+                            format!("exceptions now stop the program for: {chosen:?}")
+                        };
+                        (DebugReply::ok(text, json!({"filters": chosen})), Some(chosen))
+                    }
+                    Err(e) => (DebugReply::err(format!("setExceptionBreakpoints failed: {e}")), None),
+                }
+            }
+            .into_actor(self)
+            .map(|(reply, applied), act, _| {
+                if let (Some(applied), Some(s)) = (applied, act.session.as_mut()) {
+                    s.exceptions = applied;
+                }
+                reply
+            }),
+        ))
+    }
+
+    /// Continues to `file:line` once: a temporary breakpoint joins the
+    /// file's own for the run and leaves after it, whatever the stop.
+    pub(super) fn run_to(&mut self, file: PathBuf, line: u32, thread: Option<i64>) -> Reply {
+        let Some(s) = &self.session else {
+            return ready(DebugReply::err(self.no_session()));
+        };
+        let rel = self.rel(&file);
+        let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
+        let own = self.breakpoints.get(&file).cloned().unwrap_or_default();
+        let mut with_target = own.clone();
+        if !own.iter().any(|b| b.line == line && b.condition.is_none() && b.hit_condition.is_none()) {
+            with_target.push(BreakpointSpec::at(line));
+        }
+        let target_at = with_target.iter().position(|b| b.line == line).unwrap_or(0);
+        let set = move |client: crate::wire::dap::DapClient, specs: Vec<BreakpointSpec>, file: PathBuf| async move {
+            let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
+            client
+                .request(
+                    "setBreakpoints",
+                    json!({"source": {"path": file}, "breakpoints": bps}),
+                    REQUEST_TIMEOUT,
+                )
+                .await
+        };
+        AtomicResponse::new(Box::pin(
+            async move {
+                let body = match set(client.clone(), with_target.clone(), file.clone()).await {
+                    Ok(b) => b,
+                    Err(e) => return DebugReply::err(format!("run_to: setBreakpoints failed: {e}")),
+                };
+                let target = &body["breakpoints"][target_at];
+                let bound = target["verified"].as_bool() == Some(true);
+                let bound_line = target["line"].as_u64().unwrap_or(u64::from(line));
+                let restore = |reply: DebugReply| async {
+                    if let Ok(body) = set(client.clone(), own.clone(), file.clone()).await {
+                        shared.state.lock().bindings.record(&file, &own, &body);
+                    }
+                    reply
+                };
+                if !bound {
+                    let why = target["message"].as_str().unwrap_or("the adapter gave no reason");
+                    return restore(DebugReply::err(format!(
+                        "run_to: line {line} of {rel} does not bind: {why}"
+                    )))
+                    .await;
+                }
+                let (before, stopped) = {
+                    let st = shared.state.lock();
+                    (st.stops, st.stop.as_ref().and_then(|s| s.thread))
+                };
+                let thread = thread.or(stopped).unwrap_or(1);
+                if let Err(e) = client.request("continue", json!({"threadId": thread}), REQUEST_TIMEOUT).await
+                {
+                    return restore(DebugReply::err(format!("run_to: continue failed: {e}"))).await;
+                }
+                shared.state.lock().running = true;
+                let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
+                let at_target =
+                    reply.data["frame"]["path"].as_str().is_some_and(|p| std::path::Path::new(p) == file)
+                        && reply.data["frame"]["line"].as_u64() == Some(bound_line);
+                if reply.data["state"] == "stopped" && !at_target {
+                    reply.text =
+                        format!("run_to: stopped before reaching {rel}:{bound_line}; {}", reply.text);
+                } else if bound_line != u64::from(line) {
+                    reply.text =
+                        format!("run_to: line {line} of {rel} bound at line {bound_line}; {}", reply.text);
+                }
+                restore(reply).await
+            }
+            .into_actor(self)
+            .map(|reply, act, _| {
+                act.remember(&reply);
+                reply
+            }),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn debugpy() -> Vec<(String, String)> {
+        offered_filters(&json!({"exceptionBreakpointFilters": [
+            {"filter": "raised", "label": "Raised Exceptions"},
+            {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
+            {"filter": "userUnhandled", "label": "User Uncaught Exceptions"},
+        ]}))
+    }
+
+    #[test]
+    fn the_default_is_uncaught_where_offered_and_nothing_elsewhere() {
+        assert_eq!(choose_filters(None, &debugpy()).unwrap(), ["uncaught"]);
+        assert!(choose_filters(None, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn unknown_filters_are_refused_naming_what_is_offered() {
+        let err = choose_filters(Some(&["uncought".to_string()]), &debugpy()).unwrap_err();
+        assert!(err.contains("\"uncought\"") && err.contains("`userUnhandled`"), "{err}");
+        assert_eq!(choose_filters(Some(&["raised".to_string()]), &debugpy()).unwrap(), ["raised"]);
+    }
+}

@@ -1,0 +1,615 @@
+//! `DebugSessionActor`: one debug session per conversation.
+//!
+//! Every op runs atomically (one mailbox, one op at a time: a `continue`
+//! can never overtake a `stack`). The adapter's events are pumped into a
+//! shared state — last stop, output ring, exit — as they arrive, so output
+//! printed between ops is kept. Run and step ops return when the program
+//! stops again or exits, or after [`RUN_WAIT`] saying it still runs. A hard
+//! TTL ends the session, killing adapter and debuggee.
+//!
+//! - [`state`]: what the adapter's events tell (the last stop, output,
+//!   exit), shared between the event pump and the ops.
+//! - [`start`]: starting or connecting to an adapter, and the handshake
+//!   that configures it before the program runs.
+//! - [`ops`]: the ops on a live session (steps, stack, scopes, variables,
+//!   evaluate) and waiting for the program to settle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::adapters;
+use crate::describe::{ActorNode, Describe};
+use crate::process::{self, KillGuard};
+use crate::wire::dap::DapClient;
+use breakpoints::BreakpointSpec;
+use ops::{inspect, top_frame};
+use state::Shared;
+
+/// The hard time-to-live of a session, from launch.
+pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
+/// How long a run op — `launch`, `attach`, `continue`, `pause`, the
+/// steps — waits for the program to stop (or exit) before answering that
+/// it still runs. `pause` too: a thread blocked in a system call stops
+/// only when the call returns.
+pub const RUN_WAIT: Duration = Duration::from_secs(30);
+/// How long one request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the adapter may take to say `initialized`.
+pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
+/// Frames listed by `stack`.
+pub const MAX_FRAMES: usize = 30;
+/// Children listed by `variables`.
+pub const MAX_CHILDREN: usize = 50;
+/// Longest value shown.
+pub const MAX_VALUE: usize = 400;
+/// How much of a reply that does not parse is quoted in the error.
+const MAX_RAW_QUOTED: usize = 200;
+/// How long an op that saw the adapter's pipe close waits for its exit status.
+const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
+/// Debuggee output kept (the last bytes).
+pub const MAX_OUTPUT: usize = 64 * 1024;
+
+/// An op of the `debug` tool.
+#[derive(Debug, Clone)]
+pub enum DebugOp {
+    /// Which adapters are usable here.
+    Adapters,
+    /// Is a session running, and where is it stopped.
+    Status,
+    /// Set (or with none, clear) a file's breakpoints.
+    Breakpoints { file: PathBuf, breakpoints: Vec<BreakpointSpec> },
+    /// Which exceptions stop the program (the adapter's filter names), or
+    /// with `None` which ones do and which the adapter offers.
+    Exceptions { filters: Option<Vec<String>> },
+    /// Start a program under its adapter.
+    Launch(LaunchSpec),
+    /// Attach to a running program.
+    Attach(AttachSpec),
+    /// Continue to `file:line` once (a temporary breakpoint).
+    RunTo { file: PathBuf, line: u32, thread: Option<i64> },
+    /// Resume.
+    Continue { thread: Option<i64> },
+    /// Stop where it is.
+    Pause { thread: Option<i64> },
+    /// One step over.
+    StepOver { thread: Option<i64> },
+    /// One step in.
+    StepIn { thread: Option<i64> },
+    /// One step out.
+    StepOut { thread: Option<i64> },
+    /// Thread ids and names.
+    Threads,
+    /// Frames of a thread.
+    Stack { thread: Option<i64> },
+    /// Scopes of a frame (default: the frame the last stop showed).
+    Scopes { frame: Option<i64> },
+    /// Children of a reference.
+    Variables { reference: i64 },
+    /// Evaluate in a frame.
+    Evaluate { expression: String, frame: Option<i64> },
+    /// The debuggee's output.
+    Output,
+    /// End the session.
+    Terminate,
+}
+
+/// What to launch, and how.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchSpec {
+    /// The program file (a script or an executable).
+    pub program: Option<PathBuf>,
+    /// A Python module to run as `python -m MODULE` (debugpy), instead of a program.
+    pub module: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its working directory (default: the run's).
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+}
+
+/// What to attach to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachSpec {
+    /// A program listening for debugpy (`python -m debugpy --listen PORT`).
+    DebugpyPort(u16),
+    /// A `dlv --headless --listen 127.0.0.1:PORT` server.
+    DelvePort(u16),
+    /// A native process, through lldb-dap.
+    LldbPid(u32),
+    /// A Go process, through delve.
+    DelvePid(u32),
+}
+
+impl AttachSpec {
+    fn adapter(&self) -> &'static str {
+        match self {
+            Self::DebugpyPort(_) => "debugpy",
+            Self::DelvePort(_) | Self::DelvePid(_) => "delve",
+            Self::LldbPid(_) => "lldb",
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::DebugpyPort(p) => format!("the program listening for debugpy on port {p}"),
+            Self::DelvePort(p) => format!("the delve server on port {p}"),
+            Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
+        }
+    }
+}
+
+impl Message for DebugOp {
+    type Result = DebugReply;
+}
+
+/// A [`DebugOp`] whose caller may stop waiting: a wait for the program to
+/// stop is then abandoned (the program keeps running); nothing else is
+/// disturbed.
+pub struct Cancellable {
+    /// The op.
+    pub op: DebugOp,
+    /// Cancelled when the caller stops waiting.
+    pub cancel: CancellationToken,
+}
+
+impl Message for Cancellable {
+    type Result = DebugReply;
+}
+
+/// An op's answer.
+#[derive(Debug, Clone)]
+pub struct DebugReply {
+    /// Whether the op failed.
+    pub is_error: bool,
+    /// What the model reads.
+    pub text: String,
+    /// Structured form.
+    pub data: Value,
+}
+
+impl DebugReply {
+    fn ok(text: impl Into<String>, data: Value) -> Self {
+        Self { is_error: false, text: text.into(), data }
+    }
+    fn err(text: impl Into<String>) -> Self {
+        Self { is_error: true, text: text.into(), data: Value::Null }
+    }
+}
+
+pub mod breakpoints;
+mod control;
+mod ops;
+pub mod snapshot;
+mod start;
+mod state;
+
+struct Session {
+    adapter: &'static str,
+    /// The adapter's `initialize` capabilities.
+    caps: Value,
+    /// The exception filters in force.
+    exceptions: Vec<String>,
+    program: String,
+    client: DapClient,
+    shared: Arc<Shared>,
+    /// The adapter process, when tether started it (not when it connected
+    /// to one already listening).
+    guard: Option<KillGuard>,
+    /// Attached to a program tether did not start: ending the session
+    /// detaches and leaves it running.
+    attached: bool,
+    started: Instant,
+}
+
+/// The session actor of one conversation.
+pub struct DebugSessionActor {
+    workdir: PathBuf,
+    conversation: String,
+    ttl: Duration,
+    session: Option<Session>,
+    breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The exception filters asked for (`None`: the default, uncaught
+    /// exceptions wherever the adapter offers that).
+    exception_filters: Option<Vec<String>>,
+    /// The frame the last stop showed, the default of `scopes`.
+    focus_frame: Option<i64>,
+    expired: Option<String>,
+    ended: Option<String>,
+    created: Instant,
+    op_cancel: CancellationToken,
+}
+
+impl DebugSessionActor {
+    /// The session actor for `conversation` in `workdir` with the given TTL.
+    pub fn new(workdir: PathBuf, conversation: String, ttl: Duration) -> Self {
+        Self {
+            workdir,
+            conversation,
+            ttl,
+            session: None,
+            breakpoints: BTreeMap::new(),
+            exception_filters: None,
+            focus_frame: None,
+            expired: None,
+            ended: None,
+            created: Instant::now(),
+            op_cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Why a session that outlived its TTL ended.
+    fn expiry(&self) -> String {
+        format!(
+            "the session expired after its {} time-to-live; adapter and program were killed",
+            crate::question::human_duration(self.ttl)
+        )
+    }
+
+    /// Keeps the frame a stop showed, the default of `scopes`; an answer
+    /// that the program runs or ended forgets it.
+    fn remember(&mut self, reply: &DebugReply) {
+        match reply.data["state"].as_str() {
+            Some("stopped") => self.focus_frame = reply.data["frame"]["id"].as_i64().or(self.focus_frame),
+            Some(_) => self.focus_frame = None,
+            None => {}
+        }
+    }
+
+    fn rel(&self, p: &Path) -> String {
+        crate::fs::relative(&self.workdir, p)
+    }
+
+    /// Ends the session: disconnect (bounded), then kill adapter and
+    /// debuggee — unless tether attached to a program it did not start,
+    /// which it detaches from and leaves running.
+    fn end(&mut self, why: &str) -> Option<impl std::future::Future<Output = ()> + use<>> {
+        let session = self.session.take()?;
+        self.ended = Some(why.to_string());
+        let ours = !session.attached;
+        let debuggee = session.shared.state.lock().debuggee_pid.filter(|_| ours);
+        Some(async move {
+            // An attached program is left running, not suspended (a
+            // `dlv --headless --accept-multiclient` server would halt it).
+            let args = json!({"terminateDebuggee": ours, "suspendDebuggee": false});
+            let bound = Duration::from_secs(2);
+            let _ = tokio::time::timeout(bound, session.client.request("disconnect", args, bound)).await;
+            if let Some(pid) = debuggee {
+                process::kill_group(pid);
+                // SAFETY: SIGKILL to the debuggee's pid; harmless if it is gone.
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGKILL);
+                }
+            }
+            drop(session.guard);
+        })
+    }
+}
+
+impl Actor for DebugSessionActor {
+    type Context = Context<Self>;
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        if let Some(s) = self.session.take()
+            && !s.attached
+            && let Some(pid) = s.shared.state.lock().debuggee_pid
+        {
+            process::kill_group(pid);
+            // SAFETY: SIGKILL to the debuggee's pid.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// The TTL fired for the session that started at `started`.
+struct Expire {
+    started: Instant,
+}
+
+impl Message for Expire {
+    type Result = ();
+}
+
+impl Handler<Expire> for DebugSessionActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: Expire, _ctx: &mut Self::Context) -> Self::Result {
+        let current = self.session.as_ref().is_some_and(|s| s.started == msg.started);
+        if !current {
+            return AtomicResponse::new(Box::pin(fut::ready(())));
+        }
+        let why = self.expiry();
+        self.expired = Some(why.clone());
+        match self.end(&why) {
+            Some(f) => AtomicResponse::new(Box::pin(f.into_actor(self))),
+            None => AtomicResponse::new(Box::pin(fut::ready(()))),
+        }
+    }
+}
+
+impl Handler<Cancellable> for DebugSessionActor {
+    type Result = AtomicResponse<Self, DebugReply>;
+
+    fn handle(&mut self, msg: Cancellable, ctx: &mut Self::Context) -> Self::Result {
+        if msg.cancel.is_cancelled() {
+            return AtomicResponse::new(Box::pin(fut::ready(DebugReply::err(
+                "the call was cancelled while it waited for the session, so the op did not run",
+            ))));
+        }
+        self.op_cancel = msg.cancel.clone();
+        if let Some(s) = &self.session {
+            *s.shared.op_cancel.lock() = msg.cancel;
+        }
+        self.run_op(msg.op, ctx)
+    }
+}
+
+impl Handler<DebugOp> for DebugSessionActor {
+    type Result = AtomicResponse<Self, DebugReply>;
+
+    fn handle(&mut self, op: DebugOp, ctx: &mut Self::Context) -> Self::Result {
+        <Self as Handler<Cancellable>>::handle(
+            self,
+            Cancellable { op, cancel: CancellationToken::new() },
+            ctx,
+        )
+    }
+}
+
+impl DebugSessionActor {
+    fn run_op(&mut self, op: DebugOp, ctx: &mut Context<Self>) -> AtomicResponse<Self, DebugReply> {
+        let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
+        // A session whose TTL passed ends before anything else happens.
+        if let Some(s) = &self.session
+            && s.started.elapsed() >= self.ttl
+        {
+            let why = self.expiry();
+            self.expired = Some(why.clone());
+            if let Some(f) = self.end(&why) {
+                actix::spawn(f);
+            }
+        }
+        // A session whose adapter went away is over (terminate ends it itself);
+        // one whose program ended is over for an op that needs the program.
+        let live = !matches!(op, DebugOp::Adapters | DebugOp::Status | DebugOp::Output | DebugOp::Terminate);
+        if let Some(why) = self.over(live).filter(|_| !matches!(op, DebugOp::Terminate))
+            && let Some(f) = self.end(&why)
+        {
+            actix::spawn(f);
+        }
+        let workdir = self.workdir.clone();
+        match op {
+            DebugOp::Adapters => {
+                let rows = adapters::report(&workdir);
+                let mut text = String::new();
+                for (id, usable, detail) in &rows {
+                    text.push_str(&format!(
+                        "{id}: {} — {detail}; {}\n",
+                        if *usable { "usable" } else { "not usable" },
+                        adapters::attach_forms(id)
+                    ));
+                }
+                let data = json!(
+                    rows.iter()
+                        .map(|(id, u, d)| json!({"adapter": id, "usable": u, "detail": d, "attach": adapters::attach_forms(id)}))
+                        .collect::<Vec<_>>()
+                );
+                ready(DebugReply::ok(text.trim_end(), data))
+            }
+            DebugOp::Status => {
+                let Some(s) = &self.session else {
+                    let mut text = "no debug session is running".to_string();
+                    if let Some(why) = self.expired.take().or_else(|| self.ended.clone()) {
+                        text.push_str(&format!("; the last one ended: {why}"));
+                    }
+                    let bps: usize = self.breakpoints.values().map(Vec::len).sum();
+                    if bps > 0 {
+                        text.push_str(&format!("; {bps} breakpoint(s) set for the next launch"));
+                    }
+                    return ready(DebugReply::ok(text, json!({"running": false})));
+                };
+                let (client, shared) = (s.client.clone(), s.shared.clone());
+                let head = format!(
+                    "{} session on {} (up {} s)",
+                    s.adapter,
+                    s.program,
+                    s.started.elapsed().as_secs()
+                );
+                AtomicResponse::new(Box::pin(
+                    async move {
+                        let (stop, running, exit) = {
+                            let st = shared.state.lock();
+                            (st.stop.clone(), st.running, st.exit_code)
+                        };
+                        match (stop, exit) {
+                            (_, Some(code)) => DebugReply::ok(
+                                format!("{head}: the program exited with code {code}"),
+                                json!({"state": "exited"}),
+                            ),
+                            (Some(stop), None) if !running => {
+                                let thread = stop.thread.unwrap_or(1);
+                                let place = top_frame(&client, thread, &workdir)
+                                    .await
+                                    .map(|p| p.0)
+                                    .unwrap_or_default();
+                                DebugReply::ok(
+                                    format!("{head}: stopped ({}) at {place}, thread {thread}", stop.reason),
+                                    json!({"state": "stopped", "thread": thread}),
+                                )
+                            }
+                            _ => DebugReply::ok(format!("{head}: running"), json!({"state": "running"})),
+                        }
+                    }
+                    .into_actor(self),
+                ))
+            }
+            DebugOp::Breakpoints { file, breakpoints } => self.set_breakpoints(file, breakpoints),
+            DebugOp::Exceptions { filters } => self.set_exceptions(filters),
+            DebugOp::RunTo { file, line, thread } => self.run_to(file, line, thread),
+            DebugOp::Launch(_) | DebugOp::Attach(_) if self.session.is_some() => {
+                let s = self.session.as_ref().expect("checked");
+                ready(DebugReply::err(format!(
+                    "a {} session on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
+                    s.adapter,
+                    s.program,
+                    s.started.elapsed().as_secs()
+                )))
+            }
+            DebugOp::Launch(spec) => self.start(ctx, Some(spec), None),
+            DebugOp::Attach(spec) => self.start(ctx, None, Some(spec)),
+            DebugOp::Output => {
+                let Some(s) = &self.session else {
+                    return ready(DebugReply::err(self.no_session()));
+                };
+                let st = s.shared.state.lock();
+                let bytes: Vec<u8> = st.output.iter().copied().collect();
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                if st.dropped > 0 {
+                    text = format!(
+                        "… {} earlier bytes dropped (the last {} KiB are kept)\n{text}",
+                        st.dropped,
+                        MAX_OUTPUT / 1024
+                    );
+                }
+                if text.is_empty() {
+                    text = "(no output yet)".into();
+                }
+                ready(DebugReply::ok(text, json!({"dropped": st.dropped})))
+            }
+            DebugOp::Terminate => {
+                let attached = self.session.as_ref().is_some_and(|s| s.attached);
+                let text = if attached {
+                    "detached from the program, which keeps running; the session is over"
+                } else {
+                    "terminated the session: adapter and program were killed"
+                };
+                match self.end("terminated on request") {
+                    Some(f) => AtomicResponse::new(Box::pin(
+                        f.into_actor(self)
+                            .map(move |(), _, _| DebugReply::ok(text, json!({"state": "terminated"}))),
+                    )),
+                    // Already over (adapter or program gone, TTL): nothing is left to kill.
+                    None => match self.ended.clone() {
+                        Some(why) => ready(DebugReply::ok(
+                            format!("no debug session is running; the last one already ended: {why}"),
+                            json!({"state": "terminated"}),
+                        )),
+                        None => ready(DebugReply::err(self.no_session())),
+                    },
+                }
+            }
+            other => {
+                let Some(s) = &self.session else {
+                    return ready(DebugReply::err(self.no_session()));
+                };
+                let (adapter, client, shared) = (s.adapter, s.client.clone(), s.shared.clone());
+                let other = match other {
+                    DebugOp::Scopes { frame: None } => match self.focus_frame {
+                        Some(frame) => DebugOp::Scopes { frame: Some(frame) },
+                        None => {
+                            return ready(DebugReply::err(
+                                "debug scopes: no stop has shown a frame yet; pass `frame_id` (from stack)",
+                            ));
+                        }
+                    },
+                    other => other,
+                };
+                AtomicResponse::new(Box::pin(
+                    inspect(other, adapter, client, shared, workdir).into_actor(self).map(|reply, act, _| {
+                        act.remember(&reply);
+                        if let Some(f) = act.over(false).and_then(|why| act.end(&why)) {
+                            actix::spawn(f);
+                        }
+                        reply
+                    }),
+                ))
+            }
+        }
+    }
+}
+
+impl DebugSessionActor {
+    /// Why the running session is over: its adapter went away, or (when
+    /// `program_too`) its program ended.
+    fn over(&self, program_too: bool) -> Option<String> {
+        let st = self.session.as_ref()?.shared.state.lock();
+        match (st.exit_code, st.terminated, &st.closed) {
+            (Some(code), ..) => program_too.then(|| format!("the program exited with code {code}")),
+            (None, true, _) => program_too.then(|| "the program terminated".to_string()),
+            (None, false, Some(why)) => Some(format!("the debug adapter went away: {why}")),
+            (None, false, None) => None,
+        }
+    }
+
+    fn no_session(&mut self) -> String {
+        match self.expired.take() {
+            Some(why) => format!("no debug session: {why}. Launch again to start a new one"),
+            None => match &self.ended {
+                Some(why) => {
+                    format!("no debug session is running (the last one ended: {why}); launch one first")
+                }
+                None => "no debug session is running; set breakpoints and launch a program first".to_string(),
+            },
+        }
+    }
+}
+
+impl Handler<Describe> for DebugSessionActor {
+    type Result = MessageResult<Describe>;
+
+    fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
+        let node = match &self.session {
+            Some(s) => {
+                let mut n = ActorNode::new(
+                    "debug-session",
+                    &self.conversation,
+                    &format!("{} on {}", s.adapter, s.program),
+                    s.started.elapsed().as_millis() as u64,
+                    0,
+                );
+                n.pid = s.guard.as_ref().map(KillGuard::pid);
+                n.ttl_left_ms = Some(self.ttl.saturating_sub(s.started.elapsed()).as_millis() as u64);
+                let state = s.shared.state.lock();
+                if let Some(pid) = state.debuggee_pid {
+                    let mut debuggee = ActorNode::new(
+                        "debuggee",
+                        &s.program,
+                        if state.running { "running" } else { "stopped" },
+                        s.started.elapsed().as_millis() as u64,
+                        0,
+                    );
+                    debuggee.pid = Some(pid);
+                    n.children.push(debuggee.owned_by(&self.conversation));
+                }
+                if let Some(why) = &state.closed {
+                    n.last_error = Some(why.clone());
+                }
+                drop(state);
+                n
+            }
+            None => {
+                let mut n = ActorNode::new(
+                    "debug-session",
+                    &self.conversation,
+                    "no session",
+                    self.created.elapsed().as_millis() as u64,
+                    0,
+                );
+                n.last_error.clone_from(&self.expired);
+                if let Some(ended) = &self.ended {
+                    n = n.with_detail("last_ended", ended.clone());
+                }
+                n
+            }
+        };
+        MessageResult(node.owned_by(&self.conversation))
+    }
+}

@@ -1,0 +1,315 @@
+//! The ops on a live session — steps, threads, stack, scopes, variables,
+//! evaluate — and waiting for the program to stop, exit or go away.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::snapshot::snapshot;
+use super::state::Shared;
+use super::{
+    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_VALUE,
+    REQUEST_TIMEOUT, RUN_WAIT,
+};
+use crate::wire::dap::DapClient;
+
+pub(super) fn cut(s: &str, max: usize) -> (String, bool) {
+    if s.chars().count() <= max {
+        (s.to_string(), false)
+    } else {
+        (format!("{}…", s.chars().take(max).collect::<String>()), true)
+    }
+}
+
+/// `body[field]` read as `T`, or an error naming the op and quoting the
+/// start of the adapter's reply: a reply that does not fit is never read as
+/// an empty list.
+pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
+    op: &str,
+    body: &Value,
+    field: &str,
+) -> Result<T, DebugReply> {
+    serde_json::from_value(body[field].clone()).map_err(|e| {
+        let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
+        DebugReply::err(format!(
+            "{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}"
+        ))
+    })
+}
+
+/// Where a thread is stopped: `file:line in function`.
+pub(super) async fn top_frame(client: &DapClient, thread: i64, workdir: &Path) -> Option<(String, Value)> {
+    let st = client
+        .request("stackTrace", json!({"threadId": thread, "startFrame": 0, "levels": 1}), REQUEST_TIMEOUT)
+        .await
+        .ok()?;
+    let f = st["stackFrames"].get(0)?.clone();
+    let path = f["source"]["path"].as_str().map(|p| display(workdir, p)).unwrap_or_else(|| "?".into());
+    Some((format!("{path}:{} in {}", f["line"], f["name"].as_str().unwrap_or("?")), f))
+}
+
+pub(super) fn display(workdir: &Path, p: &str) -> String {
+    let path = Path::new(p);
+    if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
+}
+
+/// Waits for the next stop, exit or closure after `before` stops.
+pub(super) async fn settle(
+    shared: &Shared,
+    client: &DapClient,
+    before: u64,
+    workdir: &Path,
+    wait: Duration,
+) -> DebugReply {
+    let cancel = shared.op_cancel.lock().clone();
+    let until_settled = shared
+        .wait_for(wait, |s| s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some());
+    let done = tokio::select! {
+        done = until_settled => done,
+        () = cancel.cancelled() => {
+            return DebugReply::err(
+                "the call was cancelled, so tether stopped waiting; the program keeps running — use pause to stop it, or status",
+            );
+        }
+    };
+    // The adapter's pipe closes before its exit status is known; wait a moment for the cause.
+    if shared.state.lock().closed.is_some() {
+        shared
+            .wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_deref().is_some_and(|c| c.contains(" exited (")))
+            .await;
+    }
+    let (stop, exit, terminated, closed, stops) = {
+        let s = shared.state.lock();
+        (s.stop.clone(), s.exit_code, s.terminated, s.closed.clone(), s.stops)
+    };
+    if !done {
+        return DebugReply::ok(
+            format!(
+                "still running after {} s; it keeps running — use pause to stop it, or status",
+                wait.as_secs()
+            ),
+            json!({"state": "running"}),
+        );
+    }
+    if stops > before
+        && let Some(stop) = stop
+    {
+        return snapshot(client, &stop, workdir).await;
+    }
+    // A run that ended with breakpoints none of which bound says so: the
+    // likeliest reason it never stopped.
+    let none_bound =
+        shared.state.lock().bindings.none_bound(workdir).map(|t| format!("; {t}")).unwrap_or_default();
+    if let Some(code) = exit {
+        return DebugReply::ok(
+            format!("the program exited with code {code}{none_bound}"),
+            json!({"state": "exited", "exit_code": code}),
+        );
+    }
+    if terminated {
+        return DebugReply::ok(
+            format!("the debug session ended (the program terminated){none_bound}"),
+            json!({"state": "terminated"}),
+        );
+    }
+    DebugReply::err(format!("the debug adapter went away: {}", closed.unwrap_or_default()))
+}
+
+/// Ops that need a live session and only read or step it.
+pub(super) async fn inspect(
+    op: DebugOp,
+    adapter: &'static str,
+    client: DapClient,
+    shared: Arc<Shared>,
+    workdir: PathBuf,
+) -> DebugReply {
+    let stopped_thread = || shared.state.lock().stop.as_ref().and_then(|s| s.thread);
+    let thread_or = |t: Option<i64>| t.or_else(stopped_thread);
+    let step = |command: &'static str, t: Option<i64>| {
+        let client = client.clone();
+        let shared = shared.clone();
+        let workdir = workdir.clone();
+        async move {
+            let before = shared.state.lock().stops;
+            let Some(thread) = t else {
+                return DebugReply::err(format!(
+                    "{command}: the program is not stopped on any thread; pass thread_id (see threads)"
+                ));
+            };
+            if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
+                return DebugReply::err(format!("{command} failed: {e}"));
+            }
+            {
+                let mut s = shared.state.lock();
+                s.running = true;
+            }
+            settle(&shared, &client, before, &workdir, RUN_WAIT).await
+        }
+    };
+    match op {
+        DebugOp::Continue { thread } => step("continue", thread_or(thread).or(Some(1))).await,
+        DebugOp::StepOver { thread } => step("next", thread_or(thread)).await,
+        DebugOp::StepIn { thread } => step("stepIn", thread_or(thread)).await,
+        DebugOp::StepOut { thread } => step("stepOut", thread_or(thread)).await,
+        DebugOp::Pause { thread } => {
+            let before = shared.state.lock().stops;
+            let thread = thread_or(thread).unwrap_or(1);
+            if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
+                return DebugReply::err(format!("pause failed: {e}"));
+            }
+            settle(&shared, &client, before, &workdir, RUN_WAIT).await
+        }
+        DebugOp::Threads => match client.request("threads", json!({}), REQUEST_TIMEOUT).await {
+            Ok(body) => {
+                let threads: Vec<dap_types::Thread> = match parse_body("threads", &body, "threads") {
+                    Ok(t) => t,
+                    Err(reply) => return reply,
+                };
+                let text =
+                    threads.iter().map(|t| format!("{} {}", t.id, t.name)).collect::<Vec<_>>().join("\n");
+                DebugReply::ok(if text.is_empty() { "no threads".into() } else { text }, body)
+            }
+            Err(e) => DebugReply::err(format!("threads failed: {e}")),
+        },
+        DebugOp::Stack { thread } => {
+            let Some(thread) = thread_or(thread) else {
+                return DebugReply::err(
+                    "stack: the program is not stopped; pass thread_id or pause it first",
+                );
+            };
+            let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES + 1});
+            match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
+                Ok(body) => {
+                    let frames: Vec<dap_types::StackFrame> = match parse_body("stack", &body, "stackFrames") {
+                        Ok(f) => f,
+                        Err(reply) => return reply,
+                    };
+                    let total = body["totalFrames"]
+                        .as_u64()
+                        .map(|t| t as usize)
+                        .unwrap_or(frames.len())
+                        .max(frames.len());
+                    let mut text = String::new();
+                    for (i, f) in frames.iter().take(MAX_FRAMES).enumerate() {
+                        let path = f
+                            .source
+                            .as_ref()
+                            .and_then(|s| s.path.as_deref())
+                            .map(|p| display(&workdir, p))
+                            .unwrap_or_else(|| "?".into());
+                        text.push_str(&format!("#{i} frame_id={} {} at {path}:{}\n", f.id, f.name, f.line));
+                    }
+                    if total > MAX_FRAMES {
+                        text.push_str(&format!(
+                            "… {} more frames not shown (cap {MAX_FRAMES})\n",
+                            total - MAX_FRAMES
+                        ));
+                    }
+                    let shown: Vec<Value> = frames.iter().take(MAX_FRAMES).map(|f| json!({"id": f.id, "name": f.name, "line": f.line, "path": f.source.as_ref().and_then(|s| s.path.clone())})).collect();
+                    DebugReply::ok(text.trim_end(), json!({"frames": shown, "total": total}))
+                }
+                Err(e) => DebugReply::err(format!("stack failed: {e}")),
+            }
+        }
+        DebugOp::Scopes { frame: None } => DebugReply::err("debug scopes: pass `frame_id` (from stack)"),
+        DebugOp::Scopes { frame: Some(frame) } => {
+            match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
+                Ok(body) => {
+                    let scopes: Vec<dap_types::Scope> = match parse_body("scopes", &body, "scopes") {
+                        Ok(s) => s,
+                        Err(reply) => return reply,
+                    };
+                    let text = scopes
+                        .iter()
+                        .map(|s| format!("{} reference={}", s.name, s.variables_reference))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    DebugReply::ok(if text.is_empty() { "no scopes".into() } else { text }, body)
+                }
+                Err(e) => DebugReply::err(format!(
+                    "scopes failed for frame_id {frame}: {e} (frame ids come from stack)"
+                )),
+            }
+        }
+        DebugOp::Variables { reference } => {
+            match client.request("variables", json!({"variablesReference": reference}), REQUEST_TIMEOUT).await
+            {
+                Ok(body) => {
+                    let vars: Vec<dap_types::Variable> = match parse_body("variables", &body, "variables") {
+                        Ok(v) => v,
+                        Err(reply) => return reply,
+                    };
+                    let mut text = String::new();
+                    let mut data = Vec::new();
+                    let mut cut_values = 0;
+                    for v in vars.iter().take(MAX_CHILDREN) {
+                        let (value, was_cut) = cut(&v.value, MAX_VALUE);
+                        cut_values += usize::from(was_cut);
+                        let ty = v.type_.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
+                        let expand = if v.variables_reference > 0 {
+                            format!(" [reference={}]", v.variables_reference)
+                        } else {
+                            String::new()
+                        };
+                        text.push_str(&format!("{} = {value}{ty}{expand}\n", v.name));
+                        data.push(json!({"name": v.name, "value": value, "type": v.type_, "reference": v.variables_reference, "value_cut": was_cut}));
+                    }
+                    if vars.len() > MAX_CHILDREN {
+                        text.push_str(&format!(
+                            "… {} more children not shown (cap {MAX_CHILDREN})\n",
+                            vars.len() - MAX_CHILDREN
+                        ));
+                    }
+                    if cut_values > 0 {
+                        text.push_str(&format!("({cut_values} value(s) cut at {MAX_VALUE} characters)\n"));
+                    }
+                    DebugReply::ok(
+                        if text.is_empty() { "no children".into() } else { text.trim_end().to_string() },
+                        json!({"variables": data, "total": vars.len()}),
+                    )
+                }
+                Err(e) => DebugReply::err(format!(
+                    "variables failed for reference {reference}: {e} (references come from scopes or variables)"
+                )),
+            }
+        }
+        DebugOp::Evaluate { expression, frame } => {
+            let frame = match frame {
+                Some(f) => Some(f),
+                None => match stopped_thread() {
+                    Some(t) => client
+                        .request("stackTrace", json!({"threadId": t, "levels": 1}), REQUEST_TIMEOUT)
+                        .await
+                        .ok()
+                        .and_then(|b| b["stackFrames"][0]["id"].as_i64()),
+                    None => None,
+                },
+            };
+            // lldb-dap and delve read "repl" input as their own commands
+            // (`(int) $0 = 7`); "watch" evaluates the expression itself.
+            let context = if adapter == "debugpy" { "repl" } else { "watch" };
+            let mut args = json!({"expression": expression, "context": context});
+            if let Some(f) = frame {
+                args["frameId"] = json!(f);
+            }
+            match client.request("evaluate", args, REQUEST_TIMEOUT).await {
+                Ok(body) => {
+                    let (value, was_cut) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
+                    let ty = body["type"].as_str().map(|t| format!(" ({t})")).unwrap_or_default();
+                    let note = if was_cut {
+                        format!(
+                            "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
+                        )
+                    } else {
+                        String::new()
+                    };
+                    DebugReply::ok(format!("{expression} = {value}{ty}{note}"), body)
+                }
+                Err(e) => DebugReply::err(format!("evaluate `{expression}` failed: {e}")),
+            }
+        }
+        _ => DebugReply::err("unsupported op"),
+    }
+}

@@ -1,0 +1,379 @@
+//! The stop snapshot: what every op that ends in a stop answers with, so
+//! that "where is it and what are the values" is never a second call.
+//!
+//! One bounded answer: the reason (an exception with its type and message
+//! from `exceptionInfo`), `file:line in function`, the source around the
+//! line with the line marked, the locals of the frame in the user's code
+//! (names, short types, values cut, a capped count — the caps stated), and
+//! the call chain with every frame's id, frames inside the interpreter's,
+//! the runtime's or the libraries' own code folded into one line per run.
+//! The whole has a size budget; what it leaves out it names, with the op
+//! that shows it.
+
+use std::path::{Component, Path};
+
+use serde_json::{Value, json};
+
+use super::ops::{cut, display, parse_body};
+use super::state::Stop;
+use super::{DebugReply, REQUEST_TIMEOUT};
+use crate::wire::dap::DapClient;
+
+/// Frames asked for; the chain shows the user's and folds the rest.
+const SNAPSHOT_FRAMES: usize = 40;
+/// Lines of source shown on each side of the current line.
+const CONTEXT_LINES: u64 = 2;
+/// Locals shown at most.
+pub const MAX_LOCALS: usize = 25;
+/// A local's value is cut at this many characters.
+pub const MAX_LOCAL_VALUE: usize = 120;
+/// A local's type is cut at this many characters.
+const MAX_TYPE: usize = 40;
+/// The exception message is cut at this many characters.
+const MAX_EXCEPTION: usize = 300;
+/// The snapshot's text budget, about 1,500 tokens.
+pub const SNAPSHOT_BUDGET: usize = 6_000;
+
+/// Directories whose code is not the user's even inside the working
+/// directory: installed packages and virtual environments.
+const LIBRARY_DIRS: &[&str] = &["site-packages", "dist-packages", "node_modules", ".venv", "venv", "vendor"];
+
+/// Scope groups debugpy adds to a frame's locals (not variables).
+fn is_group(name: &str) -> bool {
+    matches!(name, "special variables" | "function variables" | "class variables" | "protected variables")
+}
+
+/// One frame of the chain.
+struct Frame {
+    id: u64,
+    name: String,
+    path: Option<String>,
+    line: u64,
+    user: bool,
+}
+
+impl Frame {
+    fn place(&self, workdir: &Path) -> String {
+        let path = self.path.as_deref().map(|p| display(workdir, p)).unwrap_or_else(|| "?".into());
+        format!("{path}:{}", self.line)
+    }
+}
+
+/// Whether a frame is in the user's code: a source file inside the working
+/// directory, outside installed packages.
+fn is_user(path: Option<&str>, workdir: &Path) -> bool {
+    let Some(path) = path else { return false };
+    let Ok(rel) = Path::new(path).strip_prefix(workdir) else { return false };
+    !rel.components().any(|c| matches!(c, Component::Normal(n) if LIBRARY_DIRS.iter().any(|d| n == *d)))
+}
+
+/// The snapshot of the stop `stop`.
+pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) -> DebugReply {
+    let thread = stop.thread.unwrap_or(1);
+    let reason = reason(client, stop, thread).await;
+    let args = json!({"threadId": thread, "startFrame": 0, "levels": SNAPSHOT_FRAMES});
+    let frames: Vec<dap_types::StackFrame> = match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
+        Ok(body) => match parse_body("stack", &body, "stackFrames") {
+            Ok(f) => f,
+            Err(reply) => {
+                return DebugReply::err(format!("stopped ({reason}), thread {thread}; {}", reply.text));
+            }
+        },
+        Err(e) => {
+            return DebugReply::ok(
+                format!("stopped ({reason}), thread {thread}; the stack could not be read: {e}"),
+                json!({"state": "stopped", "reason": stop.reason, "thread": thread}),
+            );
+        }
+    };
+    let frames: Vec<Frame> = frames
+        .into_iter()
+        .map(|f| {
+            let path = f.source.and_then(|s| s.path);
+            let user = is_user(path.as_deref(), workdir);
+            // debugpy names the frame an exception stopped in "f (Current frame)".
+            let name = f.name.strip_suffix(" (Current frame)").map(str::to_string).unwrap_or(f.name);
+            Frame { id: f.id, name, path, line: f.line, user }
+        })
+        .collect();
+    let Some(top) = frames.first() else {
+        return DebugReply::ok(
+            format!("stopped ({reason}), thread {thread}; the adapter lists no frames"),
+            json!({"state": "stopped", "reason": stop.reason, "thread": thread}),
+        );
+    };
+    // The frame shown: the top one, or when that is library code (a crash
+    // inside libc, an exception raised in a package), the first of the
+    // user's — where the question usually is.
+    let focus_at = if top.user { 0 } else { frames.iter().position(|f| f.user).unwrap_or(0) };
+    let focus = &frames[focus_at];
+
+    let mut text =
+        format!("stopped ({reason}) at {} in {}, thread {thread}", focus.place(workdir), focus.name);
+    if focus_at == 1 {
+        text.push_str(&format!("; the top frame ({} at {}) is library code", top.name, top.place(workdir)));
+    } else if focus_at > 1 {
+        text.push_str(&format!(
+            "; the top {focus_at} frames (from {} at {}) are library code",
+            top.name,
+            top.place(workdir)
+        ));
+    }
+    text.push('\n');
+    let source = source_lines(focus.path.as_deref(), focus.line);
+    for (n, line) in &source {
+        let mark = if *n == focus.line { '>' } else { ' ' };
+        let row = format!("{mark}{n:>4} | {line}");
+        text.push_str(row.trim_end());
+        text.push('\n');
+    }
+
+    let (locals, locals_total, locals_note) = locals(client, focus.id).await;
+    let mut left_out = Vec::new();
+    let mut locals_text = String::new();
+    let mut shown_locals = Vec::new();
+    for (name, value, ty, reference) in &locals {
+        let line = match ty {
+            Some(t) if !t.is_empty() => format!("  {name} = {value} ({t})\n"),
+            _ => format!("  {name} = {value}\n"),
+        };
+        if text.len() + locals_text.len() + line.len() > SNAPSHOT_BUDGET {
+            break;
+        }
+        locals_text.push_str(&line);
+        shown_locals.push(json!({"name": name, "value": value, "type": ty, "reference": reference}));
+    }
+    match &locals_note {
+        Some(why) => text.push_str(&format!("locals of {} [frame_id={}]: {why}\n", focus.name, focus.id)),
+        None if locals_total == 0 => {
+            text.push_str(&format!("locals of {} [frame_id={}]: none\n", focus.name, focus.id))
+        }
+        None => {
+            text.push_str(&format!("locals of {} [frame_id={}]:\n{locals_text}", focus.name, focus.id));
+            if shown_locals.len() < locals_total {
+                left_out.push(format!(
+                    "{} more locals (shown at most {MAX_LOCALS}, values cut at {MAX_LOCAL_VALUE} characters; scopes and variables list them all)",
+                    locals_total - shown_locals.len()
+                ));
+            }
+        }
+    }
+    if locals.iter().any(|(_, v, _, _)| v.ends_with('…')) {
+        left_out.push(format!("values cut at {MAX_LOCAL_VALUE} characters (evaluate shows up to 400)"));
+    }
+
+    let (chain, chain_data) = chain(&frames, workdir);
+    let chain_line = format!("call chain (innermost first): {chain}\n");
+    if text.len() + chain_line.len() <= SNAPSHOT_BUDGET {
+        text.push_str(&chain_line);
+    } else {
+        left_out.push("the call chain (stack lists it)".into());
+    }
+    if frames.len() >= SNAPSHOT_FRAMES {
+        left_out.push(format!("frames past the first {SNAPSHOT_FRAMES} (stack lists 30 at a time)"));
+    }
+    if !left_out.is_empty() {
+        text.push_str(&format!("left out: {}\n", left_out.join("; ")));
+    }
+    let data = json!({
+        "state": "stopped",
+        "reason": stop.reason,
+        "description": reason,
+        "thread": thread,
+        "frame": {"id": focus.id, "name": focus.name, "path": focus.path, "line": focus.line, "index": focus_at},
+        "source": source.iter().map(|(n, l)| json!({"line": n, "text": l})).collect::<Vec<_>>(),
+        "locals": shown_locals,
+        "locals_total": locals_total,
+        "frames": chain_data,
+        "left_out": left_out,
+    });
+    DebugReply::ok(text.trim_end(), data)
+}
+
+/// The stop's reason in words; an exception's type and message from
+/// `exceptionInfo` when the adapter has them.
+async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
+    if stop.reason == "exception"
+        && let Ok(info) = client.request("exceptionInfo", json!({"threadId": thread}), REQUEST_TIMEOUT).await
+    {
+        let id = info["exceptionId"].as_str().unwrap_or("");
+        let description = info["description"].as_str().or(info["details"]["message"].as_str()).unwrap_or("");
+        let what = match (id.is_empty(), description.is_empty()) {
+            (false, false) if !description.starts_with(id) => format!("{id}: {description}"),
+            (false, true) => id.to_string(),
+            _ => description.to_string(),
+        };
+        let what = plain_message(&what);
+        // lldb reports a signal as an exception whose text says so.
+        if what.starts_with("signal ") {
+            return cut(&what, MAX_EXCEPTION).0;
+        }
+        if !what.is_empty() {
+            return format!("exception {}", cut(&what, MAX_EXCEPTION).0);
+        }
+    }
+    match &stop.description {
+        // lldb says "breakpoint 1.1" for a breakpoint: nothing to add.
+        Some(d)
+            if !d.is_empty() && !d.to_ascii_lowercase().starts_with(&stop.reason.to_ascii_lowercase()) =>
+        {
+            format!("{} ({})", stop.reason, cut(d, MAX_EXCEPTION).0)
+        }
+        _ => stop.reason.clone(),
+    }
+}
+
+/// An exception message on one line, without debugpy's note that the
+/// trace goes on past the frame it stopped in (the chain says that).
+fn plain_message(message: &str) -> String {
+    let mut text = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(start) = text.find("(note: full exception trace is shown")
+        && let Some(len) = text[start..].find(')')
+    {
+        let after = text[start + len + 1..].to_string();
+        text = format!("{}{after}", text[..start].trim_end());
+    }
+    text
+}
+
+/// `line` and the lines around it, read from disk.
+fn source_lines(path: Option<&str>, line: u64) -> Vec<(u64, String)> {
+    let Some(text) = path.and_then(|p| std::fs::read_to_string(p).ok()) else { return Vec::new() };
+    let first = line.saturating_sub(CONTEXT_LINES).max(1);
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i as u64 + 1, l))
+        .filter(|(n, _)| (first..=line + CONTEXT_LINES).contains(n))
+        .map(|(n, l)| (n, cut(l.trim_end(), 160).0))
+        .collect()
+}
+
+/// A local: name, value (cut), short type, reference to expand it.
+type Local = (String, String, Option<String>, u64);
+
+/// The frame's locals (the first scope the adapter marks as locals, or
+/// names so), at most [`MAX_LOCALS`]; their total; or why there are none.
+async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<String>) {
+    let scopes: Vec<dap_types::Scope> =
+        match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
+            Ok(body) => match parse_body("scopes", &body, "scopes") {
+                Ok(s) => s,
+                Err(reply) => return (Vec::new(), 0, Some(reply.text)),
+            },
+            Err(e) => return (Vec::new(), 0, Some(format!("the scopes could not be read: {e}"))),
+        };
+    let is_locals = |s: &dap_types::Scope| {
+        serde_json::to_value(&s.presentation_hint)
+            .ok()
+            .and_then(|v| v.as_str().map(|h| h == "locals"))
+            .unwrap_or(false)
+            || s.name.to_ascii_lowercase().starts_with("local")
+    };
+    let Some(scope) = scopes.iter().find(|s| is_locals(s)) else {
+        let names: Vec<&str> = scopes.iter().map(|s| s.name.as_str()).collect();
+        return (
+            Vec::new(),
+            0,
+            Some(format!("the adapter names no locals scope (scopes: {})", names.join(", "))),
+        );
+    };
+    let args = json!({"variablesReference": scope.variables_reference});
+    let vars: Vec<dap_types::Variable> = match client.request("variables", args, REQUEST_TIMEOUT).await {
+        Ok(body) => match parse_body("variables", &body, "variables") {
+            Ok(v) => v,
+            Err(reply) => return (Vec::new(), 0, Some(reply.text)),
+        },
+        Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
+    };
+    let vars: Vec<dap_types::Variable> = vars.into_iter().filter(|v| !is_group(&v.name)).collect();
+    let total = vars.len();
+    let shown = vars
+        .into_iter()
+        .take(MAX_LOCALS)
+        .map(|v| {
+            let value = cut(&v.value.replace('\n', " "), MAX_LOCAL_VALUE).0;
+            let ty = v.type_.map(|t| cut(&t, MAX_TYPE).0);
+            (v.name, value, ty, v.variables_reference)
+        })
+        .collect();
+    (shown, total, None)
+}
+
+/// The chain as one line, library runs folded; and as data.
+fn chain(frames: &[Frame], workdir: &Path) -> (String, Vec<Value>) {
+    let mut parts = Vec::new();
+    let mut folded = 0;
+    for f in frames {
+        if f.user {
+            if folded > 0 {
+                parts.push(format!("… {folded} library frame{}", if folded == 1 { "" } else { "s" }));
+                folded = 0;
+            }
+            parts.push(format!("{} at {} [frame_id={}]", f.name, f.place(workdir), f.id));
+        } else {
+            folded += 1;
+        }
+    }
+    if folded > 0 {
+        parts.push(format!("… {folded} library frame{}", if folded == 1 { "" } else { "s" }));
+    }
+    let data = frames
+        .iter()
+        .map(|f| json!({"id": f.id, "name": f.name, "path": f.path, "line": f.line, "user": f.user}))
+        .collect();
+    (parts.join(" ← "), data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str, path: Option<&str>, user: bool) -> Frame {
+        Frame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user }
+    }
+
+    #[test]
+    fn library_frames_fold_into_one_line_per_run() {
+        let w = Path::new("/w");
+        let frames = [
+            frame("strlen", None, false),
+            frame("f", Some("/w/a.c"), true),
+            frame("g", Some("/usr/lib/x.py"), false),
+            frame("h", Some("/usr/lib/y.py"), false),
+            frame("main", Some("/w/a.c"), true),
+        ];
+        let (text, data) = chain(&frames, w);
+        assert_eq!(
+            text,
+            "… 1 library frame ← f at a.c:3 [frame_id=1] ← … 2 library frames ← main at a.c:3 [frame_id=1]"
+        );
+        assert_eq!(data.len(), 5);
+    }
+
+    #[test]
+    fn user_code_is_inside_the_working_directory_and_outside_installed_packages() {
+        let w = Path::new("/w");
+        assert!(is_user(Some("/w/src/a.py"), w));
+        assert!(!is_user(Some("/w/.venv/lib/python3.11/site-packages/pytest/main.py"), w));
+        assert!(!is_user(Some("/usr/lib/python3.11/runpy.py"), w));
+        assert!(!is_user(None, w));
+    }
+
+    #[test]
+    fn exception_messages_lose_debugpys_note_and_line_breaks() {
+        let raw = "AssertionError       (note: full exception trace is shown but execution is paused at: test_add): assert -1 == 5";
+        assert_eq!(plain_message(raw), "AssertionError: assert -1 == 5");
+        assert_eq!(plain_message("KeyError: 'kiwi'"), "KeyError: 'kiwi'");
+    }
+
+    #[test]
+    fn source_lines_mark_around_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.py");
+        std::fs::write(&p, "1\n2\n3\n4\n5\n6\n").unwrap();
+        let lines = source_lines(p.to_str(), 1);
+        assert_eq!(lines.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 2, 3]);
+        let lines = source_lines(p.to_str(), 6);
+        assert_eq!(lines.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [4, 5, 6]);
+    }
+}

@@ -1,0 +1,404 @@
+//! Starting a session: the adapter launched (or the port of one that
+//! already runs connected), then the handshake that configures it before
+//! the program runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::breakpoints::{BreakpointSpec, unsupported};
+use super::control::{choose_filters, offered_filters};
+use super::ops::settle;
+use super::snapshot::snapshot;
+use super::state::{Shared, State};
+use super::{
+    AttachSpec, DebugReply, DebugSessionActor, Expire, INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT,
+    RUN_WAIT, Session,
+};
+use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
+use crate::process;
+use crate::wire::dap::{DapClient, DapEvent};
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            Ok(s) => return Ok(s),
+            Err(e) if Instant::now() > deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// How a session reaches its adapter.
+enum Reach {
+    /// Start the adapter (stdio, or TCP on a port tether picks).
+    Spawn(Usable),
+    /// Connect to an adapter already listening on a loopback port.
+    Connect(u16),
+}
+
+/// What the handshake settled: the answer, the adapter's capabilities and
+/// the exception filters in force.
+struct Started {
+    reply: DebugReply,
+    caps: Value,
+    exceptions: Vec<String>,
+}
+
+impl DebugSessionActor {
+    /// The adapter for a launch: by the program's extension, or debugpy
+    /// for a module.
+    fn launch_adapter(&self, spec: &LaunchSpec) -> Result<Usable, String> {
+        let table = adapters::load(&self.workdir)?;
+        let (config, probe): (Option<&AdapterConfig>, PathBuf) = match (&spec.program, &spec.module) {
+            (Some(program), _) => (adapters::for_program(&table, program), program.clone()),
+            (None, Some(_)) => (
+                table.iter().find(|c| c.id == "debugpy"),
+                spec.cwd.clone().unwrap_or_else(|| self.workdir.clone()).join("__main__.py"),
+            ),
+            (None, None) => return Err("nothing to launch: give `program` or `module`".into()),
+        };
+        let config = config.ok_or_else(|| format!("no debug adapter handles `{}`", self.rel(&probe)))?;
+        adapters::choose(config, &probe, &self.workdir).map_err(|why| format!("adapter unavailable: {why}"))
+    }
+
+    pub(super) fn start(
+        &mut self,
+        ctx: &mut Context<Self>,
+        launch: Option<LaunchSpec>,
+        attach: Option<AttachSpec>,
+    ) -> AtomicResponse<Self, DebugReply> {
+        let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Notify::new(),
+            op_cancel: Mutex::new(self.op_cancel.clone()),
+        });
+        // Attaching to a port connects straight to the adapter already
+        // listening there (`debugpy --listen`, `dlv --headless`); attaching
+        // to a pid, and launching, start an adapter of our own.
+        let reach = match (&launch, &attach) {
+            (_, Some(AttachSpec::DebugpyPort(port) | AttachSpec::DelvePort(port))) => Reach::Connect(*port),
+            (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
+                Ok(u) => Reach::Spawn(u),
+                Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
+            },
+            (Some(spec), None) => match self.launch_adapter(spec) {
+                Ok(u) => Reach::Spawn(u),
+                Err(why) => return ready(DebugReply::err(why)),
+            },
+            (None, None) => return ready(DebugReply::err("nothing to launch or attach to")),
+        };
+        let (adapter_id, name, port, spawned) = match reach {
+            Reach::Connect(port) => {
+                let id = attach.as_ref().map(AttachSpec::adapter).unwrap_or("debugpy");
+                (id, format!("{id} at 127.0.0.1:{port}"), Some(port), None)
+            }
+            Reach::Spawn(usable) => {
+                let config = &usable.config;
+                let port = match (config.transport, free_port()) {
+                    (Transport::Tcp, Ok(p)) => Some(p),
+                    (Transport::Tcp, Err(e)) => {
+                        return ready(DebugReply::err(format!(
+                            "no free loopback port for {}: {e}",
+                            config.id
+                        )));
+                    }
+                    (Transport::Stdio, _) => None,
+                };
+                let args: Vec<String> =
+                    config.args.iter().map(|a| a.replace("{port}", &port.unwrap_or(0).to_string())).collect();
+                let exit_shared = shared.clone();
+                let spawned = match process::spawn(&usable.binary, &args, &usable.root, move |info| {
+                    exit_shared.apply(DapEvent {
+                        event: "tether/closed".into(),
+                        body: json!({"reason": info.describe("the debug adapter")}),
+                    });
+                }) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        return ready(DebugReply::err(format!(
+                            "{} did not start: {e}",
+                            usable.binary.display()
+                        )));
+                    }
+                };
+                (config.id, format!("{} ({})", config.id, usable.binary.display()), port, Some(spawned))
+            }
+        };
+        let attached = attach.is_some();
+        let breakpoints = self.breakpoints.clone();
+        let filters = self.exception_filters.clone();
+        let workdir = self.workdir.clone();
+        let program_text = match (&launch, &attach) {
+            (Some(LaunchSpec { program: Some(p), .. }), _) => self.rel(p),
+            (Some(LaunchSpec { module: Some(m), .. }), _) => format!("-m {m}"),
+            (_, Some(spec)) => spec.describe(),
+            _ => String::new(),
+        };
+        let (pipes, guard, stderr) = match spawned {
+            Some(s) => (Some((s.stdout, s.stdin)), Some(s.guard), s.stderr),
+            None => (None, None, Default::default()),
+        };
+        let started = Instant::now();
+        let ttl = self.ttl;
+        ctx.run_later(ttl, move |_act, ctx| {
+            ctx.notify(Expire { started });
+        });
+        let work = async move {
+            let (client, mut events) = match (port, pipes) {
+                (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
+                (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
+                (Some(port), _) => match connect_tcp(port).await {
+                    Ok(stream) => {
+                        let (r, w) = stream.into_split();
+                        DapClient::connect(&name, r, w)
+                    }
+                    Err(e) => {
+                        return (
+                            Err(format!(
+                                "could not connect to {name} on port {port}: {e}; stderr: {}",
+                                stderr.lines().join(" | ")
+                            )),
+                            guard,
+                            shared,
+                        );
+                    }
+                },
+            };
+            let pump = shared.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = events.recv().await {
+                    pump.apply(ev);
+                }
+            });
+            let config =
+                Configuration { breakpoints: &breakpoints, filters: filters.as_deref(), workdir: &workdir };
+            let result = handshake(&client, &shared, adapter_id, launch, attach, config).await;
+            match result {
+                Ok(started) => (Ok((client, started)), guard, shared),
+                Err(e) => {
+                    let tail = stderr.lines();
+                    let e = if tail.is_empty() {
+                        e
+                    } else {
+                        format!(
+                            "{e}; adapter stderr: {}",
+                            tail.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ")
+                        )
+                    };
+                    (Err(e), guard, shared)
+                }
+            }
+        };
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, _ctx| {
+            match result {
+                Ok((client, Started { reply, caps, exceptions })) => {
+                    act.expired = None;
+                    act.ended = None;
+                    act.remember(&reply);
+                    act.session = Some(Session {
+                        adapter: adapter_id,
+                        caps,
+                        exceptions,
+                        program: program_text,
+                        client,
+                        shared,
+                        guard,
+                        attached,
+                        started,
+                    });
+                    reply
+                }
+                Err(e) => {
+                    if let Some(pid) = shared.state.lock().debuggee_pid {
+                        process::kill_group(pid);
+                    }
+                    drop(guard);
+                    DebugReply::err(format!("{adapter_id} could not start the session: {e}"))
+                }
+            }
+        })))
+    }
+}
+
+/// What a new session is configured with before the program runs.
+struct Configuration<'a> {
+    breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    filters: Option<&'a [String]>,
+    workdir: &'a Path,
+}
+
+/// The `launch` request's arguments for `adapter`.
+fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
+    let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
+    let program = spec.program.as_ref().map(|p| p.display().to_string());
+    match adapter {
+        "debugpy" => {
+            let mut a = json!({"name": "tether", "type": "python", "request": "launch", "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "justMyCode": true, "redirectOutput": true});
+            match (&program, &spec.module) {
+                (Some(p), _) => a["program"] = json!(p),
+                (None, Some(m)) => a["module"] = json!(m),
+                (None, None) => {}
+            }
+            a
+        }
+        "delve" => {
+            // delve builds the package the file is in.
+            let dir = spec.program.as_deref().and_then(Path::parent).unwrap_or(workdir);
+            let cwd = spec.cwd.as_deref().unwrap_or(dir);
+            json!({"name": "tether", "request": "launch", "mode": "debug", "program": dir, "args": spec.args, "cwd": cwd, "env": spec.env})
+        }
+        _ => {
+            let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
+        }
+    }
+}
+
+/// The `attach` request's arguments.
+fn attach_args(spec: &AttachSpec) -> Value {
+    match spec {
+        AttachSpec::DebugpyPort(port) => {
+            json!({"name": "tether", "type": "python", "request": "attach", "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true})
+        }
+        AttachSpec::DelvePort(_) => json!({"name": "tether", "request": "attach", "mode": "remote"}),
+        AttachSpec::DelvePid(pid) => {
+            json!({"name": "tether", "request": "attach", "mode": "local", "processId": pid})
+        }
+        AttachSpec::LldbPid(pid) => json!({"name": "tether", "request": "attach", "pid": pid}),
+    }
+}
+
+/// initialize → launch/attach (not awaited: debugpy answers it only after
+/// configurationDone) → `initialized` → breakpoints and exception filters
+/// → configurationDone → the launch answer → the first stop or exit, with
+/// where every breakpoint bound.
+async fn handshake(
+    client: &DapClient,
+    shared: &Arc<Shared>,
+    adapter: &'static str,
+    launch: Option<LaunchSpec>,
+    attach: Option<AttachSpec>,
+    config: Configuration<'_>,
+) -> Result<Started, String> {
+    let workdir = config.workdir;
+    let init = json!({
+        "clientID": "tether", "clientName": "tether", "adapterID": adapter, "locale": "en",
+        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
+        "supportsRunInTerminalRequest": false, "supportsVariableType": true,
+    });
+    let caps = client
+        .request("initialize", init, REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?;
+    let (command, args) = match (&launch, &attach) {
+        (Some(spec), _) => ("launch", launch_args(adapter, spec, workdir)),
+        (None, Some(spec)) => ("attach", attach_args(spec)),
+        (None, None) => return Err("nothing to launch or attach to".into()),
+    };
+    let answer = client.request(command, args, RUN_WAIT);
+    let answer = tokio::spawn(answer);
+    if !shared.wait_for(INITIALIZED_WAIT, |s| s.initialized || s.closed.is_some()).await {
+        return Err(format!(
+            "the adapter did not send `initialized` within {} s",
+            INITIALIZED_WAIT.as_secs()
+        ));
+    }
+    if let Some(why) = shared.state.lock().closed.clone() {
+        return Err(why);
+    }
+    let mut notes = Vec::new();
+    for (file, specs) in config.breakpoints {
+        if let Some(why) = unsupported(adapter, &caps, specs) {
+            notes.push(format!(
+                "the breakpoints of {} were not set: {why}",
+                crate::fs::relative(workdir, file)
+            ));
+            continue;
+        }
+        let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
+        let body = client
+            .request("setBreakpoints", json!({"source": {"path": file}, "breakpoints": bps}), REQUEST_TIMEOUT)
+            .await
+            .map_err(|e| format!("setBreakpoints failed: {e}"))?;
+        shared.state.lock().bindings.record(file, specs, &body);
+    }
+    let offered = offered_filters(&caps);
+    let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
+        notes.push(format!("exception filters: {why}; the default was set"));
+        choose_filters(None, &offered).unwrap_or_default()
+    });
+    if let Err(e) =
+        client.request("setExceptionBreakpoints", json!({"filters": exceptions}), REQUEST_TIMEOUT).await
+    {
+        notes.push(format!("exception filters could not be set: {e}"));
+    }
+    client
+        .request("configurationDone", json!({}), REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| format!("configurationDone failed: {e}"))?;
+    match answer.await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
+        Err(e) => return Err(format!("{command} failed: {e}")),
+    }
+    let has_breakpoints = shared.state.lock().bindings.total() > 0;
+    let mut reply = match &attach {
+        // With breakpoints set, an attach waits for the first stop as a
+        // launch does; without, the program runs on and the answer is at
+        // once (stopped only if attaching stopped it).
+        Some(spec) if has_breakpoints => {
+            let r = settle(shared, client, 0, workdir, RUN_WAIT).await;
+            DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
+        }
+        Some(spec) => {
+            let stop = shared.state.lock().stop.clone();
+            match stop {
+                Some(stop) => {
+                    let r = snapshot(client, &stop, workdir).await;
+                    DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
+                }
+                None => DebugReply::ok(
+                    format!("attached to {}; it runs — set breakpoints, pause, or continue", spec.describe()),
+                    json!({"state": "running"}),
+                ),
+            }
+        }
+        None => {
+            let r = settle(shared, client, 0, workdir, RUN_WAIT).await;
+            DebugReply { text: format!("launched; {}", r.text), ..r }
+        }
+    };
+    let bindings = shared.state.lock().bindings.clone();
+    // Where the breakpoints bound, unless the answer already said that
+    // none did.
+    if bindings.total() > 0 && !reply.text.contains("none of your") {
+        let surprises = bindings.surprises(workdir);
+        if surprises.is_empty() {
+            let n = bindings.total();
+            notes.insert(0, format!("breakpoints: {n} bound where asked"));
+        } else if !surprises.is_empty() {
+            notes.insert(0, format!("breakpoints: {}", surprises.join("; ")));
+        }
+    }
+    if !notes.is_empty() {
+        reply.text = format!("{}\n{}", reply.text, notes.join("\n"));
+    }
+    if reply.data.is_object() {
+        reply.data["breakpoints"] = bindings.data(workdir);
+        reply.data["exception_filters"] = json!(exceptions);
+    }
+    Ok(Started { reply, caps, exceptions })
+}

@@ -1,0 +1,106 @@
+//! What the adapter's events tell, shared by the event pump and the ops.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::MAX_OUTPUT;
+use super::breakpoints::Bindings;
+use crate::wire::dap::DapEvent;
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct Stop {
+    pub(super) thread: Option<i64>,
+    pub(super) reason: String,
+    pub(super) description: Option<String>,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) stop: Option<Stop>,
+    pub(super) stops: u64,
+    pub(super) initialized: bool,
+    pub(super) exit_code: Option<i64>,
+    pub(super) terminated: bool,
+    pub(super) closed: Option<String>,
+    pub(super) output: VecDeque<u8>,
+    pub(super) dropped: u64,
+    pub(super) debuggee_pid: Option<u32>,
+    pub(super) running: bool,
+    /// Where each breakpoint bound, by the adapter's replies and events.
+    pub(super) bindings: Bindings,
+}
+
+pub(super) struct Shared {
+    pub(super) state: Mutex<State>,
+    pub(super) changed: Notify,
+    /// The running op's cancellation: a wait for the next stop is
+    /// abandoned when it fires (the program keeps running).
+    pub(super) op_cancel: Mutex<CancellationToken>,
+}
+
+impl Shared {
+    pub(super) async fn wait_for(&self, timeout: Duration, mut done: impl FnMut(&State) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if done(&self.state.lock()) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
+                return done(&self.state.lock());
+            }
+        }
+    }
+
+    pub(super) fn apply(&self, ev: DapEvent) {
+        let mut s = self.state.lock();
+        match ev.event.as_str() {
+            "initialized" => s.initialized = true,
+            "stopped" => {
+                s.stop = Some(Stop {
+                    thread: ev.body["threadId"].as_i64(),
+                    reason: ev.body["reason"].as_str().unwrap_or("stopped").to_string(),
+                    description: ev.body["text"]
+                        .as_str()
+                        .or(ev.body["description"].as_str())
+                        .map(str::to_string),
+                });
+                s.stops += 1;
+                s.running = false;
+            }
+            "continued" => {
+                s.running = true;
+                s.stop = None;
+            }
+            "breakpoint" => s.bindings.event(&ev.body),
+            "exited" => s.exit_code = ev.body["exitCode"].as_i64(),
+            "terminated" => s.terminated = true,
+            "process" => s.debuggee_pid = ev.body["systemProcessId"].as_u64().map(|p| p as u32),
+            "output" => {
+                let category = ev.body["category"].as_str().unwrap_or("console");
+                if matches!(category, "stdout" | "stderr") {
+                    let text = ev.body["output"].as_str().unwrap_or("");
+                    s.output.extend(text.bytes());
+                    let over = s.output.len().saturating_sub(MAX_OUTPUT);
+                    if over > 0 {
+                        s.output.drain(..over);
+                        s.dropped += over as u64;
+                    }
+                }
+            }
+            "tether/closed" if !s.closed.as_deref().is_some_and(|c| c.contains(" exited (")) => {
+                s.closed = Some(ev.body["reason"].as_str().unwrap_or("closed").to_string());
+            }
+            _ => {}
+        }
+        drop(s);
+        self.changed.notify_waiters();
+    }
+}
