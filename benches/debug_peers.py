@@ -222,10 +222,11 @@ def locals_right(texts: list[str], expected: dict[str, str]) -> bool:
 
 
 async def tether_path(s: Session, sc: dict[str, Any], root: str) -> None:
+    launch = {"op": "launch", "program": sc["program"]}
     if "line" in sc:
-        bp = {"line": sc["line"], "condition": sc["condition"]}
-        await s.call("debug", {"op": "breakpoints", "file": sc["program"], "breakpoints": [bp]})
-    await s.call("debug", {"op": "launch", "program": sc["program"]})
+        # The breakpoint goes with the launch: one call.
+        launch |= {"file": sc["program"], "breakpoints": [{"line": sc["line"], "condition": sc["condition"]}]}
+    await s.call("debug", launch)
 
 
 async def tether_cleanup(s: Session) -> None:

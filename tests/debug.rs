@@ -490,6 +490,11 @@ async fn bad_arguments_are_clear_errors() {
             "unknown field `when`",
         ),
         (json!({"op": "run_to", "file": "prog.py"}), "`line` is required"),
+        (
+            json!({"op": "launch", "program": "prog.py", "file": "prog.py"}),
+            "give `lines` or `breakpoints` with it",
+        ),
+        (json!({"op": "launch", "program": "prog.py", "lines": [4]}), "`file` is required with `lines`"),
         (json!({"op": "launch", "program": "prog.py", "module": "pytest"}), "not both"),
         (json!({"op": "launch", "module": "py test"}), "not a Python module name"),
         (json!({"op": "launch", "program": "prog.py", "cwd": "nowhere"}), "`cwd`"),

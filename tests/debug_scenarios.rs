@@ -50,18 +50,17 @@ print(running_totals([5, 7, 9, 11, 13]))
 "#;
 
 #[test]
-fn stop_on_the_third_pass_of_a_loop_and_read_the_locals_in_two_calls() {
+fn stop_on_the_third_pass_of_a_loop_and_read_the_locals_in_one_call() {
     debugpy();
     let dir = project(&[("requirements.txt", ""), ("loop.py", LOOP_PY)]);
     let answers = batch(
         dir.path(),
         &[
-            json!({"op": "breakpoints", "file": "loop.py", "breakpoints": [{"line": 6, "condition": "i == 2"}]}),
-            json!({"op": "launch", "program": "loop.py"}),
+            json!({"op": "launch", "program": "loop.py", "file": "loop.py", "breakpoints": [{"line": 6, "condition": "i == 2"}]}),
             json!({"op": "terminate"}),
         ],
     );
-    let stop = text(&answers[1]);
+    let stop = text(&answers[0]);
     assert!(stop.starts_with("launched; stopped (breakpoint) at loop.py:6 in running_totals"), "{stop}");
     // The third pass: i = 2, v = 9, total = 0*5 + 1*7 + 2*9.
     for local in ["  i = 2 (int)", "  v = 9 (int)", "  total = 25 (int)", "  totals = [0, 7] (list)"] {
@@ -69,7 +68,7 @@ fn stop_on_the_third_pass_of_a_loop_and_read_the_locals_in_two_calls() {
     }
     assert!(stop.contains(">   6 |         totals.append(total)"), "{stop}");
     assert!(stop.contains("breakpoints: 1 bound where asked"), "{stop}");
-    let locals = &answers[1]["data"]["locals"];
+    let locals = &answers[0]["data"]["locals"];
     assert_eq!(locals.as_array().map(Vec::len), Some(5), "i, total, totals, v and values: {locals}");
 }
 

@@ -28,7 +28,7 @@ pub enum Op {
     Breakpoints,
     /// Which exceptions stop the program: `filters` (the adapter's names; without them, lists what is offered and on).
     Exceptions,
-    /// Start `program` (or a Python `module`) with `args`, `cwd`, `env`; answers with the first stop's snapshot and where each breakpoint bound.
+    /// Start `program` (or a Python `module`) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
     Launch,
     /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve") or `pid` (lldb, or delve).
     Attach,
@@ -66,11 +66,11 @@ pub enum Op {
 pub struct DebugArgs {
     /// adapters, status, breakpoints, exceptions, launch, attach, run_to, continue, pause, step_over, step_in, step_out, threads, stack, scopes, variables, evaluate, output or terminate.
     pub op: Op,
-    /// breakpoints and run_to: the source file, relative to the working directory.
+    /// breakpoints, run_to, and launch with breakpoints: the source file, relative to the working directory.
     pub file: Option<String>,
-    /// breakpoints: 1-based lines (empty clears the file).
+    /// breakpoints (and launch, to set them in the same call): 1-based lines (empty clears the file).
     pub lines: Option<Vec<u32>>,
-    /// breakpoints: instead of `lines`, each with an optional condition, hit condition or log message.
+    /// breakpoints (and launch): instead of `lines`, each with an optional condition, hit condition or log message.
     pub breakpoints: Option<Vec<BreakpointArg>>,
     /// run_to: the 1-based line to run to.
     pub line: Option<u32>,
@@ -142,6 +142,26 @@ fn source_file(
     Ok(file)
 }
 
+/// `lines` or `breakpoints`, as specs (`None`: neither given).
+fn breakpoint_specs(
+    op: &str,
+    lines: Option<Vec<u32>>,
+    breakpoints: Option<Vec<BreakpointArg>>,
+) -> Result<Option<Vec<BreakpointSpec>>, ToolError> {
+    let specs: Vec<BreakpointSpec> = match (lines, breakpoints) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::new(format!("debug {op}: give `lines` or `breakpoints`, not both")));
+        }
+        (Some(lines), None) => lines.into_iter().map(BreakpointSpec::at).collect(),
+        (None, Some(bps)) => bps.into_iter().map(spec_of).collect::<Result<Vec<_>, _>>()?,
+        (None, None) => return Ok(None),
+    };
+    if specs.iter().any(|b| b.line == 0) {
+        return Err(ToolError::new(format!("debug {op}: argument `lines`: lines are 1-based")));
+    }
+    Ok(Some(specs))
+}
+
 fn spec_of(b: BreakpointArg) -> Result<BreakpointSpec, ToolError> {
     let nonempty = |field: &str, v: Option<String>| match v {
         Some(t) if t.trim().is_empty() => Err(ToolError::new(format!(
@@ -201,23 +221,11 @@ impl ToolHandler for Debug {
             Op::Status => DebugOp::Status,
             Op::Breakpoints => {
                 let file = source_file(root, "breakpoints", a.file)?;
-                let specs = match (a.lines, a.breakpoints) {
-                    (Some(_), Some(_)) => {
-                        return Err(ToolError::new(
-                            "debug breakpoints: give `lines` or `breakpoints`, not both",
-                        ));
-                    }
-                    (Some(lines), None) => lines.into_iter().map(BreakpointSpec::at).collect(),
-                    (None, Some(bps)) => bps.into_iter().map(spec_of).collect::<Result<Vec<_>, _>>()?,
-                    (None, None) => {
-                        return Err(ToolError::new(
-                            "debug breakpoints: argument `lines` (or `breakpoints`) is required; an empty list clears the file",
-                        ));
-                    }
-                };
-                if specs.iter().any(|b| b.line == 0) {
-                    return Err(ToolError::new("debug breakpoints: argument `lines`: lines are 1-based"));
-                }
+                let specs = breakpoint_specs("breakpoints", a.lines, a.breakpoints)?.ok_or_else(|| {
+                    ToolError::new(
+                        "debug breakpoints: argument `lines` (or `breakpoints`) is required; an empty list clears the file",
+                    )
+                })?;
                 DebugOp::Breakpoints { file, breakpoints: specs }
             }
             Op::Exceptions => DebugOp::Exceptions { filters: a.filters },
@@ -282,12 +290,27 @@ impl ToolHandler for Debug {
                 if env.values().any(|v| v.contains('\0')) {
                     return Err(ToolError::new("debug launch: argument `env`: values cannot hold NUL"));
                 }
+                let breakpoints = match (a.file, breakpoint_specs("launch", a.lines, a.breakpoints)?) {
+                    (Some(file), Some(specs)) => Some((source_file(root, "launch", Some(file))?, specs)),
+                    (None, None) => None,
+                    (Some(_), None) => {
+                        return Err(ToolError::new(
+                            "debug launch: `file` names whose breakpoints to set; give `lines` or `breakpoints` with it",
+                        ));
+                    }
+                    (None, Some(_)) => {
+                        return Err(ToolError::new(
+                            "debug launch: argument `file` is required with `lines` or `breakpoints` (the file they are in)",
+                        ));
+                    }
+                };
                 DebugOp::Launch(LaunchSpec {
                     program,
                     module: a.module,
                     args: a.args.unwrap_or_default(),
                     cwd,
                     env,
+                    breakpoints,
                 })
             }
             Op::Attach => DebugOp::Attach(attach_spec(a.port, a.pid, a.adapter.as_deref())?),

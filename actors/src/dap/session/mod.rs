@@ -112,6 +112,9 @@ pub struct LaunchSpec {
     pub cwd: Option<PathBuf>,
     /// Extra environment variables.
     pub env: BTreeMap<String, String>,
+    /// Breakpoints of one file to set with the launch (replacing that
+    /// file's), so that "stop there and show me" is one call.
+    pub breakpoints: Option<(PathBuf, Vec<BreakpointSpec>)>,
 }
 
 /// What to attach to.
@@ -463,7 +466,16 @@ impl DebugSessionActor {
                     s.started.elapsed().as_secs()
                 )))
             }
-            DebugOp::Launch(spec) => self.start(ctx, Some(spec), None),
+            DebugOp::Launch(mut spec) => {
+                if let Some((file, specs)) = spec.breakpoints.take() {
+                    if specs.is_empty() {
+                        self.breakpoints.remove(&file);
+                    } else {
+                        self.breakpoints.insert(file, specs);
+                    }
+                }
+                self.start(ctx, Some(spec), None)
+            }
             DebugOp::Attach(spec) => self.start(ctx, None, Some(spec)),
             DebugOp::Output => {
                 let Some(s) = &self.session else {
