@@ -246,7 +246,10 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
     let program = spec.program.as_ref().map(|p| p.display().to_string());
     match adapter {
         "debugpy" => {
-            let mut a = json!({"name": "tether", "type": "python", "request": "launch", "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "justMyCode": true, "redirectOutput": true});
+            // `breakOnSystemExit: []`: `sys.exit(3)` is the program ending
+            // as it meant to, reported as its exit code, not an uncaught
+            // exception to stop at.
+            let mut a = json!({"name": "tether", "type": "python", "request": "launch", "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "justMyCode": true, "redirectOutput": true, "breakOnSystemExit": []});
             match (&program, &spec.module) {
                 (Some(p), _) => a["program"] = json!(p),
                 (None, Some(m)) => a["module"] = json!(m),
