@@ -95,8 +95,21 @@ enum Command {
     Tree(RunOpts),
     /// What is connected and usable here, and why not.
     Status(RunOpts),
-    /// Serve one run over MCP stdio until stdin closes.
-    Serve(RunOpts),
+    /// Serve one run over MCP: stdio until stdin closes, or with --http
+    /// many sessions over streamable HTTP until SIGTERM/SIGINT.
+    Serve {
+        #[command(flatten)]
+        opts: RunOpts,
+        /// Serve MCP's streamable HTTP transport at IP:PORT (loopback unless
+        /// --allow-remote) or unix:PATH, each session its own conversation.
+        /// Every request needs the bearer token: TETHER_TOKEN, or one
+        /// generated and written (mode 0600) to the file printed at start.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// With --http: allow an address other machines can reach.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
+    },
 }
 
 /// Where a run's cards go.
@@ -105,6 +118,8 @@ enum Human {
     Terminal,
     /// The MCP client, through elicitation.
     Mcp(PeerSlot),
+    /// Nobody: an HTTP run, whose sessions' cards are not routed yet.
+    Nobody,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -146,7 +161,7 @@ fn start_with(opts: &RunOpts, human: Human) -> Result<Runtime, ExitCode> {
                 builder = builder.questions(Arc::new(tty), "terminal");
             }
         }
-        Human::Terminal => {}
+        Human::Terminal | Human::Nobody => {}
     }
     if opts.vibe {
         builder = builder.vibe(Arc::new(CommandBackend::load(&opts.workdir)));
@@ -244,7 +259,52 @@ async fn run(cli: Cli) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve(opts) => {
+        Command::Serve { opts, http: Some(addr), allow_remote } => {
+            let listen = match crate::serve::http::Listen::parse(&addr, allow_remote) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("tether serve: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            let (token, file) = match crate::serve::http::token() {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("tether serve: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            if let Some(file) = &file {
+                eprintln!("tether serve: bearer token {token} (also in {}, mode 0600)", file.display());
+            }
+            let runtime = match start_with(&opts, Human::Nobody) {
+                Ok(r) => Arc::new(r),
+                Err(code) => return code,
+            };
+            let stop = tokio_util::sync::CancellationToken::new();
+            let serving =
+                crate::serve::http::serve(runtime.clone(), opts.surface, listen, token, stop.clone());
+            tokio::pin!(serving);
+            let served = tokio::select! {
+                served = &mut serving => served,
+                () = terminated() => {
+                    stop.cancel();
+                    Ok(())
+                }
+            };
+            runtime.shutdown();
+            if let Some(file) = file {
+                let _ = std::fs::remove_file(file);
+            }
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tether serve: {e}");
+                    ExitCode::from(EXIT_TOOL_ERROR)
+                }
+            }
+        }
+        Command::Serve { opts, http: None, .. } => {
             let peer = PeerSlot::default();
             let runtime = match start_with(&opts, Human::Mcp(peer.clone())) {
                 Ok(r) => Arc::new(r),

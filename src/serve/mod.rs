@@ -14,6 +14,7 @@
 //! every actor and kills every child process before the process exits.
 
 pub mod elicit;
+pub mod http;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -122,19 +123,40 @@ fn bad_params(method: &str, params: Option<&Value>) -> String {
     format!("{method}: its params do not fit the method's schema in the MCP specification")
 }
 
-/// The MCP server over one runtime.
+/// The MCP server over one runtime: over stdio the run's one client, over
+/// HTTP one session ([`http`]) with a conversation of its own.
 #[derive(Clone)]
 pub struct TetherServer {
     runtime: Arc<Runtime>,
     surface: Surface,
     peer: PeerSlot,
+    session: Option<Arc<http::SessionState>>,
 }
+
+/// Sessions started in this process, numbering their conversations.
+static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl TetherServer {
     /// A server for `runtime`'s tools on `surface`; `peer` receives the
     /// client connection (the elicitation port reads it).
     pub fn new(runtime: Arc<Runtime>, surface: Surface, peer: PeerSlot) -> Self {
-        Self { runtime, surface, peer }
+        Self { runtime, surface, peer, session: None }
+    }
+
+    /// The server of one HTTP session: its conversation opens at
+    /// `initialize` and closes when the session ends.
+    pub fn for_session(
+        runtime: Arc<Runtime>,
+        surface: Surface,
+        live: Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Self {
+        let session = Arc::new(http::SessionState::new(runtime.clone(), live));
+        Self { runtime, surface, peer: PeerSlot::default(), session: Some(session) }
+    }
+
+    /// The surface this client's calls come from.
+    fn surface(&self) -> Surface {
+        self.session.as_ref().and_then(|s| s.surface.get().copied()).unwrap_or(self.surface)
     }
 
     /// Serves on stdin/stdout until stdin closes.
@@ -193,6 +215,26 @@ impl ServerHandler for TetherServer {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         let _ = self.peer.set(context.peer.clone());
+        if let Some(session) = &self.session {
+            let parts = context.extensions.get::<::http::request::Parts>();
+            match parts.map(http::asked_surface).transpose().map(Option::flatten) {
+                Ok(Some(surface)) if surface == Surface::Full && self.surface == Surface::ReadOnly => {
+                    return Err(McpError::invalid_params(
+                        "surface=full: this run serves the read-only surface; a session may narrow it, not widen it",
+                        None,
+                    ));
+                }
+                Ok(Some(surface)) => {
+                    let _ = session.surface.set(surface);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(McpError::invalid_params(format!("surface: {e}"), None)),
+            }
+            let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let id = http::conversation_id(&request.client_info.name, &request.client_info.version, n);
+            self.runtime.open_conversation(&id).map_err(|e| McpError::internal_error(e, None))?;
+            let _ = session.conversation.set(id);
+        }
         self.negotiate_initialize(&request)
     }
 
@@ -221,7 +263,7 @@ impl ServerHandler for TetherServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.runtime.tools(self.surface).iter().map(mcp_tool).collect();
+        let tools = self.runtime.tools(self.surface()).iter().map(mcp_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -232,7 +274,31 @@ impl ServerHandler for TetherServer {
     ) -> Result<CallToolResponse, McpError> {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let tool = request.name.to_string();
-        let call = self.runtime.call_cancellable(self.surface, &tool, args, context.ct.clone());
+        let mut prepared =
+            crate::router::Call::new(&tool, args, self.surface()).cancelled_by(context.ct.clone());
+        // An HTTP session's calls run in its own conversation, at most
+        // `MAX_CALLS_IN_FLIGHT` at once.
+        let _permit = match &self.session {
+            None => None,
+            Some(session) => {
+                let Some(conversation) = session.conversation.get() else {
+                    return Ok(CallToolResponse::Complete(mcp_result(ToolResult::error(
+                        "this session has not initialized; send initialize first",
+                    ))));
+                };
+                prepared = prepared.in_conversation(conversation.as_str());
+                match session.in_flight.clone().try_acquire_owned() {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        return Ok(CallToolResponse::Complete(mcp_result(ToolResult::error(format!(
+                            "{tool}: this session already has {} calls running, the most one session may; wait for one to finish",
+                            http::MAX_CALLS_IN_FLIGHT
+                        )))));
+                    }
+                }
+            }
+        };
+        let call = self.runtime.send(prepared);
         let result = match context.meta.get_progress_token() {
             None => call.await,
             Some(token) => {

@@ -1,0 +1,346 @@
+//! `tether serve --http`: one warm run for many agents, over MCP's
+//! streamable HTTP transport (rmcp's server side; hyper carries the bytes).
+//!
+//! Each MCP session (`Mcp-Session-Id`) gets its own [`TetherServer`] and,
+//! from its `initialize`, its own conversation — its kernels and debug
+//! session — named after its client; language servers, parsers and the
+//! write lane are the run's, shared. A session that ends (DELETE, or idle
+//! past [`SESSION_IDLE`]) closes its conversation, which kills its
+//! children; the run goes on.
+//!
+//! Nobody gets in who should not: every request carries the run's bearer
+//! token (else 401, nothing more said); `Host` and `Origin` must be this
+//! machine's (else 403: DNS rebinding); the listener binds loopback unless
+//! `--allow-remote`; sessions at once, body size and calls in flight per
+//! session are bounded by named constants.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::TetherServer;
+use crate::runtime::Runtime;
+use crate::spec::Surface;
+
+/// The endpoint's path.
+pub const MCP_PATH: &str = "/mcp";
+/// Sessions open at once; past it a new session is refused (503).
+pub const MAX_SESSIONS: usize = 64;
+/// A request body's size, at most.
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+/// Calls one session may have running at once; past it a call is refused.
+pub const MAX_CALLS_IN_FLIGHT: usize = 16;
+/// A session idle this long ends, and its conversation with it.
+pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// An oversized body up to this size is read to its end before the 413,
+/// so that the client, still sending, gets the answer and not a reset.
+const DRAIN_AT_MOST: u64 = 64 * 1024 * 1024;
+/// The environment variable a token may come from.
+pub const TOKEN_ENV: &str = "TETHER_TOKEN";
+
+/// Where to listen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A Unix socket path.
+    Unix(PathBuf),
+}
+
+impl Listen {
+    /// `127.0.0.1:PORT`, `[::1]:PORT`, `HOST:PORT` (remote only with
+    /// `allow_remote`) or `unix:PATH`.
+    pub fn parse(text: &str, allow_remote: bool) -> Result<Self, String> {
+        if let Some(path) = text.strip_prefix("unix:") {
+            if path.is_empty() {
+                return Err("--http unix:PATH needs a path for the socket".into());
+            }
+            return Ok(Self::Unix(PathBuf::from(path)));
+        }
+        let addr: SocketAddr = text.parse().map_err(|_| {
+            format!("--http `{text}`: expected IP:PORT (such as 127.0.0.1:8765) or unix:PATH")
+        })?;
+        if !addr.ip().is_loopback() && !allow_remote {
+            return Err(format!(
+                "--http `{text}` is not a loopback address; tether serves other machines only with --allow-remote (and always with a token)"
+            ));
+        }
+        Ok(Self::Tcp(addr))
+    }
+}
+
+/// The run's bearer token: `TETHER_TOKEN`, or 32 random bytes written
+/// (mode 0600) to a file whose path is returned with it.
+pub fn token() -> Result<(String, Option<PathBuf>), String> {
+    if let Ok(t) = std::env::var(TOKEN_ENV) {
+        if t.len() < 16 {
+            return Err(format!("{TOKEN_ENV} is too short to guard a server: give at least 16 characters"));
+        }
+        return Ok((t, None));
+    }
+    let mut raw = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut raw))
+        .map_err(|e| format!("no randomness for a token ({e}); set {TOKEN_ENV}"))?;
+    let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    let path = std::env::temp_dir().join(format!("tether-{}.token", std::process::id()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot write the token file {}: {e}", path.display()))?;
+    file.write_all(token.as_bytes()).map_err(|e| format!("cannot write the token file: {e}"))?;
+    Ok((token, Some(path)))
+}
+
+type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+fn plain(status: http::StatusCode, text: &str) -> http::Response<Body> {
+    let mut response = http::Response::new(Full::new(Bytes::from(text.to_string())).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+/// Whether `header` is `Bearer <token>`, compared in constant time.
+fn authorized(header: Option<&http::HeaderValue>, token: &str) -> bool {
+    let Some(given) = header.and_then(|h| h.to_str().ok()).and_then(|h| h.strip_prefix("Bearer ")) else {
+        return false;
+    };
+    let (a, b) = (given.as_bytes(), token.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves `runtime` until `stop` fires; every session ends with it.
+pub async fn serve(
+    runtime: Arc<Runtime>,
+    surface: Surface,
+    listen: Listen,
+    token: String,
+    stop: CancellationToken,
+) -> Result<(), String> {
+    let live = Arc::new(AtomicUsize::new(0));
+    let factory = {
+        let (runtime, live) = (runtime.clone(), live.clone());
+        move || Ok(TetherServer::for_session(runtime.clone(), surface, live.clone()))
+    };
+    let mut sessions = LocalSessionManager::default();
+    let mut session_config = SessionConfig::default();
+    session_config.keep_alive = Some(SESSION_IDLE);
+    sessions.session_config = session_config;
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
+        .with_allowed_origins(["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]);
+    if let Listen::Tcp(addr) = &listen
+        && !addr.ip().is_loopback()
+    {
+        let mut hosts = config.allowed_hosts.clone();
+        hosts.push(addr.ip().to_string());
+        config = config.with_allowed_hosts(hosts);
+    }
+    let mcp = StreamableHttpService::new(factory, Arc::new(sessions), config);
+    let token = Arc::new(token);
+    let handle = move |req: http::Request<Incoming>| {
+        let (mut mcp, token, live) = (mcp.clone(), token.clone(), live.clone());
+        async move {
+            if !authorized(req.headers().get(http::header::AUTHORIZATION), &token) {
+                return Ok::<_, std::convert::Infallible>(plain(http::StatusCode::UNAUTHORIZED, ""));
+            }
+            if req.uri().path() != MCP_PATH {
+                return Ok(plain(http::StatusCode::NOT_FOUND, "tether serves MCP at /mcp"));
+            }
+            let opens_session =
+                req.method() == http::Method::POST && !req.headers().contains_key("mcp-session-id");
+            if opens_session && live.load(Ordering::SeqCst) >= MAX_SESSIONS {
+                return Ok(plain(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    &format!(
+                        "tether: {MAX_SESSIONS} sessions are open, the most one run serves; end one (DELETE) and try again"
+                    ),
+                ));
+            }
+            let declared = req
+                .headers()
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok());
+            if let Some(len) = declared.filter(|l| *l > MAX_REQUEST_BYTES as u64) {
+                if len <= DRAIN_AT_MOST {
+                    let _ = req.into_body().collect().await;
+                }
+                return Ok(plain(
+                    http::StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "tether: a request body may hold at most {MAX_REQUEST_BYTES} bytes; this one declared {len}"
+                    ),
+                ));
+            }
+            let ends_session = req.method() == http::Method::DELETE;
+            let mut response = tower_service::Service::call(&mut mcp, req).await?;
+            // A session ended by DELETE is done, not merely accepted.
+            if ends_session && response.status() == http::StatusCode::ACCEPTED {
+                *response.status_mut() = http::StatusCode::OK;
+            }
+            Ok(response)
+        }
+    };
+    match listen {
+        Listen::Tcp(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            eprintln!("tether serve: MCP over HTTP at http://{bound}{MCP_PATH}");
+            loop {
+                let accepted = tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    () = stop.cancelled() => break,
+                };
+                let Ok((stream, _)) = accepted else { continue };
+                spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
+            }
+        }
+        Listen::Unix(path) => {
+            let _ = std::fs::remove_file(&path);
+            let listener = tokio::net::UnixListener::bind(&path)
+                .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+            restrict(&path);
+            eprintln!("tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}", path.display());
+            loop {
+                let accepted = tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    () = stop.cancelled() => break,
+                };
+                let Ok((stream, _)) = accepted else { continue };
+                spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
+/// Only the owner may connect to the socket.
+fn restrict(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+}
+
+fn spawn_connection<I, F, Fut>(io: I, handle: F, stop: CancellationToken)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    F: Fn(http::Request<Incoming>) -> Fut + Send + Sync + Clone + 'static,
+    Fut:
+        std::future::Future<Output = Result<http::Response<Body>, std::convert::Infallible>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service_fn(handle));
+        tokio::pin!(conn);
+        tokio::select! {
+            _ = conn.as_mut() => {}
+            () = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+        }
+    });
+}
+
+/// One session's state: its conversation (named at `initialize` after the
+/// client), its surface, its calls in flight. Dropped with the session's
+/// last handler clone, it closes the conversation.
+pub struct SessionState {
+    runtime: Arc<Runtime>,
+    live: Arc<AtomicUsize>,
+    /// The conversation, once the client said who it is.
+    pub conversation: std::sync::OnceLock<String>,
+    /// The surface the client asked for at `initialize`.
+    pub surface: std::sync::OnceLock<Surface>,
+    /// Calls running now.
+    pub in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+impl SessionState {
+    pub(super) fn new(runtime: Arc<Runtime>, live: Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::SeqCst);
+        Self {
+            runtime,
+            live,
+            conversation: std::sync::OnceLock::new(),
+            surface: std::sync::OnceLock::new(),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+        }
+    }
+}
+
+impl Drop for SessionState {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
+        if let Some(conversation) = self.conversation.get() {
+            self.runtime.close_conversation(conversation);
+        }
+    }
+}
+
+/// The surface a client asks for in the endpoint's query
+/// (`/mcp?surface=read-only`) or the `X-Tether-Surface` header; none: the
+/// run's.
+pub fn asked_surface(parts: &http::request::Parts) -> Result<Option<Surface>, String> {
+    let from_query = parts
+        .uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("surface=").map(str::to_string)));
+    let from_header = parts.headers.get("x-tether-surface").and_then(|h| h.to_str().ok()).map(str::to_string);
+    match from_query.or(from_header) {
+        None => Ok(None),
+        Some(s) => s.parse::<Surface>().map(Some),
+    }
+}
+
+/// A conversation id for a session, from its client's name and version.
+pub fn conversation_id(name: &str, version: &str, n: usize) -> String {
+    let clean = |s: &str| -> String {
+        s.chars().filter(|c| !c.is_control()).take(40).collect::<String>().trim().to_string()
+    };
+    format!("mcp {} {} #{n}", clean(name), clean(version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_without_allow_remote() {
+        assert!(matches!(Listen::parse("127.0.0.1:0", false), Ok(Listen::Tcp(_))));
+        assert!(Listen::parse("0.0.0.0:8765", false).unwrap_err().contains("--allow-remote"));
+        assert!(matches!(Listen::parse("0.0.0.0:8765", true), Ok(Listen::Tcp(_))));
+        assert_eq!(Listen::parse("unix:/tmp/t.sock", false), Ok(Listen::Unix("/tmp/t.sock".into())));
+        assert!(Listen::parse("localhost", false).unwrap_err().contains("IP:PORT"));
+    }
+
+    #[test]
+    fn the_token_must_match_exactly() {
+        let h = |s: &str| http::HeaderValue::from_str(s).unwrap();
+        assert!(authorized(Some(&h("Bearer abc")), "abc"));
+        assert!(!authorized(Some(&h("Bearer abd")), "abc"));
+        assert!(!authorized(Some(&h("Bearer ab")), "abc"));
+        assert!(!authorized(Some(&h("abc")), "abc"));
+        assert!(!authorized(None, "abc"));
+    }
+
+    #[test]
+    fn conversation_ids_name_the_client() {
+        assert_eq!(conversation_id("claude\n", "1.2", 3), "mcp claude 1.2 #3");
+    }
+}

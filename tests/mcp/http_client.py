@@ -1,0 +1,122 @@
+"""Drives `tether serve --http` with the official MCP Python SDK's
+streamable HTTP client (PyPI `mcp`).
+
+    python3 http_client.py SCENARIO URL TOKEN WORKDIR
+
+Each scenario asserts what real clients would see, prints what
+`tests/serve_http.rs` checks afterwards, and ends with `ok`.
+"""
+
+import json
+import os
+import sys
+
+import anyio
+import httpx2 as httpx
+import mcp.types as types
+from mcp.client.client import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+SCENARIO, URL, TOKEN, WORKDIR = sys.argv[1:5]
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def session(url=URL, name="agent"):
+    http = create_mcp_http_client(headers=AUTH)
+    return Client(streamable_http_client(url, http_client=http), client_info=types.Implementation(name=name, version="1.0"))
+
+
+def text_of(result):
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        raise AssertionError(f"{what}\n--- detail ---\n{detail}")
+
+
+async def eight_sessions():
+    """Eight agents at once on one warm run: each its own kernel state, one
+    shared pyright, a debug session in one not blocking the others."""
+    results = {}
+
+    async def agent(i):
+        async with session(name=f"agent-{i}") as c:
+            r = await c.call_tool("eval", {"code": f"mine = {i} * 100\nimport os\nos.getpid()", "description": f"remember a number for agent {i} here"})
+            check(not r.is_error, f"agent {i}: the cell runs", text_of(r))
+            pid = int(text_of(r).split("Out: ")[-1].split()[0])
+            r = await c.call_tool("lsp", {"action": "definition", "file": "app.py", "line": 3, "symbol": "area"})
+            check(not r.is_error and "shapes.py:1:5" in text_of(r), f"agent {i}: pyright answers", text_of(r))
+            if i == 0:
+                # A debug session stopped at a breakpoint in one session…
+                r = await c.call_tool("debug", {"op": "launch", "program": "app.py", "file": "shapes.py", "lines": [2]})
+                check("stopped (breakpoint) at shapes.py:2" in text_of(r), "agent 0 stops at its breakpoint", text_of(r))
+            r = await c.call_tool("eval", {"code": "mine", "description": f"read back the number of agent {i}"})
+            check(text_of(r).strip().endswith(f"Out: {i * 100}"), f"agent {i}: its own kernel state", text_of(r))
+            results[i] = pid
+            if i == 0:
+                await c.call_tool("debug", {"op": "terminate"})
+
+    async with anyio.create_task_group() as tg:
+        for i in range(8):
+            tg.start_soon(agent, i)
+    check(len(set(results.values())) == 8, "eight kernels, one per session", results)
+    print("KERNELS " + json.dumps(sorted(results.values())))
+    print("ok")
+
+
+async def session_end_kills_its_kernel():
+    async with session(name="short-lived") as c:
+        r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": "show the process id of this kernel"})
+        pid = int(text_of(r).split("Out: ")[-1].split()[0])
+        tree = await c.read_resource("tether://tree")
+        text = tree.contents[0].text
+        check("mcp short-lived 1.0" in text, "the tree shows the session as a conversation named after its client", text)
+    # Leaving the client sends DELETE: the session and its conversation end.
+    print(f"KERNEL {pid}")
+    print("ok")
+
+
+async def bad_requests():
+    async with httpx.AsyncClient(timeout=10) as h:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        r = await h.post(URL, json=init, headers=accept)
+        check(r.status_code == 401 and r.text == "", "no token: 401, nothing else said", (r.status_code, r.text))
+        r = await h.post(URL, json=init, headers={**accept, "Authorization": "Bearer wrong-token-wrong-token"})
+        check(r.status_code == 401, "a wrong token: 401", r.status_code)
+        r = await h.post(URL, json=init, headers={**accept, **AUTH, "Origin": "http://evil.example"})
+        check(r.status_code == 403, "a foreign Origin: 403", (r.status_code, r.text))
+        r = await h.post(URL, json=init, headers={**accept, **AUTH, "Host": "evil.example"})
+        check(r.status_code == 403, "a foreign Host: 403 (DNS rebinding)", (r.status_code, r.text))
+        r = await h.post(URL, content=b"{not json", headers={**accept, **AUTH})
+        check(400 <= r.status_code < 500, "a malformed body: a 4xx", (r.status_code, r.text))
+        r = await h.post(URL, json=init, headers={**AUTH, "Content-Type": "text/plain", "Accept": "application/json, text/event-stream"})
+        check(400 <= r.status_code < 500, "a wrong content type: a 4xx", (r.status_code, r.text))
+        r = await h.post(URL, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={**accept, **AUTH, "Mcp-Session-Id": "no-such-session"})
+        check(r.status_code == 404, "an unknown session: 404", (r.status_code, r.text))
+        big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}}
+        r = await h.post(URL, json=big, headers={**accept, **AUTH})
+        check(r.status_code == 413, "an oversized body: 413", (r.status_code, r.text[:200]))
+        r = await h.post(URL.replace("/mcp", "/other"), json=init, headers={**accept, **AUTH})
+        check(r.status_code == 404, "another path: 404", r.status_code)
+    # …and the run still serves a session.
+    async with session(name="after") as c:
+        names = [t.name for t in (await c.list_tools()).tools]
+        check("eval" in names, "the run keeps serving", names)
+    async with session(URL + "?surface=read-only", name="planner") as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        check(names and not names & {"eval", "debug", "write", "edit"}, "a read-only session lists read tools only", names)
+        r = await c.call_tool("eval", {"code": "1", "description": "try to run a cell from plan mode"})
+        check(r.is_error, "and cannot call the others", text_of(r))
+    print("ok")
+
+
+SCENARIOS = {
+    "eight_sessions": eight_sessions,
+    "session_end_kills_its_kernel": session_end_kills_its_kernel,
+    "bad_requests": bad_requests,
+}
+
+if __name__ == "__main__":
+    anyio.run(SCENARIOS[SCENARIO])

@@ -1,0 +1,215 @@
+//! `tether serve --http`: one warm run for many MCP sessions, driven by the
+//! official Python SDK's streamable HTTP client (`tests/mcp/http_client.py`)
+//! against the real binary, real pyright and real kernels.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+/// How long the server may take to start listening.
+const LISTEN_WITHIN: Duration = Duration::from_secs(20);
+
+const SHAPES: &str = "def area(w, h):\n    return w * h\n";
+const APP: &str = "from shapes import area\n\nprint(area(2, 3))\n";
+
+fn sdk() {
+    common::require(
+        "python3",
+        &["-c", "import mcp.client.streamable_http, httpx2"],
+        "python3 -m pip install 'mcp==2.3.0'",
+    );
+}
+
+/// The server, on a free loopback port, with its URL.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args(["serve", "--workdir"])
+            .arg(dir)
+            .args(["--http", &addr])
+            .args(extra)
+            .env("TETHER_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tether serve starts");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + LISTEN_WITHIN;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.contains("MCP over HTTP at") => break,
+                Ok(_) => {}
+                Err(_) => panic!("tether serve --http did not say it listens within {LISTEN_WITHIN:?}"),
+            }
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+
+    /// Runs a scenario of the client script; its stdout.
+    fn scenario(&self, name: &str, dir: &Path) -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client.py");
+        let out = Command::new("python3")
+            .arg(&script)
+            .args([name, &self.url, TOKEN])
+            .arg(dir)
+            .output()
+            .expect("python3 runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success() && stdout.trim_end().ends_with("ok"),
+            "scenario {name} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// SIGTERM, then the exit (bounded).
+    fn stop(mut self) -> std::process::ExitStatus {
+        // SAFETY: a signal to our own child.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "tether serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in [("requirements.txt", ""), ("shapes.py", SHAPES), ("app.py", APP)] {
+        std::fs::write(dir.path().join(rel), text).unwrap();
+    }
+    dir
+}
+
+/// Processes whose environment says they were started for `root`, with
+/// their command lines.
+fn children_of(root: &Path) -> Vec<(i32, String)> {
+    let root = root.canonicalize().unwrap();
+    let marker = format!("TETHER_RUN_ROOT={}", root.display());
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else { continue };
+        if env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            out.push((pid, cmd));
+        }
+    }
+    out
+}
+
+fn pids_in(stdout: &str, tag: &str) -> Vec<i32> {
+    let line =
+        stdout.lines().find(|l| l.starts_with(tag)).unwrap_or_else(|| panic!("no {tag} line in:\n{stdout}"));
+    let rest = line[tag.len()..].trim();
+    match serde_json::from_str::<Vec<i32>>(rest) {
+        Ok(pids) => pids,
+        Err(_) => vec![rest.parse().unwrap()],
+    }
+}
+
+#[tokio::test]
+async fn eight_sessions_share_one_warm_run_and_stopping_it_stops_everything() {
+    sdk();
+    common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.scenario("eight_sessions", dir.path());
+    let kernels = pids_in(&out, "KERNELS ");
+    assert_eq!(kernels.len(), 8);
+    let running = children_of(dir.path());
+    let pyrights = running.iter().filter(|(_, cmd)| cmd.contains("pyright")).count();
+    assert_eq!(pyrights, 1, "one shared pyright for eight sessions: {running:?}");
+    // The sessions ended: their kernels with them.
+    for pid in &kernels {
+        assert!(common::gone(*pid).await, "kernel {pid} outlived its session");
+    }
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+    let deadline = Instant::now() + common::GONE_WITHIN;
+    while !children_of(dir.path()).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(children_of(dir.path()), Vec::new(), "stopping the server stops every child");
+}
+
+#[tokio::test]
+async fn ending_a_session_kills_its_kernel_and_the_run_goes_on() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.scenario("session_end_kills_its_kernel", dir.path());
+    let kernel = pids_in(&out, "KERNEL ")[0];
+    assert!(common::gone(kernel).await, "the kernel of an ended session is killed");
+    // The run goes on: another session is served.
+    server.scenario("session_end_kills_its_kernel", dir.path());
+    drop(server);
+}
+
+#[tokio::test]
+async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    server.scenario("bad_requests", dir.path());
+    drop(server);
+}
+
+#[test]
+fn a_remote_address_needs_allow_remote_and_a_short_token_is_refused() {
+    let dir = project();
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--workdir"])
+        .arg(dir.path())
+        .args(["--http", "0.0.0.0:0"])
+        .env("TETHER_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"), "{out:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--workdir"])
+        .arg(dir.path())
+        .args(["--http", "127.0.0.1:0"])
+        .env("TETHER_TOKEN", "short")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TETHER_TOKEN is too short"), "{out:?}");
+}
