@@ -118,8 +118,8 @@ enum Human {
     Terminal,
     /// The MCP client, through elicitation.
     Mcp(PeerSlot),
-    /// Nobody: an HTTP run, whose sessions' cards are not routed yet.
-    Nobody,
+    /// Each HTTP session's own client, through elicitation.
+    Sessions(Arc<crate::serve::elicit::SessionsPort>),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -161,7 +161,8 @@ fn start_with(opts: &RunOpts, human: Human) -> Result<Runtime, ExitCode> {
                 builder = builder.questions(Arc::new(tty), "terminal");
             }
         }
-        Human::Terminal | Human::Nobody => {}
+        Human::Sessions(port) => builder = builder.questions(port, "mcp sessions"),
+        Human::Terminal => {}
     }
     if opts.vibe {
         builder = builder.vibe(Arc::new(CommandBackend::load(&opts.workdir)));
@@ -277,13 +278,14 @@ async fn run(cli: Cli) -> ExitCode {
             if let Some(file) = &file {
                 eprintln!("tether serve: bearer token {token} (also in {}, mode 0600)", file.display());
             }
-            let runtime = match start_with(&opts, Human::Nobody) {
+            let port = Arc::new(crate::serve::elicit::SessionsPort::default());
+            let runtime = match start_with(&opts, Human::Sessions(port.clone())) {
                 Ok(r) => Arc::new(r),
                 Err(code) => return code,
             };
             let stop = tokio_util::sync::CancellationToken::new();
             let serving =
-                crate::serve::http::serve(runtime.clone(), opts.surface, listen, token, stop.clone());
+                crate::serve::http::serve(runtime.clone(), opts.surface, listen, token, port, stop.clone());
             tokio::pin!(serving);
             let served = tokio::select! {
                 served = &mut serving => served,

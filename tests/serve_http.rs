@@ -189,6 +189,15 @@ async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
     drop(server);
 }
 
+#[tokio::test]
+async fn each_sessions_questions_go_to_its_own_client() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    server.scenario("questions_go_to_their_own_session", dir.path());
+    drop(server);
+}
+
 #[test]
 fn a_remote_address_needs_allow_remote_and_a_short_token_is_refused() {
     let dir = project();

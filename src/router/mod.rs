@@ -237,7 +237,8 @@ impl RouterActor {
             return Err(ToolResult::error(why));
         }
         let permission = (spec.level != Level::Read && self.approval == ApprovalPolicy::Ask)
-            .then(|| permission_card(spec, &call.args, self.question_timeout));
+            .then(|| permission_card(spec, &call.args, self.question_timeout))
+            .map(|card| Card { conversation: call.conversation.as_deref().map(str::to_string), ..card });
         if permission.is_some() && self.gate.is_none() {
             return Err(ToolResult::error(format!(
                 "`{}` needs the operator's permission (approval policy `ask`), and no approver is connected to this run, so it was refused and did not run. Use read-level tools, or ask the operator to connect a question port",

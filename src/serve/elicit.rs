@@ -156,6 +156,51 @@ impl QuestionPort for McpPort {
     }
 }
 
+/// The port of an HTTP run: each card goes to the client of the session
+/// whose conversation asked it, never to another session's.
+#[derive(Default)]
+pub struct SessionsPort {
+    peers: parking_lot::Mutex<std::collections::HashMap<String, PeerSlot>>,
+}
+
+impl SessionsPort {
+    /// `conversation`'s cards go to the client `peer` holds.
+    pub fn register(&self, conversation: &str, peer: PeerSlot) {
+        self.peers.lock().insert(conversation.to_string(), peer);
+    }
+
+    /// `conversation`'s session ended.
+    pub fn unregister(&self, conversation: &str) {
+        self.peers.lock().remove(conversation);
+    }
+}
+
+impl QuestionPort for SessionsPort {
+    fn reachable(&self) -> Result<(), String> {
+        // Which session asks is known only with the card; `ask` says why
+        // one cannot be shown.
+        Ok(())
+    }
+
+    fn ask(&self, target: &str, card: &Card) -> AskFuture {
+        let peer = card.conversation.as_deref().and_then(|c| self.peers.lock().get(c).cloned());
+        let Some(peer) = peer else {
+            return Box::pin(std::future::ready(Err(
+                "no MCP session of this conversation is connected to show the question".to_string(),
+            )));
+        };
+        let port = McpPort::new(peer);
+        if let Err(why) = port.reachable() {
+            return Box::pin(std::future::ready(Err(why)));
+        }
+        port.ask(target, card)
+    }
+
+    fn name(&self) -> String {
+        "mcp elicitation, per session".into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +219,7 @@ mod tests {
             allow_free_text: true,
             multi_select: multi,
             timeout: Duration::from_secs(5),
+            conversation: None,
         }
     }
 

@@ -125,17 +125,20 @@ fn authorized(header: Option<&http::HeaderValue>, token: &str) -> bool {
 }
 
 /// Serves `runtime` until `stop` fires; every session ends with it.
+/// `port` is the run's question port ([`super::elicit::SessionsPort`]):
+/// each session's cards go to its own client.
 pub async fn serve(
     runtime: Arc<Runtime>,
     surface: Surface,
     listen: Listen,
     token: String,
+    port: Arc<super::elicit::SessionsPort>,
     stop: CancellationToken,
 ) -> Result<(), String> {
     let live = Arc::new(AtomicUsize::new(0));
     let factory = {
         let (runtime, live) = (runtime.clone(), live.clone());
-        move || Ok(TetherServer::for_session(runtime.clone(), surface, live.clone()))
+        move || Ok(TetherServer::for_session(runtime.clone(), surface, live.clone(), port.clone()))
     };
     let mut sessions = LocalSessionManager::default();
     let mut session_config = SessionConfig::default();
@@ -263,6 +266,8 @@ where
 pub struct SessionState {
     runtime: Arc<Runtime>,
     live: Arc<AtomicUsize>,
+    /// Where this session's cards are routed.
+    pub port: Arc<super::elicit::SessionsPort>,
     /// The conversation, once the client said who it is.
     pub conversation: std::sync::OnceLock<String>,
     /// The surface the client asked for at `initialize`.
@@ -272,11 +277,16 @@ pub struct SessionState {
 }
 
 impl SessionState {
-    pub(super) fn new(runtime: Arc<Runtime>, live: Arc<AtomicUsize>) -> Self {
+    pub(super) fn new(
+        runtime: Arc<Runtime>,
+        live: Arc<AtomicUsize>,
+        port: Arc<super::elicit::SessionsPort>,
+    ) -> Self {
         live.fetch_add(1, Ordering::SeqCst);
         Self {
             runtime,
             live,
+            port,
             conversation: std::sync::OnceLock::new(),
             surface: std::sync::OnceLock::new(),
             in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_IN_FLIGHT)),
@@ -288,6 +298,7 @@ impl Drop for SessionState {
     fn drop(&mut self) {
         self.live.fetch_sub(1, Ordering::SeqCst);
         if let Some(conversation) = self.conversation.get() {
+            self.port.unregister(conversation);
             self.runtime.close_conversation(conversation);
         }
     }

@@ -149,8 +149,9 @@ impl TetherServer {
         runtime: Arc<Runtime>,
         surface: Surface,
         live: Arc<std::sync::atomic::AtomicUsize>,
+        port: Arc<elicit::SessionsPort>,
     ) -> Self {
-        let session = Arc::new(http::SessionState::new(runtime.clone(), live));
+        let session = Arc::new(http::SessionState::new(runtime.clone(), live, port));
         Self { runtime, surface, peer: PeerSlot::default(), session: Some(session) }
     }
 
@@ -233,6 +234,7 @@ impl ServerHandler for TetherServer {
             let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let id = http::conversation_id(&request.client_info.name, &request.client_info.version, n);
             self.runtime.open_conversation(&id).map_err(|e| McpError::internal_error(e, None))?;
+            session.port.register(&id, self.peer.clone());
             let _ = session.conversation.set(id);
         }
         self.negotiate_initialize(&request)

@@ -121,6 +121,7 @@ impl AskUser {
             allow_free_text,
             multi_select: a.multi_select,
             timeout: self.timeout,
+            conversation: None,
         })
     }
 }
@@ -150,7 +151,8 @@ impl ToolHandler for AskUser {
     }
 
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
-        let card = self.card(parse("ask_user", args)?)?;
+        let mut card = self.card(parse("ask_user", args)?)?;
+        card.conversation = Some(ctx.conversation.to_string());
         let gate = self.gate.clone();
         let cancel = ctx.cancel.clone();
         Ok(Box::pin(async move {

@@ -21,9 +21,10 @@ SCENARIO, URL, TOKEN, WORKDIR = sys.argv[1:5]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def session(url=URL, name="agent"):
+def session(url=URL, name="agent", **kw):
     http = create_mcp_http_client(headers=AUTH)
-    return Client(streamable_http_client(url, http_client=http), client_info=types.Implementation(name=name, version="1.0"))
+    info = types.Implementation(name=name, version="1.0")
+    return Client(streamable_http_client(url, http_client=http), client_info=info, **kw)
 
 
 def text_of(result):
@@ -112,7 +113,40 @@ async def bad_requests():
     print("ok")
 
 
+async def questions_go_to_their_own_session():
+    """Each session's ask_user and permission cards reach that session's
+    client, never another's."""
+    question = {"question": "Which store should the cache use?", "options": [{"label": "sqlite"}, {"label": "postgres"}]}
+    seen = {"a": [], "b": []}
+
+    def answering(who, choice):
+        async def callback(context, params):
+            seen[who].append(params.message)
+            await anyio.sleep(0.5)  # both cards are open at once
+            return types.ElicitResult(action="accept", content={"choice": choice})
+        return callback
+
+    answers = {}
+
+    async def ask(who, choice):
+        async with session(name=f"asker-{who}", elicitation_callback=answering(who, choice)) as c:
+            r = await c.call_tool("ask_user", question)
+            answers[who] = text_of(r)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask, "a", "sqlite")
+        tg.start_soon(ask, "b", "postgres")
+    check("chose option 1. sqlite" in answers["a"], "session a got its own client's answer", answers)
+    check("chose option 2. postgres" in answers["b"], "session b got its own client's answer", answers)
+    check(len(seen["a"]) == 1 and len(seen["b"]) == 1, "each client was asked once, only its own question", seen)
+    async with session(name="mute") as c:  # declares no elicitation
+        r = await c.call_tool("ask_user", question)
+        check(r.is_error and "elicitation" in text_of(r), "a client that cannot show a form is told why", text_of(r))
+    print("ok")
+
+
 SCENARIOS = {
+    "questions_go_to_their_own_session": questions_go_to_their_own_session,
     "eight_sessions": eight_sessions,
     "session_end_kills_its_kernel": session_end_kills_its_kernel,
     "bad_requests": bad_requests,

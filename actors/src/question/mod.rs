@@ -65,6 +65,10 @@ pub struct Card {
     /// How long the human has; stated on the card.
     #[serde(serialize_with = "secs")]
     pub timeout: Duration,
+    /// The conversation it is asked in: a port with a human per
+    /// conversation (one MCP client per HTTP session) shows it there.
+    #[serde(skip)]
+    pub conversation: Option<String>,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -85,6 +89,7 @@ impl Card {
             allow_free_text: false,
             multi_select: false,
             timeout,
+            conversation: None,
         }
     }
 
@@ -224,6 +229,7 @@ mod tests {
             allow_free_text: free,
             multi_select: multi,
             timeout: Duration::from_secs(300),
+            conversation: None,
         }
     }
 
