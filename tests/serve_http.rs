@@ -190,6 +190,15 @@ async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
 }
 
 #[tokio::test]
+async fn one_session_cannot_resolve_read_or_drive_anothers() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    server.scenario("sessions_cannot_touch_each_other", dir.path());
+    drop(server);
+}
+
+#[tokio::test]
 async fn each_sessions_questions_go_to_its_own_client() {
     sdk();
     let dir = project();

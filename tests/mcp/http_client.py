@@ -145,7 +145,32 @@ async def questions_go_to_their_own_session():
     print("ok")
 
 
+async def sessions_cannot_touch_each_other():
+    async with session(name="owner") as a, session(name="intruder") as b:
+        r = await a.call_tool("ast_edit", {"pattern": "area($W, $H)", "rewrite": "area($H, $W)"})
+        check(not r.is_error and "edit_id" in text_of(r), "the owner stages an edit", text_of(r))
+        edit_id = text_of(r).split('edit_id "')[1].split('"')[0]
+        r = await b.call_tool("resolve", {"edit_id": edit_id, "action": "accept"})
+        check(r.is_error and "staged by another conversation" in text_of(r), "another session cannot resolve it", text_of(r))
+        r = await a.call_tool("eval", {"code": "secret = 'owner only'\nsecret", "description": "keep a value only this session should see"})
+        check("owner only" in text_of(r), "the owner's kernel holds it", text_of(r))
+        r = await b.call_tool("eval", {"code": "secret", "description": "try to read the other session's value"})
+        check(r.is_error or "NameError" in text_of(r), "another session's kernel does not have it", text_of(r))
+        r = await a.call_tool("debug", {"op": "launch", "program": "app.py", "file": "shapes.py", "lines": [2]})
+        check("stopped (breakpoint) at shapes.py:2" in text_of(r), "the owner debugs", text_of(r))
+        r = await b.call_tool("debug", {"op": "stack"})
+        check(r.is_error and "no debug session is running" in text_of(r), "another session cannot drive it", text_of(r))
+        r = await b.call_tool("debug", {"op": "terminate"})
+        r = await a.call_tool("debug", {"op": "status"})
+        check("stopped (breakpoint)" in text_of(r), "the owner's session is untouched", text_of(r))
+        await a.call_tool("debug", {"op": "terminate"})
+        r = await a.call_tool("resolve", {"edit_id": edit_id, "action": "discard"})
+        check(not r.is_error, "the owner resolves its own edit", text_of(r))
+    print("ok")
+
+
 SCENARIOS = {
+    "sessions_cannot_touch_each_other": sessions_cannot_touch_each_other,
     "questions_go_to_their_own_session": questions_go_to_their_own_session,
     "eight_sessions": eight_sessions,
     "session_end_kills_its_kernel": session_end_kills_its_kernel,
