@@ -148,6 +148,15 @@ fn start(opts: &RunOpts) -> Result<Runtime, ExitCode> {
 }
 
 fn start_with(opts: &RunOpts, human: Human) -> Result<Runtime, ExitCode> {
+    start_with_workers(opts, human, None)
+}
+
+/// As [`start_with`]; vibe workers' commands also get `worker_env`.
+fn start_with_workers(
+    opts: &RunOpts,
+    human: Human,
+    worker_env: Option<tether_actors::workers::command::WorkerEnv>,
+) -> Result<Runtime, ExitCode> {
     let mut builder = Runtime::builder()
         .workdir(&opts.workdir)
         .conversation(&opts.conversation)
@@ -165,7 +174,11 @@ fn start_with(opts: &RunOpts, human: Human) -> Result<Runtime, ExitCode> {
         Human::Terminal => {}
     }
     if opts.vibe {
-        builder = builder.vibe(Arc::new(CommandBackend::load(&opts.workdir)));
+        let mut backend = CommandBackend::load(&opts.workdir);
+        if let Some(env) = worker_env {
+            backend = backend.with_env(env);
+        }
+        builder = builder.vibe(Arc::new(backend));
     }
     for resource in Resource::ALL {
         if !opts.without.contains(&resource) {
@@ -279,13 +292,23 @@ async fn run(cli: Cli) -> ExitCode {
                 eprintln!("tether serve: bearer token {token} (also in {}, mode 0600)", file.display());
             }
             let port = Arc::new(crate::serve::elicit::SessionsPort::default());
-            let runtime = match start_with(&opts, Human::Sessions(port.clone())) {
+            let tokens = Arc::new(crate::serve::http::Tokens::new(token));
+            let url = Arc::new(std::sync::OnceLock::new());
+            let workers = crate::serve::http::worker_env(url.clone(), tokens.clone());
+            let runtime = match start_with_workers(&opts, Human::Sessions(port.clone()), Some(workers)) {
                 Ok(r) => Arc::new(r),
                 Err(code) => return code,
             };
             let stop = tokio_util::sync::CancellationToken::new();
-            let serving =
-                crate::serve::http::serve(runtime.clone(), opts.surface, listen, token, port, stop.clone());
+            let serving = crate::serve::http::serve(
+                runtime.clone(),
+                opts.surface,
+                listen,
+                tokens,
+                port,
+                url,
+                stop.clone(),
+            );
             tokio::pin!(serving);
             let served = tokio::select! {
                 served = &mut serving => served,

@@ -207,6 +207,37 @@ async fn each_sessions_questions_go_to_its_own_client() {
     drop(server);
 }
 
+/// A worker command that is an MCP client of the run that started it.
+const WORKER: &str = r#"import os, sys, anyio
+import mcp.types as types
+from mcp.client.client import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+sys.stdin.read()
+url, token = os.environ["TETHER_URL"], os.environ["TETHER_TOKEN"]
+async def main():
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with Client(streamable_http_client(url, http_client=http)) as c:
+        r = await c.call_tool("lsp", {"action": "definition", "file": "app.py", "line": 3, "symbol": "area"})
+        print("WORKER-ANSWER " + "\n".join(x.text for x in r.content if isinstance(x, types.TextContent)))
+        if token != os.environ.get("RUN_TOKEN_FOR_TEST"):
+            print("TOKEN-IS-NOT-THE-RUNS")
+anyio.run(main)
+"#;
+
+#[tokio::test]
+async fn a_vibe_worker_gets_the_runs_url_and_a_token_of_its_own() {
+    sdk();
+    common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
+    let dir = project();
+    std::fs::write(dir.path().join("worker.py"), WORKER).unwrap();
+    std::fs::write(dir.path().join("tether.toml"), "[vibe]\nfast = [\"python3\", \"worker.py\"]\n").unwrap();
+    // SAFETY: set before any thread of this test reads the environment.
+    unsafe { std::env::set_var("RUN_TOKEN_FOR_TEST", TOKEN) };
+    let server = Server::start(dir.path(), &["--vibe"]);
+    server.scenario("a_worker_reaches_the_warm_run", dir.path());
+    drop(server);
+}
+
 #[test]
 fn a_remote_address_needs_allow_remote_and_a_short_token_is_refused() {
     let dir = project();

@@ -91,11 +91,7 @@ pub fn token() -> Result<(String, Option<PathBuf>), String> {
         }
         return Ok((t, None));
     }
-    let mut raw = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut raw))
-        .map_err(|e| format!("no randomness for a token ({e}); set {TOKEN_ENV}"))?;
-    let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    let token = random_hex(32)?;
     let path = std::env::temp_dir().join(format!("tether-{}.token", std::process::id()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -124,6 +120,55 @@ fn authorized(header: Option<&http::HeaderValue>, token: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The tokens that open sessions: the run's, and one minted per vibe
+/// worker, so a worker never holds the run's own.
+#[derive(Default)]
+pub struct Tokens {
+    run: String,
+    minted: parking_lot::Mutex<Vec<String>>,
+}
+
+impl Tokens {
+    /// The run's token.
+    pub fn new(run: String) -> Self {
+        Self { run, minted: parking_lot::Mutex::new(Vec::new()) }
+    }
+
+    /// A fresh token for a worker.
+    pub fn mint(&self) -> Result<String, String> {
+        let token = random_hex(24)?;
+        self.minted.lock().push(token.clone());
+        Ok(token)
+    }
+
+    fn admits(&self, header: Option<&http::HeaderValue>) -> bool {
+        authorized(header, &self.run) || self.minted.lock().iter().any(|t| authorized(header, t))
+    }
+}
+
+fn random_hex(bytes: usize) -> Result<String, String> {
+    let mut raw = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut raw))
+        .map_err(|e| format!("no randomness for a token ({e}); set {TOKEN_ENV}"))?;
+    Ok(raw.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a vibe worker's command gets to reach the run: `TETHER_URL` and a
+/// `TETHER_TOKEN` of its own (its session is a conversation of its own).
+/// `url` is filled in once the listener is bound.
+pub fn worker_env(
+    url: Arc<std::sync::OnceLock<String>>,
+    tokens: Arc<Tokens>,
+) -> tether_actors::workers::command::WorkerEnv {
+    Arc::new(move |_job| match (url.get(), tokens.mint()) {
+        (Some(url), Ok(token)) => {
+            vec![("TETHER_URL".to_string(), url.clone()), ("TETHER_TOKEN".to_string(), token)]
+        }
+        _ => Vec::new(),
+    })
+}
+
 /// Serves `runtime` until `stop` fires; every session ends with it.
 /// `port` is the run's question port ([`super::elicit::SessionsPort`]):
 /// each session's cards go to its own client.
@@ -131,8 +176,9 @@ pub async fn serve(
     runtime: Arc<Runtime>,
     surface: Surface,
     listen: Listen,
-    token: String,
+    tokens: Arc<Tokens>,
     port: Arc<super::elicit::SessionsPort>,
+    url: Arc<std::sync::OnceLock<String>>,
     stop: CancellationToken,
 ) -> Result<(), String> {
     let live = Arc::new(AtomicUsize::new(0));
@@ -156,11 +202,10 @@ pub async fn serve(
         config = config.with_allowed_hosts(hosts);
     }
     let mcp = StreamableHttpService::new(factory, Arc::new(sessions), config);
-    let token = Arc::new(token);
     let handle = move |req: http::Request<Incoming>| {
-        let (mut mcp, token, live) = (mcp.clone(), token.clone(), live.clone());
+        let (mut mcp, tokens, live) = (mcp.clone(), tokens.clone(), live.clone());
         async move {
-            if !authorized(req.headers().get(http::header::AUTHORIZATION), &token) {
+            if !tokens.admits(req.headers().get(http::header::AUTHORIZATION)) {
                 return Ok::<_, std::convert::Infallible>(plain(http::StatusCode::UNAUTHORIZED, ""));
             }
             if req.uri().path() != MCP_PATH {
@@ -207,6 +252,7 @@ pub async fn serve(
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let _ = url.set(format!("http://{bound}{MCP_PATH}"));
             eprintln!("tether serve: MCP over HTTP at http://{bound}{MCP_PATH}");
             loop {
                 let accepted = tokio::select! {
@@ -222,6 +268,7 @@ pub async fn serve(
             let listener = tokio::net::UnixListener::bind(&path)
                 .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
             restrict(&path);
+            let _ = url.set(format!("unix:{}", path.display()));
             eprintln!("tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}", path.display());
             loop {
                 let accepted = tokio::select! {

@@ -169,7 +169,24 @@ async def sessions_cannot_touch_each_other():
     print("ok")
 
 
+async def a_worker_reaches_the_warm_run():
+    """A vibe worker that is itself an MCP client connects to the same run
+    with the URL and token it was given, and gets the warm answer."""
+    async with session(name="lead") as c:
+        r = await c.call_tool("lsp", {"action": "definition", "file": "app.py", "line": 3, "symbol": "area"})
+        check("shapes.py:1:5" in text_of(r), "the lead's answer", text_of(r))
+        r = await c.call_tool("vibe_spawn", {"brief": "find where area is defined", "label": "find area", "tier": "fast"})
+        check(not r.is_error, "the worker starts", text_of(r))
+        worker = r.structured_content["id"]
+        r = await c.call_tool("vibe_wait", {"worker_id": worker, "timeout_seconds": 60})
+        text = text_of(r)
+        check("WORKER-ANSWER" in text and "shapes.py:1:5" in text, "the worker got the warm answer through the run", text)
+        check("TOKEN-IS-NOT-THE-RUNS" in text, "the worker holds a token of its own", text)
+    print("ok")
+
+
 SCENARIOS = {
+    "a_worker_reaches_the_warm_run": a_worker_reaches_the_warm_run,
     "sessions_cannot_touch_each_other": sessions_cannot_touch_each_other,
     "questions_go_to_their_own_session": questions_go_to_their_own_session,
     "eight_sessions": eight_sessions,

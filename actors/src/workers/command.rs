@@ -25,24 +25,47 @@ use crate::process;
 /// The most of a worker's stdout kept as its result; the rest is counted.
 pub const MAX_RESULT_BYTES: usize = 256 * 1024;
 
+/// Extra environment for one worker's command, from the host: `tether
+/// serve --http` hands each worker the run's URL and a token of its own,
+/// so a worker that is itself an agent connects to the same warm run.
+pub type WorkerEnv = std::sync::Arc<dyn Fn(&Job) -> Vec<(String, String)> + Send + Sync>;
+
 /// Runs a configured command per tier.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CommandBackend {
     workdir: PathBuf,
     /// Argv per tier, or why the configuration could not be read.
     commands: Result<BTreeMap<Tier, Vec<String>>, String>,
+    /// The host's extra environment per worker.
+    env: Option<WorkerEnv>,
+}
+
+impl std::fmt::Debug for CommandBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandBackend")
+            .field("workdir", &self.workdir)
+            .field("commands", &self.commands)
+            .field("env", &self.env.is_some())
+            .finish()
+    }
 }
 
 impl CommandBackend {
     /// The commands `workdir/tether.toml` configures under `[vibe]`. A
     /// broken file is not an error here: every spawn then says what is wrong.
     pub fn load(workdir: &Path) -> Self {
-        Self { workdir: workdir.to_path_buf(), commands: read_config(workdir) }
+        Self { workdir: workdir.to_path_buf(), commands: read_config(workdir), env: None }
+    }
+
+    /// Each worker's command also gets what `env` returns for its job.
+    pub fn with_env(mut self, env: WorkerEnv) -> Self {
+        self.env = Some(env);
+        self
     }
 
     /// Commands given directly (hosts, tests).
     pub fn with_commands(workdir: &Path, commands: BTreeMap<Tier, Vec<String>>) -> Self {
-        Self { workdir: workdir.to_path_buf(), commands: Ok(commands) }
+        Self { workdir: workdir.to_path_buf(), commands: Ok(commands), env: None }
     }
 
     /// The tiers with a command.
@@ -107,10 +130,13 @@ impl WorkerBackend for CommandBackend {
                 if tried.len() > 3 { ", …" } else { "" }
             )
         })?;
-        let env = vec![
+        let mut env = vec![
             ("TETHER_WORKER_ID".to_string(), job.worker_id.clone()),
             ("TETHER_WORKER_TIER".to_string(), tier.to_string()),
         ];
+        if let Some(extra) = &self.env {
+            env.extend(extra(job));
+        }
         let (exit_tx, exit_rx) = oneshot::channel();
         let spawned = process::spawn_with_env(&program, &argv[1..], &self.workdir, &env, move |info| {
             let _ = exit_tx.send(info);
