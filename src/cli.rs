@@ -313,8 +313,9 @@ async fn run(cli: Cli) -> ExitCode {
             let served = tokio::select! {
                 served = &mut serving => served,
                 () = terminated() => {
+                    // Let the listener close and remove its socket file.
                     stop.cancel();
-                    Ok(())
+                    tokio::time::timeout(std::time::Duration::from_secs(5), &mut serving).await.unwrap_or(Ok(()))
                 }
             };
             runtime.shutdown();

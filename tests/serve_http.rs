@@ -34,10 +34,15 @@ impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
+        Self::start_at(dir, &addr, format!("http://{addr}/mcp"), extra)
+    }
+
+    /// Listening at `addr` (`IP:PORT` or `unix:PATH`), reached at `url`.
+    fn start_at(dir: &Path, addr: &str, url: String, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
             .args(["serve", "--workdir"])
             .arg(dir)
-            .args(["--http", &addr])
+            .args(["--http", addr])
             .args(extra)
             .env("TETHER_TOKEN", TOKEN)
             .stdin(Stdio::null())
@@ -56,12 +61,12 @@ impl Server {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
-                Ok(line) if line.contains("MCP over HTTP at") => break,
+                Ok(line) if line.contains("MCP over HTTP") => break,
                 Ok(_) => {}
                 Err(_) => panic!("tether serve --http did not say it listens within {LISTEN_WITHIN:?}"),
             }
         }
-        Self { child, url: format!("http://{addr}/mcp") }
+        Self { child, url }
     }
 
     /// Runs a scenario of the client script; its stdout.
@@ -370,6 +375,28 @@ async fn the_official_conformance_suite_passes_every_protocol_scenario() {
     );
     let _ = proxy.kill();
     let _ = proxy.wait();
+    drop(server);
+}
+
+#[tokio::test]
+async fn the_same_mcp_over_a_unix_socket() {
+    sdk();
+    let dir = project();
+    let socket = dir.path().join("tether.sock");
+    let addr = format!("unix:{}", socket.display());
+    let server = Server::start_at(dir.path(), &addr, addr.clone(), &[]);
+    server.scenario("over_a_unix_socket", dir.path());
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "the socket is removed when the run stops");
+}
+
+#[tokio::test]
+async fn past_each_limit_a_clear_refusal() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    server.scenario("limits", dir.path());
     drop(server);
 }
 

@@ -185,7 +185,53 @@ async def a_worker_reaches_the_warm_run():
     print("ok")
 
 
+async def limits():
+    """Past each limit a clear refusal, and nothing already running is
+    disturbed."""
+    async with session(name="busy") as c:
+        # MAX_CALLS_IN_FLIGHT (16) slow calls run; the 17th is refused at once.
+        results = []
+
+        async def slow(i):
+            r = await c.call_tool("eval", {"code": "import time\ntime.sleep(1.5)\n'done'", "description": f"sleep a moment and a half in slow call {i}"})
+            results.append(text_of(r))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(16):
+                tg.start_soon(slow, i)
+            await anyio.sleep(0.8)
+            r = await c.call_tool("lsp", {"action": "status"})
+            check(r.is_error and "already has 16 calls running" in text_of(r), "the 17th call is refused", text_of(r))
+        check(len(results) == 16 and all("done" in t for t in results), "the 16 running calls finish untouched", results)
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "many", "version": "0"}}}
+    async with httpx.AsyncClient(timeout=10) as h:
+        opened = 0
+        while True:
+            r = await h.post(URL, json=init, headers={**accept, **AUTH})
+            if r.status_code != 200:
+                break
+            opened += 1
+            check(opened <= 64, "at most MAX_SESSIONS sessions open", opened)
+        check(r.status_code == 503 and "64 sessions are open" in r.text, "the next session is refused with why", (r.status_code, r.text))
+        check(opened >= 60, "sessions up to the limit open", opened)
+    print("ok")
+
+
+async def over_a_unix_socket():
+    """URL is `unix:PATH`: the same MCP, on a socket only its owner reaches."""
+    path = URL.removeprefix("unix:")
+    check(oct(os.stat(path).st_mode & 0o777) == "0o600", "the socket is the owner's only", oct(os.stat(path).st_mode))
+    http = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=path), headers=AUTH, timeout=30)
+    async with Client(streamable_http_client("http://localhost/mcp", http_client=http)) as c:
+        r = await c.call_tool("lsp", {"action": "definition", "file": "app.py", "line": 3, "symbol": "area"})
+        check("shapes.py:1:5" in text_of(r), "a call over the socket", text_of(r))
+    print("ok")
+
+
 SCENARIOS = {
+    "over_a_unix_socket": over_a_unix_socket,
+    "limits": limits,
     "a_worker_reaches_the_warm_run": a_worker_reaches_the_warm_run,
     "sessions_cannot_touch_each_other": sessions_cannot_touch_each_other,
     "questions_go_to_their_own_session": questions_go_to_their_own_session,
