@@ -254,14 +254,13 @@ pub async fn serve(
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
             let _ = url.set(format!("http://{bound}{MCP_PATH}"));
             eprintln!("tether serve: MCP over HTTP at http://{bound}{MCP_PATH}");
-            loop {
-                let accepted = tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    () = stop.cancelled() => break,
-                };
-                let Ok((stream, _)) = accepted else { continue };
-                spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
-            }
+            let listener = &listener;
+            accept_until_stopped(
+                move || async move { listener.accept().await.map(|(s, _)| s) },
+                handle,
+                &stop,
+            )
+            .await;
         }
         Listen::Unix(path) => {
             let _ = std::fs::remove_file(&path);
@@ -270,18 +269,38 @@ pub async fn serve(
             restrict(&path);
             let _ = url.set(format!("unix:{}", path.display()));
             eprintln!("tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}", path.display());
-            loop {
-                let accepted = tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    () = stop.cancelled() => break,
-                };
-                let Ok((stream, _)) = accepted else { continue };
-                spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
-            }
+            let listener = &listener;
+            accept_until_stopped(
+                move || async move { listener.accept().await.map(|(s, _)| s) },
+                handle,
+                &stop,
+            )
+            .await;
             let _ = std::fs::remove_file(&path);
         }
     }
     Ok(())
+}
+
+/// Serves every connection `accept` yields until `stop` fires.
+async fn accept_until_stopped<S, A, AFut, F, Fut>(mut accept: A, handle: F, stop: &CancellationToken)
+where
+    A: FnMut() -> AFut,
+    AFut: std::future::Future<Output = std::io::Result<S>>,
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    F: Fn(http::Request<Incoming>) -> Fut + Send + Sync + Clone + 'static,
+    Fut:
+        std::future::Future<Output = Result<http::Response<Body>, std::convert::Infallible>> + Send + 'static,
+{
+    loop {
+        let accepted = tokio::select! {
+            accepted = accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        // A connection that failed to arrive costs nothing; the next may not.
+        let Ok(stream) = accepted else { continue };
+        spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
+    }
 }
 
 /// Only the owner may connect to the socket.
