@@ -109,6 +109,10 @@ enum Command {
         /// With --http: allow an address other machines can reach.
         #[arg(long, requires = "http")]
         allow_remote: bool,
+        /// With --http: seconds a session may stay idle before it ends
+        /// (its conversation closed, its kernels killed).
+        #[arg(long, requires = "http", default_value_t = crate::serve::http::SESSION_IDLE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=604_800))]
+        session_idle: u64,
     },
 }
 
@@ -273,7 +277,7 @@ async fn run(cli: Cli) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Serve { opts, http: Some(addr), allow_remote } => {
+        Command::Serve { opts, http: Some(addr), allow_remote, session_idle } => {
             let listen = match crate::serve::http::Listen::parse(&addr, allow_remote) {
                 Ok(l) => l,
                 Err(e) => {
@@ -302,8 +306,11 @@ async fn run(cli: Cli) -> ExitCode {
             let stop = tokio_util::sync::CancellationToken::new();
             let serving = crate::serve::http::serve(
                 runtime.clone(),
-                opts.surface,
-                listen,
+                crate::serve::http::Options {
+                    surface: opts.surface,
+                    listen,
+                    session_idle: std::time::Duration::from_secs(session_idle),
+                },
                 tokens,
                 port,
                 url,

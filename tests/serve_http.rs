@@ -392,6 +392,17 @@ async fn the_same_mcp_over_a_unix_socket() {
 }
 
 #[tokio::test]
+async fn an_idle_session_ends_and_its_kernel_with_it() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &["--session-idle", "2"]);
+    let out = server.scenario("an_idle_session_ends", dir.path());
+    let kernel = pids_in(&out, "KERNEL ")[0];
+    assert!(common::gone(kernel).await, "the idle session's kernel is killed");
+    drop(server);
+}
+
+#[tokio::test]
 async fn past_each_limit_a_clear_refusal() {
     sdk();
     let dir = project();

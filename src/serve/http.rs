@@ -43,8 +43,20 @@ pub const MAX_SESSIONS: usize = 64;
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// Calls one session may have running at once; past it a call is refused.
 pub const MAX_CALLS_IN_FLIGHT: usize = 16;
-/// A session idle this long ends, and its conversation with it.
+/// A session idle this long ends, and its conversation with it (the
+/// default of `--session-idle`).
 pub const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// How the run is served.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The run's surface; a session may narrow it.
+    pub surface: Surface,
+    /// Where to listen.
+    pub listen: Listen,
+    /// How long a session may stay idle.
+    pub session_idle: Duration,
+}
 /// An oversized body up to this size is read to its end before the 413,
 /// so that the client, still sending, gets the answer and not a reset.
 const DRAIN_AT_MOST: u64 = 64 * 1024 * 1024;
@@ -174,13 +186,13 @@ pub fn worker_env(
 /// each session's cards go to its own client.
 pub async fn serve(
     runtime: Arc<Runtime>,
-    surface: Surface,
-    listen: Listen,
+    options: Options,
     tokens: Arc<Tokens>,
     port: Arc<super::elicit::SessionsPort>,
     url: Arc<std::sync::OnceLock<String>>,
     stop: CancellationToken,
 ) -> Result<(), String> {
+    let Options { surface, listen, session_idle } = options;
     let live = Arc::new(AtomicUsize::new(0));
     let factory = {
         let (runtime, live) = (runtime.clone(), live.clone());
@@ -188,7 +200,7 @@ pub async fn serve(
     };
     let mut sessions = LocalSessionManager::default();
     let mut session_config = SessionConfig::default();
-    session_config.keep_alive = Some(SESSION_IDLE);
+    session_config.keep_alive = Some(session_idle);
     sessions.session_config = session_config;
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())

@@ -229,7 +229,26 @@ async def over_a_unix_socket():
     print("ok")
 
 
+async def an_idle_session_ends():
+    """The server runs with --session-idle 2: a session idle past it ends,
+    its kernel with it, though its client still holds the connection."""
+    async with session(name="sleepy") as c:
+        r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": "show the process id of this kernel"})
+        pid = int(text_of(r).split("Out: ")[-1].split()[0])
+        print(f"KERNEL {pid}", flush=True)
+        await anyio.sleep(5)
+        try:
+            r = await c.call_tool("lsp", {"action": "status"})
+            ended = r.is_error
+            detail = text_of(r)
+        except Exception as e:  # the session is gone: the client is told so
+            ended, detail = True, repr(e)
+        check(ended, "a call on a session that idled out is refused", detail)
+    print("ok")
+
+
 SCENARIOS = {
+    "an_idle_session_ends": an_idle_session_ends,
     "over_a_unix_socket": over_a_unix_socket,
     "limits": limits,
     "a_worker_reaches_the_warm_run": a_worker_reaches_the_warm_run,
