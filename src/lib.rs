@@ -27,7 +27,8 @@
 //! - [`result`] — what a call returns (text, data, images).
 //! - [`status`] — what is connected and usable here, and why not.
 //! - [`cli`] — `tether tools|call|batch|tree|status|serve`; [`serve`] — the
-//!   MCP server over stdio (rmcp) and its elicitation port.
+//!   MCP server (rmcp): over stdio, or over streamable HTTP with a
+//!   conversation per session ([`serve::http`]), and the elicitation ports.
 //!
 //! The live resources themselves (actors, grammars, file commits, the
 //! watcher that carries changes on disk to the language servers) are in

@@ -9,7 +9,8 @@
 //!   file watcher, which carries every change on disk to those servers
 //!   before the next query.
 //! - [`ast`] — tree-sitter grammars, structural search and staged rewrites.
-//! - [`dap`] — debug adapters, one session actor per conversation.
+//! - [`dap`] — debug adapters, one session actor per conversation
+//!   (`dap::session`: starting, the ops, stop snapshots, breakpoints).
 //! - [`kernel`] — persistent Python and JavaScript interpreters.
 //! - [`question`] — the question gate to the human; [`workers`] — the
 //!   vibe-mode worker pool.
