@@ -287,12 +287,13 @@ where
     let pattern = match table.get(lang) {
         Ok(p) => p,
         Err(e) => {
-            cov.pattern_unparseable_in.insert(lang.id().to_string(), e.to_string());
+            // Once per language, not per file: the message is the same.
+            cov.pattern_unparseable_in.entry(lang.id().to_string()).or_insert_with(|| e.to_string());
             return None;
         }
     };
     if let Some(why) = &pattern.loose {
-        cov.pattern_loose_in.insert(lang.id().to_string(), why.to_string());
+        cov.pattern_loose_in.entry(lang.id().to_string()).or_insert_with(|| why.to_string());
     }
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > MAX_FILE_BYTES => {
