@@ -268,9 +268,8 @@ impl DebugSessionActor {
                 }
                 shared.state.lock().running = true;
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
-                let at_target =
-                    reply.data["frame"]["path"].as_str().is_some_and(|p| std::path::Path::new(p) == file)
-                        && reply.data["frame"]["line"].as_u64() == Some(bound_line);
+                let at_target = reply.data["frame"]["path"].as_str() == Some(rel.as_str())
+                    && reply.data["frame"]["line"].as_u64() == Some(bound_line);
                 if reply.data["state"] == "stopped" && !at_target {
                     reply.text =
                         format!("run_to: stopped before reaching {rel}:{bound_line}; {}", reply.text);

@@ -27,6 +27,8 @@ const CONTEXT_LINES: u64 = 2;
 pub const MAX_LOCALS: usize = 25;
 /// A local's value is cut at this many characters.
 pub const MAX_LOCAL_VALUE: usize = 120;
+/// A source line is cut at this many characters.
+const MAX_SOURCE_LINE: usize = 160;
 /// A local's type is cut at this many characters.
 const MAX_TYPE: usize = 40;
 /// The exception message is cut at this many characters.
@@ -132,7 +134,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
     let mut left_out = Vec::new();
     let mut locals_text = String::new();
     let mut shown_locals = Vec::new();
-    for (name, value, ty, reference) in &locals {
+    for Local { name, value, ty, reference, .. } in &locals {
         let line = match ty {
             Some(t) if !t.is_empty() => format!("  {name} = {value} ({t})\n"),
             _ => format!("  {name} = {value}\n"),
@@ -158,7 +160,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
             }
         }
     }
-    if locals.iter().any(|(_, v, _, _)| v.ends_with('…')) {
+    if locals.iter().any(|l| l.cut) {
         left_out.push(format!("values cut at {MAX_LOCAL_VALUE} characters (evaluate shows up to 400)"));
     }
 
@@ -180,7 +182,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
         "reason": stop.reason,
         "description": reason,
         "thread": thread,
-        "frame": {"id": focus.id, "name": focus.name, "path": focus.path, "line": focus.line, "index": focus_at},
+        "frame": {"id": focus.id, "name": focus.name, "path": focus.path.as_deref().map(|p| display(workdir, p)), "line": focus.line, "index": focus_at},
         "source": source.iter().map(|(n, l)| json!({"line": n, "text": l})).collect::<Vec<_>>(),
         "locals": shown_locals,
         "locals_total": locals_total,
@@ -244,12 +246,22 @@ fn source_lines(path: Option<&str>, line: u64) -> Vec<(u64, String)> {
         .enumerate()
         .map(|(i, l)| (i as u64 + 1, l))
         .filter(|(n, _)| (first..=line + CONTEXT_LINES).contains(n))
-        .map(|(n, l)| (n, cut(l.trim_end(), 160).0))
+        .map(|(n, l)| (n, cut(l.trim_end(), MAX_SOURCE_LINE).0))
         .collect()
 }
 
-/// A local: name, value (cut), short type, reference to expand it.
-type Local = (String, String, Option<String>, u64);
+/// A local as the snapshot shows it.
+struct Local {
+    name: String,
+    /// Cut at [`MAX_LOCAL_VALUE`].
+    value: String,
+    /// Whether the value was cut.
+    cut: bool,
+    /// Cut at [`MAX_TYPE`].
+    ty: Option<String>,
+    /// What `variables` expands it with (0: nothing to expand).
+    reference: u64,
+}
 
 /// The frame's locals (the first scope the adapter marks as locals, or
 /// names so), at most [`MAX_LOCALS`]; their total; or why there are none.
@@ -291,9 +303,9 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
         .into_iter()
         .take(MAX_LOCALS)
         .map(|v| {
-            let value = cut(&v.value.replace('\n', " "), MAX_LOCAL_VALUE).0;
+            let (value, cut_value) = cut(&v.value.replace('\n', " "), MAX_LOCAL_VALUE);
             let ty = v.type_.map(|t| cut(&t, MAX_TYPE).0);
-            (v.name, value, ty, v.variables_reference)
+            Local { name: v.name, value, cut: cut_value, ty, reference: v.variables_reference }
         })
         .collect();
     (shown, total, None)
@@ -319,7 +331,10 @@ fn chain(frames: &[Frame], workdir: &Path) -> (String, Vec<Value>) {
     }
     let data = frames
         .iter()
-        .map(|f| json!({"id": f.id, "name": f.name, "path": f.path, "line": f.line, "user": f.user}))
+        .map(|f| {
+            let path = f.path.as_deref().map(|p| display(workdir, p));
+            json!({"id": f.id, "name": f.name, "path": path, "line": f.line, "user": f.user})
+        })
         .collect();
     (parts.join(" ← "), data)
 }
