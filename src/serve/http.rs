@@ -105,6 +105,9 @@ pub fn token() -> Result<(String, Option<PathBuf>), String> {
     }
     let token = random_hex(32)?;
     let path = std::env::temp_dir().join(format!("tether-{}.token", std::process::id()));
+    // A file a killed run with this pid left behind; `create_new` below
+    // still refuses anything that appears in between (a planted link).
+    let _ = std::fs::remove_file(&path);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -133,8 +136,8 @@ fn authorized(header: Option<&http::HeaderValue>, token: &str) -> bool {
 }
 
 /// The tokens that open sessions: the run's, and one minted per vibe
-/// worker, so a worker never holds the run's own.
-#[derive(Default)]
+/// worker, so a worker never holds the run's own. (No `Default`: an empty
+/// run token would admit `Bearer ` with nothing after it.)
 pub struct Tokens {
     run: String,
     minted: parking_lot::Mutex<Vec<String>>,

@@ -217,6 +217,12 @@ impl ServerHandler for TetherServer {
         context.peer.set_peer_info(request.clone());
         let _ = self.peer.set(context.peer.clone());
         if let Some(session) = &self.session {
+            if session.conversation.get().is_some() {
+                return Err(McpError::invalid_request(
+                    "this session is already initialized; start a new session for a new conversation",
+                    None,
+                ));
+            }
             let parts = context.extensions.get::<::http::request::Parts>();
             match parts.map(http::asked_surface).transpose().map(Option::flatten) {
                 Ok(Some(surface)) if surface == Surface::Full && self.surface == Surface::ReadOnly => {
