@@ -83,7 +83,6 @@ struct Raw {
 
 impl Raw {
     fn start(dir: &Path) -> Raw {
-        use std::io::BufRead;
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
             .args(["serve", "--workdir"])
             .arg(dir)
@@ -92,15 +91,7 @@ impl Raw {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("tether starts");
-        let out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = common::lines_of(child.stdout.take().unwrap());
         Raw { child, lines }
     }
 

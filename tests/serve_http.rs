@@ -28,6 +28,9 @@ fn sdk() {
 struct Server {
     child: Child,
     url: String,
+    /// Its stderr, read to the end: kept so the server never writes into
+    /// a closed or full pipe.
+    _stderr: std::sync::mpsc::Receiver<String>,
 }
 
 impl Server {
@@ -50,13 +53,7 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("tether serve starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+        let rx = common::lines_of(child.stderr.take().unwrap());
         let deadline = Instant::now() + LISTEN_WITHIN;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -66,7 +63,7 @@ impl Server {
                 Err(_) => panic!("tether serve --http did not say it listens within {LISTEN_WITHIN:?}"),
             }
         }
-        Self { child, url }
+        Self { child, url, _stderr: rx }
     }
 
     /// Runs a scenario of the client script; its stdout.

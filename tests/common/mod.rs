@@ -109,6 +109,21 @@ impl Harness {
     }
 }
 
+/// The lines `reader` yields, on a channel fed by a thread of its own (so
+/// a test can wait for one with a bound).
+pub fn lines_of(reader: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(reader).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 /// One `tether batch` process, answering line by line; killed when dropped.
 pub struct Batch {
     stdin: Option<std::process::ChildStdin>,
@@ -119,7 +134,6 @@ pub struct Batch {
 impl Batch {
     /// `tether batch --workdir DIR` with `flags` before the working directory.
     pub fn start(dir: &Path, flags: &[&str]) -> Self {
-        use std::io::BufRead;
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
             .arg("batch")
             .args(flags)
@@ -130,15 +144,7 @@ impl Batch {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("tether starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = lines_of(child.stdout.take().unwrap());
         Self { stdin: child.stdin.take(), answers, child }
     }
 
