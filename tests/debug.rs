@@ -471,6 +471,68 @@ async fn a_dart_project_without_the_sdk_says_why() {
     assert!(adapters.contains("dart: not usable") && adapters.contains("roots at ."), "{adapters}");
 }
 
+/// A project whose `dart` adapter is the stand-in (no Dart SDK can be
+/// installed here): it checks arguments as the Dart SDK's adapter does.
+fn dart_standin_project() -> Harness {
+    let python = common::real_python();
+    let standin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/dart_standin.py");
+    let toml = format!(
+        "[[adapter]]\nid = \"dart\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"pubspec.yaml\"]\n",
+        standin.display().to_string()
+    );
+    let main = "void main() {\n  final items = [1, 2, 3];\n  final total = items.reduce((a, b) => a + b);\n  print(total);\n}\n";
+    Harness::new(&[("pubspec.yaml", "name: demo\n"), ("tether.toml", &toml), ("bin/main.dart", main)])
+}
+
+/// The arguments the stand-in adapter was sent.
+fn dart_request(h: &Harness) -> Value {
+    serde_json::from_str(&h.read("dap_request.json")).unwrap()
+}
+
+#[tokio::test]
+async fn a_dart_launch_sends_env_as_the_map_the_dart_adapter_reads() {
+    let h = dart_standin_project();
+    let launched = ok(
+        &h,
+        json!({"op": "launch", "program": "bin/main.dart", "env": {"GREETING": "hi"}, "file": "bin/main.dart", "lines": [3]}),
+    )
+    .await;
+    assert!(launched.starts_with("launched; stopped (breakpoint) at bin/main.dart:3 in main"), "{launched}");
+    assert!(launched.contains("total = 6"), "{launched}");
+    let sent = dart_request(&h);
+    assert_eq!(sent["command"], "launch");
+    assert_eq!(sent["arguments"]["env"], json!({"GREETING": "hi"}));
+    assert!(sent["arguments"]["program"].as_str().unwrap().ends_with("bin/main.dart"), "{sent}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
+async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
+    let h = dart_standin_project();
+    let adapters = ok(&h, json!({"op": "adapters"})).await;
+    assert!(adapters.contains("attach: `vm_service_uri`"), "{adapters}");
+    ok(&h, json!({"op": "breakpoints", "file": "bin/main.dart", "lines": [3]})).await;
+    let uri = "http://127.0.0.1:8181/AbCd=/";
+    let attached = ok(&h, json!({"op": "attach", "vm_service_uri": uri})).await;
+    assert!(
+        attached.starts_with(&format!(
+            "attached to the Dart VM service at {uri}; stopped (breakpoint) at bin/main.dart:3 in main"
+        )),
+        "{attached}"
+    );
+    assert!(attached.contains("items = [1, 2, 3]"), "{attached}");
+    let sent = dart_request(&h);
+    assert_eq!(sent["command"], "attach");
+    assert_eq!(sent["arguments"]["vmServiceUri"], uri);
+    assert_eq!(
+        sent["arguments"]["cwd"].as_str().map(std::path::Path::new),
+        Some(h.root().as_path()),
+        "{sent}"
+    );
+    let ended = ok(&h, json!({"op": "continue"})).await;
+    assert!(ended.contains("exited with code 0"), "{ended}");
+}
+
 #[tokio::test]
 async fn bad_arguments_are_clear_errors() {
     let h = python_project();
@@ -499,9 +561,18 @@ async fn bad_arguments_are_clear_errors() {
         (json!({"op": "launch", "module": "py test"}), "not a Python module name"),
         (json!({"op": "launch", "program": "prog.py", "cwd": "nowhere"}), "`cwd`"),
         (json!({"op": "launch", "program": "prog.py", "env": {"A=B": "1"}}), "`env`"),
-        (json!({"op": "attach"}), "`port` (debugpy, or a dlv --headless server) or `pid`"),
-        (json!({"op": "attach", "port": 5678, "pid": 1}), "not both"),
+        (json!({"op": "attach"}), "`pid` (lldb, delve) or `vm_service_uri` (dart) is required"),
+        (json!({"op": "attach", "port": 5678, "pid": 1}), "not several"),
+        (json!({"op": "attach", "pid": 1, "vm_service_uri": "ws://127.0.0.1:8181/a=/ws"}), "not several"),
         (json!({"op": "attach", "pid": 1, "adapter": "debugpy"}), "cannot attach that way"),
+        (
+            json!({"op": "attach", "vm_service_uri": "ws://127.0.0.1:8181/a=/ws", "adapter": "lldb"}),
+            "dart takes",
+        ),
+        (json!({"op": "attach", "vm_service_uri": "ws://10.0.0.7:8181/a=/ws"}), "not on this machine"),
+        (json!({"op": "attach", "vm_service_uri": "ftp://127.0.0.1:8181/"}), "not a ws:// or http://"),
+        (json!({"op": "attach", "vm_service_uri": "http://localhost/a=/"}), "has no port"),
+        (json!({"op": "attach", "vm_service_uri": "not a uri"}), "`vm_service_uri`"),
         (json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}), "outside the working directory"),
         (json!({"op": "breakpoints", "file": "prog.py", "lines": [0]}), "1-based"),
         (json!({"op": "launch"}), "`program` is required"),

@@ -30,7 +30,7 @@ pub enum Op {
     Exceptions,
     /// Start `program` (or a Python `module`) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
     Launch,
-    /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve") or `pid` (lldb, or delve).
+    /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve"), `pid` (lldb, or delve) or `vm_service_uri` (dart).
     Attach,
     /// Continue to `file`:`line` once (a temporary breakpoint).
     RunTo,
@@ -92,6 +92,8 @@ pub struct DebugArgs {
     pub pid: Option<u32>,
     /// attach: the adapter: debugpy (default with port), lldb (default with pid) or delve.
     pub adapter: Option<String>,
+    /// attach: the VM service address a Dart program started with `dart run --observe` prints (ws:// or http://, on loopback).
+    pub vm_service_uri: Option<String>,
     /// continue/pause/step_*/stack: the thread (default: the stopped one).
     pub thread_id: Option<i64>,
     /// scopes and evaluate: the frame (default: the one the last stop showed).
@@ -177,21 +179,53 @@ fn spec_of(b: BreakpointArg) -> Result<BreakpointSpec, ToolError> {
     })
 }
 
-/// `port` or `pid`, and the adapter that attaches that way.
-fn attach_spec(port: Option<u16>, pid: Option<u32>, adapter: Option<&str>) -> Result<AttachSpec, ToolError> {
-    match (port, pid, adapter) {
-        (Some(_), Some(_), _) => Err(ToolError::new("debug attach: give `port` or `pid`, not both")),
-        (Some(p), None, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
-        (Some(p), None, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
-        (None, Some(pid), None | Some("lldb")) => Ok(AttachSpec::LldbPid(pid)),
-        (None, Some(pid), Some("delve")) => Ok(AttachSpec::DelvePid(pid)),
-        (None, None, _) => Err(ToolError::new(
-            "debug attach: argument `port` (debugpy, or a dlv --headless server) or `pid` (lldb, delve) is required",
+/// What `attach` reaches: `port`, `pid` or `vm_service_uri`, and the
+/// adapter that attaches that way.
+fn attach_spec(a: &DebugArgs) -> Result<AttachSpec, ToolError> {
+    let given = [a.port.is_some(), a.pid.is_some(), a.vm_service_uri.is_some()];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return Err(ToolError::new(
+            "debug attach: give one of `port`, `pid` or `vm_service_uri`, not several",
+        ));
+    }
+    match (a.port, a.pid, a.vm_service_uri.as_deref(), a.adapter.as_deref()) {
+        (Some(p), _, _, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
+        (Some(p), _, _, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
+        (_, Some(pid), _, None | Some("lldb")) => Ok(AttachSpec::LldbPid(pid)),
+        (_, Some(pid), _, Some("delve")) => Ok(AttachSpec::DelvePid(pid)),
+        (_, _, Some(uri), None | Some("dart")) => Ok(AttachSpec::DartVmService(vm_service_uri(uri)?)),
+        (None, None, None, _) => Err(ToolError::new(
+            "debug attach: argument `port` (debugpy, or a dlv --headless server), `pid` (lldb, delve) or `vm_service_uri` (dart) is required",
         )),
-        (_, _, Some(other)) => Err(ToolError::new(format!(
-            "debug attach: argument `adapter`: `{other}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either"
+        (_, _, _, other) => Err(ToolError::new(format!(
+            "debug attach: argument `adapter`: `{}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either, dart takes `vm_service_uri`",
+            other.unwrap_or_default()
         ))),
     }
+}
+
+/// A Dart VM service address, checked: `ws://` or `http://` (dds takes
+/// either), on a loopback host with a port — tether attaches only to
+/// programs on this machine, as it does by port.
+fn vm_service_uri(uri: &str) -> Result<String, ToolError> {
+    let bad = |what: &str| {
+        ToolError::new(format!(
+            "debug attach: argument `vm_service_uri`: `{uri}` {what}; give the address `dart run --observe` prints, such as http://127.0.0.1:8181/AbCd=/"
+        ))
+    };
+    let parsed: http::Uri = uri.trim().parse().map_err(|_| bad("is not a URI"))?;
+    match parsed.scheme_str() {
+        Some("ws" | "http") => {}
+        _ => return Err(bad("is not a ws:// or http:// address")),
+    }
+    match parsed.host() {
+        Some("127.0.0.1" | "localhost" | "[::1]") => {}
+        _ => return Err(bad("is not on this machine (127.0.0.1, localhost or [::1])")),
+    }
+    if parsed.port_u16().is_none() {
+        return Err(bad("has no port"));
+    }
+    Ok(uri.trim().to_string())
 }
 
 impl ToolHandler for Debug {
@@ -313,7 +347,7 @@ impl ToolHandler for Debug {
                     breakpoints,
                 })
             }
-            Op::Attach => DebugOp::Attach(attach_spec(a.port, a.pid, a.adapter.as_deref())?),
+            Op::Attach => DebugOp::Attach(attach_spec(&a)?),
             Op::Continue => DebugOp::Continue { thread: a.thread_id },
             Op::Pause => DebugOp::Pause { thread: a.thread_id },
             Op::StepOver => DebugOp::StepOver { thread: a.thread_id },

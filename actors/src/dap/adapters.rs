@@ -219,6 +219,9 @@ pub fn attach_forms(id: &str) -> &'static str {
         "delve" => {
             "attach: `pid` of a running Go process, or `port` with `adapter: \"delve\"` for a `dlv --headless --listen 127.0.0.1:PORT` server"
         }
+        "dart" => {
+            "attach: `vm_service_uri` of a program started with `dart run --observe` (the ws:// or http:// address it prints, on loopback)"
+        }
         _ => "attach: not offered",
     }
 }

@@ -127,6 +127,9 @@ pub enum AttachSpec {
     LldbPid(u32),
     /// A Go process, through delve.
     DelvePid(u32),
+    /// A Dart program's VM service (`dart run --observe` prints it), through
+    /// `dart debug_adapter`. A loopback `ws://` or `http://` URI.
+    DartVmService(String),
 }
 
 impl AttachSpec {
@@ -135,6 +138,7 @@ impl AttachSpec {
             Self::DebugpyPort(_) => "debugpy",
             Self::DelvePort(_) | Self::DelvePid(_) => "delve",
             Self::LldbPid(_) => "lldb",
+            Self::DartVmService(_) => "dart",
         }
     }
 
@@ -143,6 +147,7 @@ impl AttachSpec {
             Self::DebugpyPort(p) => format!("the program listening for debugpy on port {p}"),
             Self::DelvePort(p) => format!("the delve server on port {p}"),
             Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
+            Self::DartVmService(uri) => format!("the Dart VM service at {uri}"),
         }
     }
 }

@@ -263,6 +263,12 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
             let cwd = spec.cwd.as_deref().unwrap_or(dir);
             json!({"name": "tether", "request": "launch", "mode": "debug", "program": dir, "args": spec.args, "cwd": cwd, "env": spec.env})
         }
+        // dds reads `env` as a map (lldb-dap's `K=V` list would fail its
+        // argument check); `toString()` in the variables view makes an
+        // object's local read as its value rather than `Instance of 'Foo'`.
+        "dart" => {
+            json!({"name": "tether", "type": "dart", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "evaluateToStringInDebugViews": true})
+        }
         _ => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
             json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
@@ -271,7 +277,7 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
 }
 
 /// The `attach` request's arguments.
-fn attach_args(spec: &AttachSpec) -> Value {
+fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
     match spec {
         AttachSpec::DebugpyPort(port) => {
             json!({"name": "tether", "type": "python", "request": "attach", "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true})
@@ -281,6 +287,11 @@ fn attach_args(spec: &AttachSpec) -> Value {
             json!({"name": "tether", "request": "attach", "mode": "local", "processId": pid})
         }
         AttachSpec::LldbPid(pid) => json!({"name": "tether", "request": "attach", "pid": pid}),
+        // `cwd` is what dds counts as the user's own code (the rest is
+        // library code it steps over).
+        AttachSpec::DartVmService(uri) => {
+            json!({"name": "tether", "type": "dart", "request": "attach", "vmServiceUri": uri, "cwd": workdir, "evaluateToStringInDebugViews": true})
+        }
     }
 }
 
@@ -308,7 +319,7 @@ async fn handshake(
         .map_err(|e| format!("initialize failed: {e}"))?;
     let (command, args) = match (&launch, &attach) {
         (Some(spec), _) => ("launch", launch_args(adapter, spec, workdir)),
-        (None, Some(spec)) => ("attach", attach_args(spec)),
+        (None, Some(spec)) => ("attach", attach_args(spec, workdir)),
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
     let answer = client.request(command, args, RUN_WAIT);
