@@ -503,6 +503,8 @@ async fn a_dart_launch_sends_env_as_the_map_the_dart_adapter_reads() {
     assert_eq!(sent["command"], "launch");
     assert_eq!(sent["arguments"]["env"], json!({"GREETING": "hi"}));
     assert!(sent["arguments"]["program"].as_str().unwrap().ends_with("bin/main.dart"), "{sent}");
+    let exceptions = ok(&h, json!({"op": "exceptions"})).await;
+    assert!(exceptions.contains("[on] `Unhandled`") && exceptions.contains("[off] `All`"), "{exceptions}");
     ok(&h, json!({"op": "terminate"})).await;
 }
 

@@ -14,8 +14,9 @@ use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 
 /// The exception filters a new session gets: stop on uncaught exceptions,
 /// where the adapter offers that, so "run it and see where it breaks" is
-/// one `launch`.
-pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught"];
+/// one `launch`. Each adapter names the filter its own way (debugpy
+/// `uncaught`, dart `Unhandled`); only those the adapter offers are set.
+pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught", "Unhandled"];
 
 /// The adapter's exception filters: `(filter, label)`.
 pub(super) fn offered_filters(caps: &Value) -> Vec<(String, String)> {
@@ -133,11 +134,11 @@ impl DebugSessionActor {
                     let now = match &self.exception_filters {
                         Some(f) if f.is_empty() => "no exception stops the program".to_string(),
                         Some(f) => format!("the filters {f:?}"),
-                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`)".to_string(),
+                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`, dart's `Unhandled`)".to_string(),
                     };
                     ready(DebugReply::ok(
                         format!(
-                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; lldb `cpp_throw`, `cpp_catch` and others; delve none (it stops on an unrecovered panic by itself)"
+                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; lldb `cpp_throw`, `cpp_catch` and others; dart `All`, `Unhandled`; delve none (it stops on an unrecovered panic by itself)"
                         ),
                         json!({"filters": self.exception_filters}),
                     ))
