@@ -58,6 +58,14 @@ async fn debugpy_end_to_end() {
     assert!(launched.contains("call chain (innermost first): add at prog.py:4 [frame_id="), "{launched}");
     assert!(launched.contains(" ← <module> at prog.py:9 [frame_id="), "{launched}");
     assert!(launched.ends_with("breakpoints: 1 bound where asked"), "{launched}");
+    // status, while stopped, answers with the same snapshot.
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(
+        status.starts_with("debugpy session on prog.py (up ")
+            && status.contains(": stopped (breakpoint) at prog.py:4 in add, thread 1\n")
+            && status.contains("  a = 2 (int)\n  b = 3 (int)\n"),
+        "{status}"
+    );
     let stack = ok(&h, json!({"op": "stack"})).await;
     assert!(
         stack.starts_with("#0 frame_id=")

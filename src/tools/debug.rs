@@ -22,7 +22,7 @@ use crate::spec::{Level, ToolSpec};
 pub enum Op {
     /// Which adapters are usable here, and why not.
     Adapters,
-    /// Whether a session runs, and where it is stopped.
+    /// Whether a session runs; when stopped, the stop's snapshot again.
     Status,
     /// Set the breakpoints of `file`: `lines`, or `breakpoints` with conditions, hit counts or log messages (empty clears the file); may precede launch. Answers where each bound.
     Breakpoints,

@@ -27,7 +27,7 @@ use super::adapters;
 use crate::process::{self, KillGuard};
 use crate::wire::dap::DapClient;
 use breakpoints::BreakpointSpec;
-use ops::{inspect, top_frame};
+use ops::inspect;
 use state::Shared;
 
 /// The hard time-to-live of a session, from launch.
@@ -442,16 +442,11 @@ impl DebugSessionActor {
                                 format!("{head}: the program exited with code {code}"),
                                 json!({"state": "exited"}),
                             ),
+                            // Stopped: the same snapshot the stop answered with, so
+                            // "where was I" needs no second call.
                             (Some(stop), None) if !running => {
-                                let thread = stop.thread.unwrap_or(1);
-                                let place = top_frame(&client, thread, &workdir)
-                                    .await
-                                    .map(|p| p.0)
-                                    .unwrap_or_default();
-                                DebugReply::ok(
-                                    format!("{head}: stopped ({}) at {place}, thread {thread}", stop.reason),
-                                    json!({"state": "stopped", "thread": thread}),
-                                )
+                                let r = snapshot::snapshot(&client, &stop, &workdir).await;
+                                DebugReply { text: format!("{head}: {}", r.text), ..r }
                             }
                             _ => DebugReply::ok(format!("{head}: running"), json!({"state": "running"})),
                         }

@@ -39,17 +39,6 @@ pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Where a thread is stopped: `file:line in function`.
-pub(super) async fn top_frame(client: &DapClient, thread: i64, workdir: &Path) -> Option<(String, Value)> {
-    let st = client
-        .request("stackTrace", json!({"threadId": thread, "startFrame": 0, "levels": 1}), REQUEST_TIMEOUT)
-        .await
-        .ok()?;
-    let f = st["stackFrames"].get(0)?.clone();
-    let path = f["source"]["path"].as_str().map(|p| display(workdir, p)).unwrap_or_else(|| "?".into());
-    Some((format!("{path}:{} in {}", f["line"], f["name"].as_str().unwrap_or("?")), f))
-}
-
 pub(super) fn display(workdir: &Path, p: &str) -> String {
     let path = Path::new(p);
     if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
