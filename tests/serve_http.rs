@@ -216,6 +216,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 sys.stdin.read()
 url, token = os.environ["TETHER_URL"], os.environ["TETHER_TOKEN"]
+open("worker_token.txt", "w").write(token)
 async def main():
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with Client(streamable_http_client(url, http_client=http)) as c:

@@ -159,6 +159,11 @@ impl Tokens {
     fn admits(&self, header: Option<&http::HeaderValue>) -> bool {
         authorized(header, &self.run) || self.minted.lock().iter().any(|t| authorized(header, t))
     }
+
+    /// A worker's token no longer opens anything (its run ended).
+    pub fn revoke(&self, token: &str) {
+        self.minted.lock().retain(|t| t != token);
+    }
 }
 
 fn random_hex(bytes: usize) -> Result<String, String> {
@@ -170,17 +175,23 @@ fn random_hex(bytes: usize) -> Result<String, String> {
 }
 
 /// What a vibe worker's command gets to reach the run: `TETHER_URL` and a
-/// `TETHER_TOKEN` of its own (its session is a conversation of its own).
-/// `url` is filled in once the listener is bound.
+/// `TETHER_TOKEN` of its own (its session is a conversation of its own),
+/// revoked when the worker's run ends. `url` is filled in once the
+/// listener is bound; before that a worker gets nothing.
 pub fn worker_env(
     url: Arc<std::sync::OnceLock<String>>,
     tokens: Arc<Tokens>,
 ) -> tether_actors::workers::command::WorkerEnv {
-    Arc::new(move |_job| match (url.get(), tokens.mint()) {
-        (Some(url), Ok(token)) => {
-            vec![("TETHER_URL".to_string(), url.clone()), ("TETHER_TOKEN".to_string(), token)]
+    use tether_actors::workers::command::WorkerGrant;
+    Arc::new(move |_job| {
+        let Some(url) = url.get() else { return WorkerGrant::default() };
+        let Ok(token) = tokens.mint() else { return WorkerGrant::default() };
+        let tokens = tokens.clone();
+        let revoked = token.clone();
+        WorkerGrant {
+            env: vec![("TETHER_URL".to_string(), url.clone()), ("TETHER_TOKEN".to_string(), token)],
+            on_end: Some(Box::new(move || tokens.revoke(&revoked))),
         }
-        _ => Vec::new(),
     })
 }
 

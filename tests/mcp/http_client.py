@@ -21,6 +21,15 @@ SCENARIO, URL, TOKEN, WORKDIR = sys.argv[1:5]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def initialize(name):
+    """A raw `initialize` request from a client called `name`."""
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": name, "version": "0"}}}
+
+
 def session(url=URL, name="agent", **kw):
     http = create_mcp_http_client(headers=AUTH)
     info = types.Implementation(name=name, version="1.0")
@@ -80,26 +89,25 @@ async def session_end_kills_its_kernel():
 
 async def bad_requests():
     async with httpx.AsyncClient(timeout=10) as h:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
-        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        r = await h.post(URL, json=init, headers=accept)
+        init = initialize("raw")
+        r = await h.post(URL, json=init, headers=ACCEPT)
         check(r.status_code == 401 and r.text == "", "no token: 401, nothing else said", (r.status_code, r.text))
-        r = await h.post(URL, json=init, headers={**accept, "Authorization": "Bearer wrong-token-wrong-token"})
+        r = await h.post(URL, json=init, headers={**ACCEPT, "Authorization": "Bearer wrong-token-wrong-token"})
         check(r.status_code == 401, "a wrong token: 401", r.status_code)
-        r = await h.post(URL, json=init, headers={**accept, **AUTH, "Origin": "http://evil.example"})
+        r = await h.post(URL, json=init, headers={**ACCEPT, **AUTH, "Origin": "http://evil.example"})
         check(r.status_code == 403, "a foreign Origin: 403", (r.status_code, r.text))
-        r = await h.post(URL, json=init, headers={**accept, **AUTH, "Host": "evil.example"})
+        r = await h.post(URL, json=init, headers={**ACCEPT, **AUTH, "Host": "evil.example"})
         check(r.status_code == 403, "a foreign Host: 403 (DNS rebinding)", (r.status_code, r.text))
-        r = await h.post(URL, content=b"{not json", headers={**accept, **AUTH})
+        r = await h.post(URL, content=b"{not json", headers={**ACCEPT, **AUTH})
         check(400 <= r.status_code < 500, "a malformed body: a 4xx", (r.status_code, r.text))
         r = await h.post(URL, json=init, headers={**AUTH, "Content-Type": "text/plain", "Accept": "application/json, text/event-stream"})
         check(400 <= r.status_code < 500, "a wrong content type: a 4xx", (r.status_code, r.text))
-        r = await h.post(URL, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={**accept, **AUTH, "Mcp-Session-Id": "no-such-session"})
+        r = await h.post(URL, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={**ACCEPT, **AUTH, "Mcp-Session-Id": "no-such-session"})
         check(r.status_code == 404, "an unknown session: 404", (r.status_code, r.text))
         big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}}
-        r = await h.post(URL, json=big, headers={**accept, **AUTH})
+        r = await h.post(URL, json=big, headers={**ACCEPT, **AUTH})
         check(r.status_code == 413, "an oversized body: 413", (r.status_code, r.text[:200]))
-        r = await h.post(URL.replace("/mcp", "/other"), json=init, headers={**accept, **AUTH})
+        r = await h.post(URL.replace("/mcp", "/other"), json=init, headers={**ACCEPT, **AUTH})
         check(r.status_code == 404, "another path: 404", r.status_code)
     # …and the run still serves a session.
     async with session(name="after") as c:
@@ -182,6 +190,13 @@ async def a_worker_reaches_the_warm_run():
         text = text_of(r)
         check("WORKER-ANSWER" in text and "shapes.py:1:5" in text, "the worker got the warm answer through the run", text)
         check("TOKEN-IS-NOT-THE-RUNS" in text, "the worker holds a token of its own", text)
+    # The worker's run is over: its token opens nothing any more.
+    with open(os.path.join(WORKDIR, "worker_token.txt")) as f:
+        worker_token = f.read().strip()
+    init = initialize("late")
+    async with httpx.AsyncClient(timeout=10) as h:
+        r = await h.post(URL, json=init, headers={**ACCEPT, "Authorization": f"Bearer {worker_token}"})
+        check(r.status_code == 401, "a finished worker's token is refused", f"{r.status_code} {r.text}")
     print("ok")
 
 
@@ -203,12 +218,11 @@ async def limits():
             r = await c.call_tool("lsp", {"action": "status"})
             check(r.is_error and "already has 16 calls running" in text_of(r), "the 17th call is refused", text_of(r))
         check(len(results) == 16 and all("done" in t for t in results), "the 16 running calls finish untouched", results)
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "many", "version": "0"}}}
+    init = initialize("many")
     async with httpx.AsyncClient(timeout=10) as h:
         opened = 0
         while True:
-            r = await h.post(URL, json=init, headers={**accept, **AUTH})
+            r = await h.post(URL, json=init, headers={**ACCEPT, **AUTH})
             if r.status_code != 200:
                 break
             opened += 1

@@ -28,7 +28,30 @@ pub const MAX_RESULT_BYTES: usize = 256 * 1024;
 /// Extra environment for one worker's command, from the host: `tether
 /// serve --http` hands each worker the run's URL and a token of its own,
 /// so a worker that is itself an agent connects to the same warm run.
-pub type WorkerEnv = std::sync::Arc<dyn Fn(&Job) -> Vec<(String, String)> + Send + Sync>;
+pub type WorkerEnv = std::sync::Arc<dyn Fn(&Job) -> WorkerGrant + Send + Sync>;
+
+/// What a host grants one worker: environment for its command, and what to
+/// undo when the worker's run ends (however it ends: exit, kill, or a
+/// command that never started), such as revoking the token it was given.
+#[derive(Default)]
+pub struct WorkerGrant {
+    /// Added to the command's environment.
+    pub env: Vec<(String, String)>,
+    /// Called once when the run ends.
+    pub on_end: Option<Box<dyn FnOnce() + Send>>,
+}
+
+/// Runs a grant's `on_end` when dropped: with the run's future, whichever
+/// way it ends.
+struct OnEnd(Option<Box<dyn FnOnce() + Send>>);
+
+impl Drop for OnEnd {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
+}
 
 /// Runs a configured command per tier.
 #[derive(Clone)]
@@ -134,9 +157,9 @@ impl WorkerBackend for CommandBackend {
             ("TETHER_WORKER_ID".to_string(), job.worker_id.clone()),
             ("TETHER_WORKER_TIER".to_string(), tier.to_string()),
         ];
-        if let Some(extra) = &self.env {
-            env.extend(extra(job));
-        }
+        let grant = self.env.as_ref().map(|grant| grant(job)).unwrap_or_default();
+        env.extend(grant.env);
+        let on_end = OnEnd(grant.on_end);
         let (exit_tx, exit_rx) = oneshot::channel();
         let spawned = process::spawn_with_env(&program, &argv[1..], &self.workdir, &env, move |info| {
             let _ = exit_tx.send(info);
@@ -146,8 +169,10 @@ impl WorkerBackend for CommandBackend {
         let brief = job.brief.clone();
         let who = format!("the `{tier}` worker command `{}`", argv[0]);
         let done = async move {
-            // Dropped with the run: the whole group goes.
+            // Dropped with the run: the whole group goes, and what the host
+            // granted the worker is undone.
             let _guard = guard;
+            let _on_end = on_end;
             // Writing and reading at once: a worker that answers before
             // reading all of a long brief must not deadlock on full pipes.
             let write = async move {
