@@ -389,6 +389,71 @@ async fn the_same_mcp_over_a_unix_socket() {
     assert!(!socket.exists(), "the socket is removed when the run stops");
 }
 
+/// `tether serve --http unix:PATH` that fails to start: its stderr.
+fn refused_at(dir: &Path, addr: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--workdir"])
+        .arg(dir)
+        .args(["--http", addr])
+        .env("TETHER_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "it should not start");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+#[test]
+fn a_socket_path_never_costs_the_user_a_file_or_another_runs_socket() {
+    let dir = project();
+    // A typo that names a file: the file survives, the run does not start.
+    let notes = dir.path().join("notes.md");
+    std::fs::write(&notes, "keep me\n").unwrap();
+    let err = refused_at(dir.path(), &format!("unix:{}", notes.display()));
+    assert!(err.contains("exists and is not a socket"), "{err}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
+    // A live run's socket is not taken over; a stale one is replaced.
+    let socket = dir.path().join("run.sock");
+    let addr = format!("unix:{}", socket.display());
+    let first = Server::start_at(dir.path(), &addr, addr.clone(), &[]);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777, 0o600);
+    let err = refused_at(dir.path(), &addr);
+    assert!(err.contains("a server already listens there"), "{err}");
+    drop(first); // SIGKILL: its socket stays behind, stale.
+    assert!(socket.exists());
+    let second = Server::start_at(dir.path(), &addr, addr.clone(), &[]);
+    assert!(second.stop().success());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tether-socket"))
+        .collect();
+    assert!(leftovers.is_empty(), "the staging directory is removed");
+}
+
+#[test]
+fn a_connection_that_says_nothing_is_closed_and_holds_nothing() {
+    use std::io::{Read, Write};
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let silent = std::net::TcpStream::connect(&addr).unwrap();
+    let mut partial = std::net::TcpStream::connect(&addr).unwrap();
+    partial.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    // Bounded: the server's header-read limit is 30 s.
+    for mut stream in [silent, partial] {
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut buf = [0u8; 256];
+        let closed = match stream.read(&mut buf) {
+            Ok(n) => n == 0 || buf[..n].starts_with(b"HTTP/1.1 408"),
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        assert!(closed, "the server closes a connection without a complete request head");
+    }
+    drop(server);
+}
+
 #[tokio::test]
 async fn an_idle_session_ends_and_its_kernel_with_it() {
     sdk();

@@ -19,7 +19,6 @@ use std::net::SocketAddr;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +30,7 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::TetherServer;
+use super::{TetherServer, idle};
 use crate::runtime::Runtime;
 use crate::spec::Surface;
 
@@ -60,6 +59,21 @@ pub struct Options {
 /// An oversized body up to this size is read to its end before the 413,
 /// so that the client, still sending, gets the answer and not a reset.
 const DRAIN_AT_MOST: u64 = 64 * 1024 * 1024;
+/// ... for this long at most; then the connection is dropped.
+const DRAIN_WAIT: Duration = Duration::from_secs(10);
+/// Connections at once: every session's calls and its event stream. Past
+/// it new connections wait in the listen queue; none is refused.
+pub const MAX_CONNECTIONS: usize = MAX_SESSIONS * (MAX_CALLS_IN_FLIGHT + 2);
+/// A connection that sends no complete request head for this long is
+/// closed: a client that connects and says nothing, or an idle keep-alive
+/// connection, holds nothing for ever. (A response being sent is not idle.)
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// After a failed accept (out of file descriptors, say), the pause before
+/// the next: the listener stays readable, and retrying at once would spin.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+/// At stop, how long connections may take to finish the response they
+/// are sending.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The environment variable a token may come from.
 pub const TOKEN_ENV: &str = "TETHER_TOKEN";
 
@@ -119,6 +133,11 @@ pub fn token() -> Result<(String, Option<PathBuf>), String> {
 }
 
 type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+/// The `Mcp-Session-Id` of a request or response.
+fn session_id(headers: &http::HeaderMap) -> Option<String> {
+    headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
 
 fn plain(status: http::StatusCode, text: &str) -> http::Response<Body> {
     let mut response = http::Response::new(Full::new(Bytes::from(text.to_string())).boxed());
@@ -207,15 +226,20 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> Result<(), String> {
     let Options { surface, listen, session_idle } = options;
-    let live = Arc::new(AtomicUsize::new(0));
+    let slots = Arc::new(SessionSlots::default());
     let factory = {
-        let (runtime, live) = (runtime.clone(), live.clone());
-        move || Ok(TetherServer::for_session(runtime.clone(), surface, live.clone(), port.clone()))
+        let (runtime, slots) = (runtime.clone(), slots.clone());
+        move || Ok(TetherServer::for_session(runtime.clone(), surface, slots.clone(), port.clone()))
     };
     let mut sessions = LocalSessionManager::default();
     let mut session_config = SessionConfig::default();
-    session_config.keep_alive = Some(session_idle);
+    // Idle sessions are tether's to end (`idle`): rmcp's keep-alive would
+    // end a session whose one long call sends nothing for a while.
+    session_config.keep_alive = None;
     sessions.session_config = session_config;
+    let sessions = Arc::new(sessions);
+    let activity = Arc::new(idle::Activity::default());
+    tokio::spawn(idle::reap(activity.clone(), sessions.clone(), session_idle, stop.child_token()));
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
@@ -227,9 +251,10 @@ pub async fn serve(
         hosts.push(addr.ip().to_string());
         config = config.with_allowed_hosts(hosts);
     }
-    let mcp = StreamableHttpService::new(factory, Arc::new(sessions), config);
+    let mcp = StreamableHttpService::new(factory, sessions, config);
     let handle = move |req: http::Request<Incoming>| {
-        let (mut mcp, tokens, live) = (mcp.clone(), tokens.clone(), live.clone());
+        let (mut mcp, tokens, slots, activity) =
+            (mcp.clone(), tokens.clone(), slots.clone(), activity.clone());
         async move {
             if !tokens.admits(req.headers().get(http::header::AUTHORIZATION)) {
                 return Ok::<_, std::convert::Infallible>(plain(http::StatusCode::UNAUTHORIZED, ""));
@@ -239,14 +264,24 @@ pub async fn serve(
             }
             let opens_session =
                 req.method() == http::Method::POST && !req.headers().contains_key("mcp-session-id");
-            if opens_session && live.load(Ordering::SeqCst) >= MAX_SESSIONS {
-                return Ok(plain(
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    &format!(
-                        "tether: {MAX_SESSIONS} sessions are open, the most one run serves; end one (DELETE) and try again"
-                    ),
-                ));
-            }
+            // Held until the session is made (or not): the session is made
+            // only once the body is read, and requests that arrive together
+            // must not all count the same free slot.
+            let _opening = match opens_session.then(|| slots.reserve()) {
+                None => None,
+                Some(Some(opening)) => Some(opening),
+                Some(None) => {
+                    // Read what the client is still sending, so that it
+                    // gets the answer rather than a reset connection.
+                    drain(req.into_body()).await;
+                    return Ok(plain(
+                        http::StatusCode::SERVICE_UNAVAILABLE,
+                        &format!(
+                            "tether: {MAX_SESSIONS} sessions are open, the most one run serves; end one (DELETE) and try again"
+                        ),
+                    ));
+                }
+            };
             let declared = req
                 .headers()
                 .get(http::header::CONTENT_LENGTH)
@@ -254,7 +289,7 @@ pub async fn serve(
                 .and_then(|v| v.parse::<u64>().ok());
             if let Some(len) = declared.filter(|l| *l > MAX_REQUEST_BYTES as u64) {
                 if len <= DRAIN_AT_MOST {
-                    let _ = req.into_body().collect().await;
+                    drain(req.into_body()).await;
                 }
                 return Ok(plain(
                     http::StatusCode::PAYLOAD_TOO_LARGE,
@@ -264,12 +299,34 @@ pub async fn serve(
                 ));
             }
             let ends_session = req.method() == http::Method::DELETE;
+            let session = session_id(req.headers());
+            let open = session
+                .as_deref()
+                .filter(|_| req.method() == http::Method::POST)
+                .and_then(|id| activity.begin(id));
             let mut response = tower_service::Service::call(&mut mcp, req).await?;
+            if opens_session && let Some(id) = session_id(response.headers()) {
+                activity.opened(&id);
+            }
             // A session ended by DELETE is done, not merely accepted.
             if ends_session && response.status() == http::StatusCode::ACCEPTED {
                 *response.status_mut() = http::StatusCode::OK;
             }
-            Ok(response)
+            if ends_session && let Some(id) = &session {
+                activity.ended(id);
+            }
+            // The request is being answered until its body (an SSE stream
+            // for a call) has gone out or the client has left.
+            Ok(match open {
+                None => response,
+                Some(open) => response.map(|body| {
+                    body.map_frame(move |frame| {
+                        let _answering = &open;
+                        frame
+                    })
+                    .boxed()
+                }),
+            })
         }
     };
     match listen {
@@ -289,10 +346,7 @@ pub async fn serve(
             .await;
         }
         Listen::Unix(path) => {
-            let _ = std::fs::remove_file(&path);
-            let listener = tokio::net::UnixListener::bind(&path)
-                .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
-            restrict(&path);
+            let listener = bind_unix(&path)?;
             let _ = url.set(format!("unix:{}", path.display()));
             eprintln!("tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}", path.display());
             let listener = &listener;
@@ -308,6 +362,21 @@ pub async fn serve(
     Ok(())
 }
 
+/// Reads a body to its end, keeping nothing: [`DRAIN_AT_MOST`] bytes in
+/// [`DRAIN_WAIT`] at most.
+async fn drain(mut body: Incoming) {
+    let _ = tokio::time::timeout(DRAIN_WAIT, async {
+        let mut read = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            read += frame.data_ref().map_or(0, |d| d.len() as u64);
+            if read > DRAIN_AT_MOST {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
 /// Serves every connection `accept` yields until `stop` fires.
 async fn accept_until_stopped<S, A, AFut, F, Fut>(mut accept: A, handle: F, stop: &CancellationToken)
 where
@@ -318,38 +387,141 @@ where
     Fut:
         std::future::Future<Output = Result<http::Response<Body>, std::convert::Infallible>> + Send + 'static,
 {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            () = stop.cancelled() => break,
+        };
+        let Ok(slot) = slot else { break };
         let accepted = tokio::select! {
             accepted = accept() => accepted,
             () = stop.cancelled() => break,
         };
-        // A connection that failed to arrive costs nothing; the next may not.
-        let Ok(stream) = accepted else { continue };
-        spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone());
+        match accepted {
+            Ok(stream) => spawn_connection(TokioIo::new(stream), handle.clone(), stop.clone(), slot),
+            Err(_) => {
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_RETRY) => {}
+                    () = stop.cancelled() => break,
+                }
+            }
+        }
     }
 }
 
-/// Only the owner may connect to the socket.
-fn restrict(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+/// Listens on a Unix socket at `path` that only the owner may connect to.
+/// What is at `path` already is never lost: a stale socket is replaced, a
+/// live one or any other file is an error. The socket is bound in a 0700
+/// directory beside `path`, made 0600, then linked into place (a link
+/// fails rather than replace what appeared meanwhile), so it is never
+/// reachable with looser permissions.
+fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener, String> {
+    use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => {
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(format!(
+                    "{shown}: a server already listens there; stop it or choose another path"
+                ));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("cannot replace the stale socket {shown}: {e}"))?;
+        }
+        Ok(_) => {
+            return Err(format!(
+                "{shown} exists and is not a socket; tether does not replace it — choose another path"
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot look at {shown}: {e}")),
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let private = parent.join(format!(".tether-socket-{}", std::process::id()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&private)
+        .map_err(|e| format!("cannot create {}: {e}", private.display()))?;
+    let staged = private.join("socket");
+    let bound = (|| {
+        let listener =
+            tokio::net::UnixListener::bind(&staged).map_err(|e| format!("cannot listen on {shown}: {e}"))?;
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("cannot restrict {shown} to its owner: {e}"))?;
+        std::fs::hard_link(&staged, path).map_err(|e| format!("cannot put the socket at {shown}: {e}"))?;
+        Ok(listener)
+    })();
+    let _ = std::fs::remove_file(&staged);
+    let _ = std::fs::remove_dir(&private);
+    bound
 }
 
-fn spawn_connection<I, F, Fut>(io: I, handle: F, stop: CancellationToken)
-where
+/// Serves one connection, holding its `slot` until it closes.
+fn spawn_connection<I, F, Fut>(
+    io: I,
+    handle: F,
+    stop: CancellationToken,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     F: Fn(http::Request<Incoming>) -> Fut + Send + Sync + Clone + 'static,
     Fut:
         std::future::Future<Output = Result<http::Response<Body>, std::convert::Infallible>> + Send + 'static,
 {
     tokio::spawn(async move {
-        let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service_fn(handle));
+        let _slot = slot;
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .serve_connection(io, service_fn(handle));
         tokio::pin!(conn);
         tokio::select! {
             _ = conn.as_mut() => {}
-            () = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+            () = stop.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
+            }
         }
     });
+}
+
+/// Sessions open and being opened, against [`MAX_SESSIONS`].
+#[derive(Default)]
+pub struct SessionSlots {
+    counts: parking_lot::Mutex<SlotCounts>,
+}
+
+#[derive(Default)]
+struct SlotCounts {
+    open: usize,
+    opening: usize,
+}
+
+/// A session being opened: its slot is held until the request is answered.
+/// (A session made meanwhile counts as open too, for that short while.)
+struct Opening(Arc<SessionSlots>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut counts = self.0.counts.lock();
+        counts.opening = counts.opening.saturating_sub(1);
+    }
+}
+
+impl SessionSlots {
+    /// A slot for a new session, if one is free.
+    fn reserve(self: &Arc<Self>) -> Option<Opening> {
+        let mut counts = self.counts.lock();
+        if counts.open + counts.opening >= MAX_SESSIONS {
+            return None;
+        }
+        counts.opening += 1;
+        Some(Opening(self.clone()))
+    }
 }
 
 /// One session's state: its conversation (named at `initialize` after the
@@ -357,7 +529,7 @@ where
 /// last handler clone, it closes the conversation.
 pub struct SessionState {
     runtime: Arc<Runtime>,
-    live: Arc<AtomicUsize>,
+    slots: Arc<SessionSlots>,
     /// Where this session's cards are routed.
     pub port: Arc<super::elicit::SessionsPort>,
     /// The conversation, once the client said who it is.
@@ -371,13 +543,13 @@ pub struct SessionState {
 impl SessionState {
     pub(super) fn new(
         runtime: Arc<Runtime>,
-        live: Arc<AtomicUsize>,
+        slots: Arc<SessionSlots>,
         port: Arc<super::elicit::SessionsPort>,
     ) -> Self {
-        live.fetch_add(1, Ordering::SeqCst);
+        slots.counts.lock().open += 1;
         Self {
             runtime,
-            live,
+            slots,
             port,
             conversation: std::sync::OnceLock::new(),
             surface: std::sync::OnceLock::new(),
@@ -388,7 +560,9 @@ impl SessionState {
 
 impl Drop for SessionState {
     fn drop(&mut self) {
-        self.live.fetch_sub(1, Ordering::SeqCst);
+        let mut counts = self.slots.counts.lock();
+        counts.open = counts.open.saturating_sub(1);
+        drop(counts);
         if let Some(conversation) = self.conversation.get() {
             self.port.unregister(conversation);
             self.runtime.close_conversation(conversation);

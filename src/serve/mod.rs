@@ -9,12 +9,15 @@
 //!   notifications while it runs, when the client gave a progress token.
 //! - `tether://tree` is the supervision tree as a resource, as text and JSON.
 //! - `ask_user` and permission cards are elicitation forms ([`elicit`]).
+//! - `--http` serves many sessions at once ([`http`]); a session idle past
+//!   `--session-idle` ends (`idle`).
 //!
 //! The run ends when stdin closes: the runtime is dropped, which stops
 //! every actor and kills every child process before the process exits.
 
 pub mod elicit;
 pub mod http;
+mod idle;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -148,10 +151,10 @@ impl TetherServer {
     pub fn for_session(
         runtime: Arc<Runtime>,
         surface: Surface,
-        live: Arc<std::sync::atomic::AtomicUsize>,
+        slots: Arc<http::SessionSlots>,
         port: Arc<elicit::SessionsPort>,
     ) -> Self {
-        let session = Arc::new(http::SessionState::new(runtime.clone(), live, port));
+        let session = Arc::new(http::SessionState::new(runtime.clone(), slots, port));
         Self { runtime, surface, peer: PeerSlot::default(), session: Some(session) }
     }
 
