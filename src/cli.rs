@@ -32,6 +32,9 @@ use crate::spec::{Resource, Surface};
 const EXIT_TOOL_ERROR: u8 = 1;
 /// Exit code for bad usage.
 const EXIT_USAGE: u8 = 2;
+/// At SIGTERM/SIGINT, how long `serve --http` waits for its listener to
+/// close (and its socket file to go) before the run stops regardless.
+const SERVE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug, Parser)]
 #[command(name = "tether", version, about = "Tools bound to live resources, for coding agents")]
@@ -301,7 +304,12 @@ async fn run(cli: Cli) -> ExitCode {
             let workers = crate::serve::http::worker_env(url.clone(), tokens.clone());
             let runtime = match start_with_workers(&opts, Human::Sessions(port.clone()), Some(workers)) {
                 Ok(r) => Arc::new(r),
-                Err(code) => return code,
+                Err(code) => {
+                    if let Some(file) = file {
+                        let _ = std::fs::remove_file(file);
+                    }
+                    return code;
+                }
             };
             let stop = tokio_util::sync::CancellationToken::new();
             let serving = crate::serve::http::serve(
@@ -322,7 +330,7 @@ async fn run(cli: Cli) -> ExitCode {
                 () = terminated() => {
                     // Let the listener close and remove its socket file.
                     stop.cancel();
-                    tokio::time::timeout(std::time::Duration::from_secs(5), &mut serving).await.unwrap_or(Ok(()))
+                    tokio::time::timeout(SERVE_STOP_WAIT, &mut serving).await.unwrap_or(Ok(()))
                 }
             };
             runtime.shutdown();

@@ -22,6 +22,28 @@ const STDERR_LINE_MAX: usize = 400;
 /// How long the stderr reader may lag behind an exit before the report is made.
 const STDERR_DRAIN: Duration = Duration::from_millis(100);
 
+/// Environment variables no child gets: the run's own secrets (the bearer
+/// token of `tether serve --http`, when it came from the environment). A
+/// child that should hold one is given it explicitly (a worker's own
+/// token, through `spawn_with_env`).
+static WITHHELD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// From now on, children do not inherit `name`.
+pub fn withhold_from_children(name: &str) {
+    let mut withheld = WITHHELD.lock();
+    if !withheld.iter().any(|n| n == name) {
+        withheld.push(name.to_string());
+    }
+}
+
+/// Removes the withheld variables from `command`'s environment.
+pub fn without_withheld(command: &mut Command) -> &mut Command {
+    for name in WITHHELD.lock().iter() {
+        command.env_remove(name);
+    }
+    command
+}
+
 /// The last lines a process wrote to stderr.
 #[derive(Clone, Default)]
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
@@ -260,7 +282,8 @@ pub fn spawn_with_env(
     env: &[(String, String)],
     on_exit: impl FnOnce(ExitInfo) + Send + 'static,
 ) -> std::io::Result<Spawned> {
-    let mut child: Child = Command::new(program)
+    let mut command = Command::new(program);
+    let mut child: Child = without_withheld(&mut command)
         .args(args)
         .env(RUN_ID_VAR, run_id())
         .env(RUN_ROOT_VAR, cwd)

@@ -115,6 +115,9 @@ pub fn token() -> Result<(String, Option<PathBuf>), String> {
         if t.len() < 16 {
             return Err(format!("{TOKEN_ENV} is too short to guard a server: give at least 16 characters"));
         }
+        // The run's token opens every session: no kernel, server or
+        // worker of the run inherits it (a worker gets one of its own).
+        tether_actors::process::withhold_from_children(TOKEN_ENV);
         return Ok((t, None));
     }
     let token = random_hex(32)?;

@@ -79,6 +79,8 @@ async def session_end_kills_its_kernel():
     async with session(name="short-lived") as c:
         r = await c.call_tool("eval", {"code": "import os\nos.getpid()", "description": "show the process id of this kernel"})
         pid = int(text_of(r).split("Out: ")[-1].split()[0])
+        r = await c.call_tool("eval", {"code": "os.environ.get('TETHER_TOKEN', 'absent')", "description": "whether the kernel inherited the run's token"})
+        check("'absent'" in text_of(r), "no child of the run inherits the run's token", text_of(r))
         tree = await c.read_resource("tether://tree")
         text = tree.contents[0].text
         check("mcp short-lived 1.0" in text, "the tree shows the session as a conversation named after its client", text)

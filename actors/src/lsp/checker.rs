@@ -64,7 +64,8 @@ pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String
         if checker.args.is_empty() { "" } else { " " },
         checker.args.join(" ")
     );
-    let output = tokio::process::Command::new(&checker.command)
+    let mut command = tokio::process::Command::new(&checker.command);
+    let output = crate::process::without_withheld(&mut command)
         .args(&checker.args)
         .current_dir(dir)
         .env(crate::process::RUN_ID_VAR, crate::process::run_id())
