@@ -498,3 +498,14 @@ fn a_remote_address_needs_allow_remote_and_a_short_token_is_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("TETHER_TOKEN is too short"), "{out:?}");
 }
+
+#[test]
+fn another_loopback_address_is_served_under_its_own_name() {
+    sdk();
+    let dir = project();
+    let port = std::net::TcpListener::bind("127.0.0.2:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.2:{port}");
+    let server = Server::start_at(dir.path(), &addr, format!("http://{addr}/mcp"), &[]);
+    server.scenario("session_end_kills_its_kernel", dir.path());
+    drop(server);
+}

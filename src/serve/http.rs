@@ -104,6 +104,14 @@ impl Listen {
                 "--http `{text}` is not a loopback address; tether serves other machines only with --allow-remote (and always with a token)"
             ));
         }
+        // Clients must name the address in `Host` (DNS rebinding), and
+        // nobody names 0.0.0.0: every request would be refused.
+        if addr.ip().is_unspecified() {
+            return Err(format!(
+                "--http `{text}`: give the address clients will reach (such as 192.168.1.5:{}); every request's Host must name it",
+                addr.port()
+            ));
+        }
         Ok(Self::Tcp(addr))
     }
 }
@@ -247,8 +255,10 @@ pub async fn serve(
         .with_cancellation_token(stop.child_token())
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_allowed_origins(["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]);
+    // rmcp allows `localhost`, 127.0.0.1 and ::1; any other address bound
+    // (another loopback address, a remote one) is allowed by name too.
     if let Listen::Tcp(addr) = &listen
-        && !addr.ip().is_loopback()
+        && !["127.0.0.1", "::1"].contains(&addr.ip().to_string().as_str())
     {
         let mut hosts = config.allowed_hosts.clone();
         hosts.push(addr.ip().to_string());
@@ -604,7 +614,8 @@ mod tests {
     fn only_loopback_without_allow_remote() {
         assert!(matches!(Listen::parse("127.0.0.1:0", false), Ok(Listen::Tcp(_))));
         assert!(Listen::parse("0.0.0.0:8765", false).unwrap_err().contains("--allow-remote"));
-        assert!(matches!(Listen::parse("0.0.0.0:8765", true), Ok(Listen::Tcp(_))));
+        assert!(Listen::parse("0.0.0.0:8765", true).unwrap_err().contains("Host must name it"));
+        assert!(matches!(Listen::parse("192.168.1.5:8765", true), Ok(Listen::Tcp(_))));
         assert_eq!(Listen::parse("unix:/tmp/t.sock", false), Ok(Listen::Unix("/tmp/t.sock".into())));
         assert!(Listen::parse("localhost", false).unwrap_err().contains("IP:PORT"));
     }
