@@ -61,6 +61,10 @@ async fn conversations_have_their_own_kernels_and_the_registry_shows_owners() {
     );
     let debuggee = all.text.lines().find(|l| l.trim_start().starts_with("debuggee prog.py")).unwrap();
     assert!(debuggee.contains("owner=alpha") && debuggee.contains("pid="), "{debuggee}");
+    let pid_in = |line: &str| -> i32 {
+        line.split(" pid=").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (adapter_pid, debuggee_pid) = (pid_in(session), pid_in(debuggee));
     let data = all.data.clone().unwrap();
     let (alpha, beta) = (kernel_pid(&data, "alpha").unwrap(), kernel_pid(&data, "beta").unwrap());
     assert_ne!(alpha, beta, "one interpreter each");
@@ -91,6 +95,8 @@ async fn conversations_have_their_own_kernels_and_the_registry_shows_owners() {
     assert!(!h.rt.close_conversation("alpha"), "closed once");
     assert!(common::gone(alpha as i32).await, "alpha's kernel {alpha} was killed");
     assert!(is_running(beta as i32), "beta's kernel {beta} still runs");
+    assert!(common::gone(adapter_pid).await, "alpha's debug adapter {adapter_pid} was killed");
+    assert!(common::gone(debuggee_pid).await, "alpha's debuggee {debuggee_pid} was killed");
     let after = h.ok("resources", json!({})).await.text;
     assert!(!after.contains("conversation alpha") && !after.contains("debuggee"), "{after}");
     assert_eq!(cell(&h, "beta", "x").await, "Out: 'beta'");

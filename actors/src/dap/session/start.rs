@@ -153,8 +153,14 @@ impl DebugSessionActor {
         };
         let started = Instant::now();
         let ttl = self.ttl;
-        ctx.run_later(ttl, move |_act, ctx| {
-            ctx.notify(Expire { started });
+        // Not `ctx.run_later`: a pending timer keeps an actor alive after
+        // its conversation let go of it, and the adapter and debuggee with it.
+        let me = ctx.address().downgrade();
+        actix::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(me) = me.upgrade() {
+                me.do_send(Expire { started });
+            }
         });
         let work = async move {
             let (client, mut events) = match (port, pipes) {
