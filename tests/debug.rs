@@ -400,6 +400,15 @@ async fn lldb_dap_debugs_a_c_program_built_here() {
 }
 
 #[tokio::test]
+async fn a_go_program_that_does_not_build_says_why_in_the_compilers_words() {
+    let h = go_program();
+    h.write("main.go", "package main\n\nfunc main() {\n\tundefinedThing()\n}\n");
+    let r = dbg(&h, json!({"op": "launch", "program": "main.go"})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(r.text.contains("launch failed") && r.text.contains("undefinedThing"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn delve_debugs_a_go_program() {
     let h = go_program();
     ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [7]})).await;

@@ -194,16 +194,20 @@ impl DebugSessionActor {
             let result = handshake(&client, &shared, adapter_id, launch, attach, config).await;
             match result {
                 Ok(started) => (Ok((client, started)), guard, shared),
-                Err(e) => {
+                Err(mut e) => {
+                    // What the adapter said of it (delve's build errors,
+                    // why an attach was refused), then its own stderr.
+                    let said = shared.state.lock().said_at_start();
+                    if !said.is_empty() {
+                        e = format!("{e}; the adapter said: {}", said.join(" | "));
+                    }
                     let tail = stderr.lines();
-                    let e = if tail.is_empty() {
-                        e
-                    } else {
-                        format!(
+                    if !tail.is_empty() {
+                        e = format!(
                             "{e}; adapter stderr: {}",
                             tail.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ")
-                        )
-                    };
+                        );
+                    }
                     (Err(e), guard, shared)
                 }
             }
@@ -329,8 +333,25 @@ async fn handshake(
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
     let answer = client.request(command, args, RUN_WAIT);
-    let answer = tokio::spawn(answer);
-    if !shared.wait_for(INITIALIZED_WAIT, |s| s.initialized || s.closed.is_some()).await {
+    let mut answer = tokio::spawn(answer);
+    // Some adapters send `initialized` only once the launch worked (delve,
+    // after building): a launch that fails is reported with the adapter's
+    // own words at once, not after the wait for `initialized`.
+    let mut answered = None;
+    let initialized = shared.wait_for(INITIALIZED_WAIT, |s| s.initialized || s.closed.is_some());
+    tokio::pin!(initialized);
+    let initialized = tokio::select! {
+        done = &mut initialized => done,
+        joined = &mut answer => {
+            match joined {
+                Ok(Ok(body)) => answered = Some(body),
+                Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
+                Err(e) => return Err(format!("{command} failed: {e}")),
+            }
+            initialized.await
+        }
+    };
+    if !initialized {
         return Err(format!(
             "the adapter did not send `initialized` within {} s",
             INITIALIZED_WAIT.as_secs()
@@ -369,10 +390,12 @@ async fn handshake(
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("configurationDone failed: {e}"))?;
-    match answer.await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
-        Err(e) => return Err(format!("{command} failed: {e}")),
+    if answered.is_none() {
+        match answer.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
+            Err(e) => return Err(format!("{command} failed: {e}")),
+        }
     }
     let has_breakpoints = shared.state.lock().bindings.total() > 0;
     let mut reply = match &attach {

@@ -8,6 +8,11 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::MAX_OUTPUT;
+
+/// The adapter's console (and output) lines told of a failed start, and
+/// their length.
+const CONSOLE_TAIL_LINES: usize = 6;
+const CONSOLE_LINE_MAX: usize = 300;
 use super::breakpoints::Bindings;
 use crate::wire::dap::DapEvent;
 
@@ -28,10 +33,30 @@ pub(super) struct State {
     pub(super) closed: Option<String>,
     pub(super) output: VecDeque<u8>,
     pub(super) dropped: u64,
+    /// The adapter's own last console lines (a build error, why an attach
+    /// was refused), for a start that fails.
+    pub(super) console: VecDeque<String>,
     pub(super) debuggee_pid: Option<u32>,
     pub(super) running: bool,
     /// Where each breakpoint bound, by the adapter's replies and events.
     pub(super) bindings: Bindings,
+}
+
+impl State {
+    /// The adapter's console lines and the last output lines, for a start
+    /// that failed: where adapters put why (delve's build errors arrive as
+    /// `stderr` output before the failed launch answer).
+    pub(super) fn said_at_start(&self) -> Vec<String> {
+        let output = String::from_utf8_lossy(&self.output.iter().copied().collect::<Vec<u8>>()).into_owned();
+        let mut lines: Vec<String> = output
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| super::ops::cut(l, CONSOLE_LINE_MAX).0)
+            .collect();
+        lines = lines.split_off(lines.len().saturating_sub(CONSOLE_TAIL_LINES));
+        self.console.iter().cloned().chain(lines).collect()
+    }
 }
 
 pub(super) struct Shared {
@@ -85,7 +110,15 @@ impl Shared {
             "process" => s.debuggee_pid = ev.body["systemProcessId"].as_u64().map(|p| p as u32),
             "output" => {
                 let category = ev.body["category"].as_str().unwrap_or("console");
-                if matches!(category, "stdout" | "stderr") {
+                if category == "console" {
+                    let text = ev.body["output"].as_str().unwrap_or("");
+                    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                        s.console.push_back(super::ops::cut(line, CONSOLE_LINE_MAX).0);
+                        if s.console.len() > CONSOLE_TAIL_LINES {
+                            s.console.pop_front();
+                        }
+                    }
+                } else if matches!(category, "stdout" | "stderr") {
                     let text = ev.body["output"].as_str().unwrap_or("");
                     s.output.extend(text.bytes());
                     let over = s.output.len().saturating_sub(MAX_OUTPUT);
