@@ -202,6 +202,21 @@ async fn delve_says_why_a_line_without_code_does_not_bind_and_a_run_where_nothin
     h.ok("debug", json!({"op": "terminate"})).await;
 }
 
+const NIL_MAP_GO: &str = "package main\n\nimport \"fmt\"\n\nfunc store(m map[string]int, key string) {\n\tm[key] = len(key)\n}\n\nfunc main() {\n\tvar counts map[string]int\n\tstore(counts, \"answer\")\n\tfmt.Println(counts)\n}\n";
+
+#[tokio::test]
+async fn a_go_panic_in_the_runtime_shows_and_evaluates_in_the_users_frame() {
+    require("dlv", &["version"], "apt-get install delve");
+    let h = Harness::new(&[("go.mod", "module demo\n\ngo 1.19\n"), ("main.go", NIL_MAP_GO)]);
+    let stop = h.ok("debug", json!({"op": "launch", "program": "main.go"})).await.text;
+    assert!(stop.contains("at main.go:6 in main.store"), "{stop}");
+    // The top frame is the runtime's; evaluate, like scopes, defaults to the
+    // frame the stop showed.
+    let key = h.ok("debug", json!({"op": "evaluate", "expression": "key"})).await.text;
+    assert!(key.contains("\"answer\""), "{key}");
+    h.ok("debug", json!({"op": "terminate"})).await;
+}
+
 const SEGV_C: &str = r#"#include <stdio.h>
 #include <string.h>
 
@@ -234,6 +249,9 @@ async fn a_c_segfault_stops_on_the_signal_with_the_null_pointer_in_view() {
     assert!(stop.contains(">   7 |     return strlen(it->name);"), "{stop}");
     assert!(stop.contains("  it = 0x0000000000000000"), "the null pointer: {stop}");
     assert!(stop.contains("main at crash.c:12"), "{stop}");
+    // evaluate defaults to the frame the stop showed.
+    let it = h.ok("debug", json!({"op": "evaluate", "expression": "it"})).await.text;
+    assert!(it.contains("0x0000000000000000"), "{it}");
     h.ok("debug", json!({"op": "terminate"})).await;
 }
 

@@ -52,7 +52,7 @@ pub enum Op {
     Scopes,
     /// Children of `reference` (cap 50; values cap 400 characters).
     Variables,
-    /// Evaluate `expression` in `frame_id` (default: the top frame).
+    /// Evaluate `expression` in `frame_id` (default: the frame the last stop showed).
     Evaluate,
     /// The program's stdout/stderr so far (bounded).
     Output,

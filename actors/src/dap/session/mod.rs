@@ -260,14 +260,18 @@ impl DebugSessionActor {
         )
     }
 
-    /// Keeps the frame a stop showed, the default of `scopes`; an answer
-    /// that the program runs or ended forgets it.
+    /// Keeps the frame a stop showed, the default of `scopes` and
+    /// `evaluate`; a new stop replaces it (a stop whose stack could not be
+    /// read leaves none), and an answer after which the program runs or
+    /// ended forgets it — a frame id is good only while its stop lasts.
     fn remember(&mut self, reply: &DebugReply) {
-        match reply.data["state"].as_str() {
-            Some("stopped") => self.focus_frame = reply.data["frame"]["id"].as_i64().or(self.focus_frame),
-            Some(_) => self.focus_frame = None,
-            None => {}
-        }
+        let still_stopped = self.session.as_ref().is_some_and(|s| s.shared.state.lock().stop.is_some());
+        self.focus_frame = match reply.data["state"].as_str() {
+            Some("stopped") => reply.data["frame"]["id"].as_i64(),
+            Some(_) => None,
+            None if still_stopped => self.focus_frame,
+            None => None,
+        };
     }
 
     fn rel(&self, p: &Path) -> String {
@@ -280,6 +284,7 @@ impl DebugSessionActor {
     fn end(&mut self, why: &str) -> Option<impl std::future::Future<Output = ()> + use<>> {
         let session = self.session.take()?;
         self.ended = Some(why.to_string());
+        self.focus_frame = None;
         let ours = !session.attached;
         let debuggee = session.shared.state.lock().debuggee_pid.filter(|_| ours);
         Some(async move {
@@ -532,6 +537,11 @@ impl DebugSessionActor {
                             ));
                         }
                     },
+                    // The frame whose locals the stop showed, which is not the
+                    // top one when that is library code.
+                    DebugOp::Evaluate { expression, frame: None } => {
+                        DebugOp::Evaluate { expression, frame: self.focus_frame }
+                    }
                     other => other,
                 };
                 AtomicResponse::new(Box::pin(
