@@ -180,7 +180,17 @@ pub fn confined(root: &Path, field: &str, value: &str) -> Result<PathBuf, ToolEr
             value.len()
         )));
     }
-    tether_actors::fs::confine(root, value).map_err(|e| ToolError::new(format!("argument `{field}`: {e}")))
+    let path = tether_actors::fs::confine(root, value)
+        .map_err(|e| ToolError::new(format!("argument `{field}`: {e}")))?;
+    // A symlink may resolve to a name that is not UTF-8; answers and the
+    // servers' protocols could not name it.
+    if path.to_str().is_none() {
+        return Err(ToolError::new(format!(
+            "argument `{field}`: `{value}` resolves to {}, whose name is not valid UTF-8; rename it or pass another path",
+            path.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// Checks an integer argument against its range.
@@ -205,6 +215,18 @@ mod tests {
     struct Probe {
         pattern: String,
         max_results: Option<usize>,
+    }
+
+    #[test]
+    fn a_path_that_resolves_to_a_name_that_is_not_utf8_is_refused() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let odd = root.join(std::ffi::OsStr::from_bytes(b"odd\xff.py"));
+        std::fs::write(&odd, "x = 1\n").unwrap();
+        std::os::unix::fs::symlink(&odd, root.join("link.py")).unwrap();
+        let err = confined(&root, "file", "link.py").unwrap_err().to_string();
+        assert!(err.contains("argument `file`") && err.contains("not valid UTF-8"), "{err}");
     }
 
     #[test]

@@ -208,6 +208,14 @@ impl RuntimeBuilder {
                 reason: "not a directory".into(),
             }));
         }
+        // Paths travel as JSON strings (tool answers, LSP URIs, DAP
+        // requests): a root whose name is not UTF-8 could not be named.
+        if workdir.to_str().is_none() {
+            return Err(StartError::Workdir(tether_actors::fs::PathError::BadRoot {
+                root: workdir.display().to_string(),
+                reason: "its path is not valid UTF-8; start tether in a directory whose path is".into(),
+            }));
+        }
         // Children of a run that died without stopping them (SIGKILL, a
         // crash) would otherwise live on: they carry its run id.
         let reaped = tether_actors::process::reap_orphans(&workdir);

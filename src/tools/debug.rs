@@ -188,6 +188,23 @@ fn attach_spec(a: &DebugArgs) -> Result<AttachSpec, ToolError> {
             "debug attach: give one of `port`, `pid` or `vm_service_uri`, not several",
         ));
     }
+    if a.port == Some(0) {
+        return Err(ToolError::new(
+            "debug attach: argument `port`: 0 is not a port; give the one the program listens on",
+        ));
+    }
+    if let Some(pid) = a.pid {
+        if pid <= 1 {
+            return Err(ToolError::new(format!(
+                "debug attach: argument `pid`: {pid} is not a program to debug; give the process id of the running program"
+            )));
+        }
+        if is_tether_or_an_ancestor(pid) {
+            return Err(ToolError::new(format!(
+                "debug attach: argument `pid`: {pid} is tether or the process that started it; stopping it would stop this session — give the program's own pid"
+            )));
+        }
+    }
     match (a.port, a.pid, a.vm_service_uri.as_deref(), a.adapter.as_deref()) {
         (Some(p), _, _, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
         (Some(p), _, _, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
@@ -202,6 +219,31 @@ fn attach_spec(a: &DebugArgs) -> Result<AttachSpec, ToolError> {
             other.unwrap_or_default()
         ))),
     }
+}
+
+/// Whether `pid` is this process or one of its ancestors (its parent is
+/// the agent host): a debugger attached there would halt the caller.
+fn is_tether_or_an_ancestor(pid: u32) -> bool {
+    let mut current = std::process::id();
+    // Bounded: a process tree is not deeper than this in practice.
+    for _ in 0..64 {
+        if current == pid {
+            return true;
+        }
+        match parent_of(current) {
+            Some(parent) if parent > 1 => current = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// A process's parent, from `/proc/PID/stat` (the field after the
+/// parenthesised name, which may itself hold spaces and parentheses).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A Dart VM service address, checked: `ws://` or `http://` (dds takes
@@ -356,10 +398,21 @@ impl ToolHandler for Debug {
             Op::Threads => DebugOp::Threads,
             Op::Stack => DebugOp::Stack { thread: a.thread_id },
             Op::Scopes => DebugOp::Scopes { frame: a.frame_id },
-            Op::Variables => DebugOp::Variables { reference: need("variables", "reference", a.reference)? },
-            Op::Evaluate => DebugOp::Evaluate {
-                expression: need("evaluate", "expression", a.expression)?,
-                frame: a.frame_id,
+            Op::Variables => match need("variables", "reference", a.reference)? {
+                reference if reference > 0 => DebugOp::Variables { reference },
+                other => {
+                    return Err(ToolError::new(format!(
+                        "debug variables: argument `reference`: {other} is not a reference; give one that scopes or variables listed (they are positive)"
+                    )));
+                }
+            },
+            Op::Evaluate => match need("evaluate", "expression", a.expression)? {
+                e if e.trim().is_empty() => {
+                    return Err(ToolError::new(
+                        "debug evaluate: argument `expression` is empty; give the expression to evaluate",
+                    ));
+                }
+                expression => DebugOp::Evaluate { expression, frame: a.frame_id },
             },
             Op::Output => DebugOp::Output,
             Op::Terminate => DebugOp::Terminate,
