@@ -160,8 +160,13 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
 fn kernels() -> Vec<Component> {
     [("python", "python3"), ("javascript", "node")]
         .into_iter()
-        .map(|(lang, program)| match std::process::Command::new(program).arg("--version").output() {
-            Ok(out) if out.status.success() => {
+        .map(|(lang, program)| {
+            let mut command = std::process::Command::new(program);
+            command.arg("--version");
+            (lang, program, tether_actors::process::probe(&mut command, tether_actors::process::PROBE_WAIT))
+        })
+        .map(|(lang, program, probed)| match probed {
+            Some(out) if out.status.success() => {
                 let version =
                     String::from_utf8_lossy(if out.stdout.is_empty() { &out.stderr } else { &out.stdout })
                         .trim()

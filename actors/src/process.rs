@@ -274,6 +274,31 @@ pub fn spawn(
     spawn_with_env(program, args, cwd, &[], on_exit)
 }
 
+/// How long a one-shot probe (`python3 -c "import debugpy"`, `node
+/// --version`) may take before it is killed and counted as failed.
+pub const PROBE_WAIT: Duration = Duration::from_secs(10);
+
+/// Runs a short probe command to its end within `limit` (killed past it):
+/// no stdin, its output captured — never on the run's own stdout, which is
+/// the MCP stream under `tether serve`. `None` if it did not start or
+/// finish in time.
+pub fn probe(command: &mut std::process::Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child =
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().ok(),
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
 /// [`spawn`], with extra environment variables.
 pub fn spawn_with_env(
     program: &Path,
@@ -340,6 +365,20 @@ pub fn is_running(pid: i32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_probe_keeps_its_output_and_is_killed_past_its_limit() {
+        let mut echo = std::process::Command::new("sh");
+        echo.args(["-c", "echo seen; read x; echo \"read:$x\""]);
+        let out = probe(&mut echo, PROBE_WAIT).unwrap();
+        // Its stdin is empty, not the run's; its stdout is captured.
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "seen\nread:\n");
+        let mut slow = std::process::Command::new("sleep");
+        slow.arg("30");
+        let started = std::time::Instant::now();
+        assert!(probe(&mut slow, Duration::from_millis(200)).is_none());
+        assert!(started.elapsed() < Duration::from_secs(10), "the probe was killed at its limit");
+    }
     use super::*;
 
     #[tokio::test]

@@ -272,11 +272,9 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
 }
 
 fn debugpy_importable(python: &Path) -> bool {
-    std::process::Command::new(python)
-        .args(["-c", "import debugpy"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    let mut command = std::process::Command::new(python);
+    command.args(["-c", "import debugpy"]);
+    crate::process::probe(&mut command, crate::process::PROBE_WAIT).is_some_and(|out| out.status.success())
 }
 
 fn marker_dirs(workdir: &Path, markers: &[String]) -> Vec<PathBuf> {

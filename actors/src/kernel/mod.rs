@@ -74,10 +74,9 @@ fn python_for(workdir: &Path) -> PathBuf {
     }
     static REAL: OnceLock<PathBuf> = OnceLock::new();
     REAL.get_or_init(|| {
-        std::process::Command::new("python3")
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .ok()
+        let mut command = std::process::Command::new("python3");
+        command.args(["-c", "import sys; print(sys.executable)"]);
+        crate::process::probe(&mut command, crate::process::PROBE_WAIT)
             .filter(|o| o.status.success())
             .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
             .filter(|p| p.is_file())
