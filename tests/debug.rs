@@ -526,6 +526,21 @@ async fn a_dart_launch_sends_env_as_the_map_the_dart_adapter_reads() {
 }
 
 #[tokio::test]
+async fn a_program_that_ends_with_terminated_alone_is_not_reported_running() {
+    let h = dart_standin_project();
+    let args = json!({"op": "launch", "program": "bin/main.dart", "args": ["--terminate-only"], "file": "bin/main.dart", "lines": [3]});
+    ok(&h, args).await;
+    let ended = ok(&h, json!({"op": "continue"})).await;
+    assert!(ended.contains("the program terminated"), "{ended}");
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(
+        status.starts_with("dart session on bin/main.dart (up ")
+            && status.contains("): the program terminated\n"),
+        "{status}"
+    );
+}
+
+#[tokio::test]
 async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
     let h = dart_standin_project();
     let adapters = ok(&h, json!({"op": "adapters"})).await;

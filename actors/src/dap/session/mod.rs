@@ -438,14 +438,19 @@ impl DebugSessionActor {
                 );
                 AtomicResponse::new(Box::pin(
                     async move {
-                        let (stop, running, exit) = {
+                        let (stop, running, exit, terminated) = {
                             let st = shared.state.lock();
-                            (st.stop.clone(), st.running, st.exit_code)
+                            (st.stop.clone(), st.running, st.exit_code, st.terminated)
                         };
                         match (stop, exit) {
                             (_, Some(code)) => DebugReply::ok(
                                 format!("{head}: the program exited with code {code}"),
                                 json!({"state": "exited"}),
+                            ),
+                            // Some adapters end with `terminated` and no `exited`.
+                            (_, None) if terminated => DebugReply::ok(
+                                format!("{head}: the program terminated"),
+                                json!({"state": "terminated"}),
                             ),
                             // Stopped: the same snapshot the stop answered with, so
                             // "where was I" needs no second call.

@@ -82,10 +82,16 @@ pub(super) async fn settle(
             json!({"state": "running"}),
         );
     }
-    if stops > before
-        && let Some(stop) = stop
-    {
-        return snapshot(client, &stop, workdir).await;
+    if stops > before {
+        return match stop {
+            Some(stop) => snapshot(client, &stop, workdir).await,
+            // Stopped, then continued (by the adapter, or another thread's
+            // step) before tether could look.
+            None => DebugReply::ok(
+                "it stopped and ran on before the stop could be read; it keeps running — use pause to stop it, or status",
+                json!({"state": "running"}),
+            ),
+        };
     }
     // A run that ended with breakpoints none of which bound says so: the
     // likeliest reason it never stopped.
@@ -103,7 +109,13 @@ pub(super) async fn settle(
             json!({"state": "terminated"}),
         );
     }
-    DebugReply::err(format!("the debug adapter went away: {}", closed.unwrap_or_default()))
+    match closed {
+        Some(why) => DebugReply::err(format!("the debug adapter went away: {why}")),
+        None => DebugReply::ok(
+            "still running; it keeps running — use pause to stop it, or status",
+            json!({"state": "running"}),
+        ),
+    }
 }
 
 /// Ops that need a live session and only read or step it.
