@@ -147,6 +147,10 @@ async fn caps_on_frames_children_and_values() {
         long.ends_with("(value cut at 400 characters; evaluate a slice or a part of it to see more)"),
         "the cut is stated: {long}"
     );
+    // The structured answer carries the same cut value, never the adapter's whole reply.
+    let data = dbg(&h, json!({"op": "evaluate", "expression": "long"})).await.data.unwrap();
+    assert_eq!(data["cut"], true, "{data}");
+    assert!(data["result"].as_str().unwrap().chars().count() <= 402, "{data}");
     let top: i64 = stack.lines().last().unwrap().split("frame_id=").nth(1).map_or_else(
         || stack.split("frame_id=").last().unwrap().split(' ').next().unwrap().parse().unwrap(),
         |s| s.split(' ').next().unwrap().parse().unwrap(),

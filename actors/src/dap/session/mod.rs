@@ -47,6 +47,8 @@ pub const MAX_FRAMES: usize = 30;
 pub const MAX_CHILDREN: usize = 50;
 /// Longest value shown.
 pub const MAX_VALUE: usize = 400;
+/// Threads listed at most (the rest counted).
+pub const MAX_THREADS: usize = 100;
 /// How much of a reply that does not parse is quoted in the error.
 const MAX_RAW_QUOTED: usize = 200;
 /// How long an op that saw the adapter's pipe close waits for its exit status.

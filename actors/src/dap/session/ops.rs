@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::snapshot::snapshot;
 use super::state::Shared;
 use super::{
-    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_VALUE,
+    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_THREADS, MAX_VALUE,
     REQUEST_TIMEOUT, RUN_WAIT,
 };
 use crate::wire::dap::DapClient;
@@ -168,9 +168,21 @@ pub(super) async fn inspect(
                     Ok(t) => t,
                     Err(reply) => return reply,
                 };
-                let text =
-                    threads.iter().map(|t| format!("{} {}", t.id, t.name)).collect::<Vec<_>>().join("\n");
-                DebugReply::ok(if text.is_empty() { "no threads".into() } else { text }, body)
+                let shown: Vec<(u64, String)> =
+                    threads.iter().take(MAX_THREADS).map(|t| (t.id, cut(&t.name, MAX_VALUE).0)).collect();
+                let mut text =
+                    shown.iter().map(|(id, name)| format!("{id} {name}")).collect::<Vec<_>>().join("\n");
+                if threads.len() > shown.len() {
+                    text.push_str(&format!(
+                        "\n… {} more threads (listed at most {MAX_THREADS})",
+                        threads.len() - shown.len()
+                    ));
+                }
+                let data = json!({
+                    "threads": shown.iter().map(|(id, name)| json!({"id": id, "name": name})).collect::<Vec<_>>(),
+                    "total": threads.len(),
+                });
+                DebugReply::ok(if text.is_empty() { "no threads".into() } else { text }, data)
             }
             Err(e) => DebugReply::err(format!("threads failed: {e}")),
         },
@@ -224,10 +236,11 @@ pub(super) async fn inspect(
                     };
                     let text = scopes
                         .iter()
-                        .map(|s| format!("{} reference={}", s.name, s.variables_reference))
+                        .map(|s| format!("{} reference={}", cut(&s.name, MAX_VALUE).0, s.variables_reference))
                         .collect::<Vec<_>>()
                         .join("\n");
-                    DebugReply::ok(if text.is_empty() { "no scopes".into() } else { text }, body)
+                    let data = json!({"scopes": scopes.iter().map(|s| json!({"name": cut(&s.name, MAX_VALUE).0, "reference": s.variables_reference, "expensive": s.expensive})).collect::<Vec<_>>()});
+                    DebugReply::ok(if text.is_empty() { "no scopes".into() } else { text }, data)
                 }
                 Err(e) => DebugReply::err(format!(
                     "scopes failed for frame_id {frame}: {e} (frame ids come from stack)"
@@ -298,7 +311,8 @@ pub(super) async fn inspect(
             match client.request("evaluate", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
                     let (value, was_cut) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
-                    let ty = body["type"].as_str().map(|t| format!(" ({t})")).unwrap_or_default();
+                    let ty_name = body["type"].as_str().map(|t| cut(t, MAX_VALUE).0);
+                    let ty = ty_name.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
                     let note = if was_cut {
                         format!(
                             "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
@@ -306,7 +320,14 @@ pub(super) async fn inspect(
                     } else {
                         String::new()
                     };
-                    DebugReply::ok(format!("{expression} = {value}{ty}{note}"), body)
+                    let data = json!({
+                        "expression": expression,
+                        "result": value,
+                        "type": ty_name,
+                        "cut": was_cut,
+                        "reference": body["variablesReference"].as_i64().unwrap_or(0),
+                    });
+                    DebugReply::ok(format!("{expression} = {value}{ty}{note}"), data)
                 }
                 Err(e) => DebugReply::err(format!("evaluate `{expression}` failed: {e}")),
             }

@@ -31,6 +31,9 @@ pub const MAX_LOCAL_VALUE: usize = 120;
 const MAX_SOURCE_LINE: usize = 160;
 /// A local's type is cut at this many characters.
 const MAX_TYPE: usize = 40;
+/// A frame's or a local's name is cut at this many characters (C++
+/// template instantiations run to thousands).
+const MAX_NAME: usize = 120;
 /// The exception message is cut at this many characters.
 const MAX_EXCEPTION: usize = 300;
 /// The snapshot's text budget, about 1,500 tokens.
@@ -93,9 +96,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
         .map(|f| {
             let path = f.source.and_then(|s| s.path);
             let user = is_user(path.as_deref(), workdir);
-            // debugpy names the frame an exception stopped in "f (Current frame)".
-            let name = f.name.strip_suffix(" (Current frame)").map(str::to_string).unwrap_or(f.name);
-            Frame { id: f.id, name, path, line: f.line, user }
+            Frame { id: f.id, name: frame_name(&f.name), path, line: f.line, user }
         })
         .collect();
     let Some(top) = frames.first() else {
@@ -189,7 +190,24 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
         "frames": chain_data,
         "left_out": left_out,
     });
-    DebugReply::ok(text.trim_end(), data)
+    DebugReply::ok(within_budget(text.trim_end()), data)
+}
+
+/// A frame's name as shown: without debugpy's " (Current frame)" on the
+/// frame an exception stopped in, cut at [`MAX_NAME`].
+fn frame_name(raw: &str) -> String {
+    cut(raw.strip_suffix(" (Current frame)").unwrap_or(raw), MAX_NAME).0
+}
+
+/// The text, held to [`SNAPSHOT_BUDGET`] whatever the adapter's names and
+/// paths ran to; a cut says so.
+fn within_budget(text: &str) -> String {
+    if text.chars().count() <= SNAPSHOT_BUDGET {
+        return text.to_string();
+    }
+    const NOTE: &str = "\n… cut at the snapshot's budget; stack, scopes and variables show the rest";
+    let (kept, _) = cut(text, SNAPSHOT_BUDGET - NOTE.chars().count() - 1);
+    format!("{}{NOTE}", kept.trim_end_matches('…'))
 }
 
 /// The stop's reason in words; an exception's type and message from
@@ -245,7 +263,7 @@ fn source_lines(path: Option<&str>, line: u64) -> Vec<(u64, String)> {
     text.lines()
         .enumerate()
         .map(|(i, l)| (i as u64 + 1, l))
-        .filter(|(n, _)| (first..=line + CONTEXT_LINES).contains(n))
+        .filter(|(n, _)| (first..=line.saturating_add(CONTEXT_LINES)).contains(n))
         .map(|(n, l)| (n, cut(l.trim_end(), MAX_SOURCE_LINE).0))
         .collect()
 }
@@ -305,7 +323,13 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
         .map(|v| {
             let (value, cut_value) = cut(&v.value.replace('\n', " "), MAX_LOCAL_VALUE);
             let ty = v.type_.map(|t| cut(&t, MAX_TYPE).0);
-            Local { name: v.name, value, cut: cut_value, ty, reference: v.variables_reference }
+            Local {
+                name: cut(&v.name, MAX_NAME).0,
+                value,
+                cut: cut_value,
+                ty,
+                reference: v.variables_reference,
+            }
         })
         .collect();
     (shown, total, None)
@@ -345,6 +369,20 @@ mod tests {
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> Frame {
         Frame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user }
+    }
+
+    #[test]
+    fn names_are_cut_and_the_text_never_passes_its_budget() {
+        let template =
+            format!("std::vector<{}>::push_back (Current frame)", "std::pair<int, int>, ".repeat(300));
+        let name = frame_name(&template);
+        assert!(name.chars().count() == MAX_NAME + 1 && name.ends_with('…'), "{name}");
+        let long = "x".repeat(SNAPSHOT_BUDGET * 2);
+        let held = within_budget(&long);
+        assert!(held.chars().count() <= SNAPSHOT_BUDGET, "{}", held.len());
+        assert!(held.ends_with("stack, scopes and variables show the rest"));
+        assert_eq!(within_budget("short"), "short");
+        assert_eq!(frame_name("f (Current frame)"), "f");
     }
 
     #[test]
