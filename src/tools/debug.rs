@@ -44,7 +44,7 @@ pub enum Op {
     StepIn,
     /// One step out.
     StepOut,
-    /// Thread ids and names.
+    /// Thread ids and names (at most 100).
     Threads,
     /// Frames (cap 30).
     Stack,
