@@ -545,6 +545,20 @@ async fn a_program_that_ends_with_terminated_alone_is_not_reported_running() {
 }
 
 #[tokio::test]
+async fn when_two_threads_stop_together_the_focused_one_is_shown_and_stepped() {
+    let h = dart_standin_project();
+    let args = json!({"op": "launch", "program": "bin/main.dart", "args": ["--two-threads"], "file": "bin/main.dart", "lines": [3]});
+    let launched = ok(&h, args).await;
+    assert!(launched.contains("in main, thread 7"), "{launched}");
+    // The second thread's event (preserveFocusHint) does not take the focus.
+    let status = ok(&h, json!({"op": "status"})).await;
+    assert!(status.contains("in main, thread 7"), "{status}");
+    let stepped = ok(&h, json!({"op": "step_over"})).await;
+    assert!(stepped.starts_with("stopped (step) at bin/main.dart:3 in main, thread 7"), "{stepped}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
 async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
     let h = dart_standin_project();
     let adapters = ok(&h, json!({"op": "adapters"})).await;

@@ -267,7 +267,7 @@ impl DebugSessionActor {
                 {
                     return restore(DebugReply::err(format!("run_to: continue failed: {e}"))).await;
                 }
-                shared.state.lock().running = true;
+                shared.state.lock().resumed(before);
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
                 let at_target = reply.data["frame"]["path"].as_str() == Some(rel.as_str())
                     && reply.data["frame"]["line"].as_u64() == Some(bound_line);

@@ -142,21 +142,21 @@ pub(super) async fn inspect(
             if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("{command} failed: {e}"));
             }
-            {
-                let mut s = shared.state.lock();
-                s.running = true;
-            }
+            shared.state.lock().resumed(before);
             settle(&shared, &client, before, &workdir, RUN_WAIT).await
         }
     };
     match op {
-        DebugOp::Continue { thread } => step("continue", thread_or(thread).or(Some(1))).await,
+        DebugOp::Continue { thread } => {
+            let last = shared.state.lock().last_thread;
+            step("continue", thread_or(thread).or(last).or(Some(1))).await
+        }
         DebugOp::StepOver { thread } => step("next", thread_or(thread)).await,
         DebugOp::StepIn { thread } => step("stepIn", thread_or(thread)).await,
         DebugOp::StepOut { thread } => step("stepOut", thread_or(thread)).await,
         DebugOp::Pause { thread } => {
             let before = shared.state.lock().stops;
-            let thread = thread_or(thread).unwrap_or(1);
+            let thread = thread_or(thread).or(shared.state.lock().last_thread).unwrap_or(1);
             if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("pause failed: {e}"));
             }

@@ -38,11 +38,23 @@ pub(super) struct State {
     pub(super) console: VecDeque<String>,
     pub(super) debuggee_pid: Option<u32>,
     pub(super) running: bool,
+    /// The thread of the last stop shown, kept while the program runs (the
+    /// default of `pause`).
+    pub(super) last_thread: Option<i64>,
     /// Where each breakpoint bound, by the adapter's replies and events.
     pub(super) bindings: Bindings,
 }
 
 impl State {
+    /// The program was resumed, unless it already stopped again since
+    /// `before` stops: the last stop is over.
+    pub(super) fn resumed(&mut self, before: u64) {
+        if self.stops == before {
+            self.running = true;
+            self.stop = None;
+        }
+    }
+
     /// The adapter's console lines and the last output lines, for a start
     /// that failed: where adapters put why (delve's build errors arrive as
     /// `stderr` output before the failed launch answer).
@@ -89,14 +101,22 @@ impl Shared {
         match ev.event.as_str() {
             "initialized" => s.initialized = true,
             "stopped" => {
-                s.stop = Some(Stop {
-                    thread: ev.body["threadId"].as_i64(),
-                    reason: ev.body["reason"].as_str().unwrap_or("stopped").to_string(),
-                    description: ev.body["text"]
-                        .as_str()
-                        .or(ev.body["description"].as_str())
-                        .map(str::to_string),
-                });
+                let thread = ev.body["threadId"].as_i64();
+                // Threads that stop together each get an event (lldb-dap),
+                // the others marked `preserveFocusHint`: the stop shown, and
+                // the thread ops default to, stays the focused one.
+                let beside = ev.body["preserveFocusHint"].as_bool() == Some(true) && s.stop.is_some();
+                if !beside {
+                    s.stop = Some(Stop {
+                        thread,
+                        reason: ev.body["reason"].as_str().unwrap_or("stopped").to_string(),
+                        description: ev.body["text"]
+                            .as_str()
+                            .or(ev.body["description"].as_str())
+                            .map(str::to_string),
+                    });
+                    s.last_thread = thread.or(s.last_thread);
+                }
                 s.stops += 1;
                 s.running = false;
             }
