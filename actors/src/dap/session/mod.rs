@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::adapters;
-use crate::process::{self, KillGuard};
+use crate::process::KillGuard;
 use crate::wire::dap::DapClient;
 use breakpoints::BreakpointSpec;
 use ops::inspect;
@@ -41,6 +41,11 @@ pub const RUN_WAIT: Duration = Duration::from_secs(30);
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the adapter may take to say `initialized`.
 pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
+/// How long a TCP adapter may take to accept tether's connection.
+pub const CONNECT_WAIT: Duration = Duration::from_secs(15);
+/// How long `disconnect` may take when a session ends; then the adapter
+/// and debuggee are killed regardless.
+const DISCONNECT_WAIT: Duration = Duration::from_secs(2);
 /// Frames listed by `stack`.
 pub const MAX_FRAMES: usize = 30;
 /// Children listed by `variables`.
@@ -288,19 +293,15 @@ impl DebugSessionActor {
         self.ended = Some(why.to_string());
         self.focus_frame = None;
         let ours = !session.attached;
-        let debuggee = session.shared.state.lock().debuggee_pid.filter(|_| ours);
+        let debuggee = session.shared.state.lock().debuggee().filter(|_| ours);
         Some(async move {
             // An attached program is left running, not suspended (a
             // `dlv --headless --accept-multiclient` server would halt it).
             let args = json!({"terminateDebuggee": ours, "suspendDebuggee": false});
-            let bound = Duration::from_secs(2);
+            let bound = DISCONNECT_WAIT;
             let _ = tokio::time::timeout(bound, session.client.request("disconnect", args, bound)).await;
-            if let Some(pid) = debuggee {
-                process::kill_group(pid);
-                // SAFETY: SIGKILL to the debuggee's pid; harmless if it is gone.
-                unsafe {
-                    libc::kill(pid as i32, libc::SIGKILL);
-                }
+            if let Some(debuggee) = debuggee {
+                debuggee.kill();
             }
             drop(session.guard);
         })
@@ -311,15 +312,27 @@ impl Actor for DebugSessionActor {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.kill_debuggee();
+    }
+}
+
+/// Also on drop: an actor whose thread stops after its last address went
+/// away, before it could notice, is dropped without `stopped`.
+impl Drop for DebugSessionActor {
+    fn drop(&mut self) {
+        self.kill_debuggee();
+    }
+}
+
+impl DebugSessionActor {
+    /// Kills the program tether started (not one it attached to); the
+    /// adapter goes with the session's guard.
+    fn kill_debuggee(&mut self) {
         if let Some(s) = self.session.take()
             && !s.attached
-            && let Some(pid) = s.shared.state.lock().debuggee_pid
+            && let Some(debuggee) = s.shared.state.lock().debuggee()
         {
-            process::kill_group(pid);
-            // SAFETY: SIGKILL to the debuggee's pid.
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
+            debuggee.kill();
         }
     }
 }

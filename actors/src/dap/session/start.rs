@@ -18,8 +18,8 @@ use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{Shared, State};
 use super::{
-    AttachSpec, DebugReply, DebugSessionActor, Expire, INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT,
-    RUN_WAIT, Session,
+    AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, Expire, INITIALIZED_WAIT, LaunchSpec,
+    REQUEST_TIMEOUT, RUN_WAIT, Session,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -30,7 +30,7 @@ fn free_port() -> std::io::Result<u16> {
 }
 
 async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + CONNECT_WAIT;
     loop {
         match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
             Ok(s) => return Ok(s),
@@ -232,8 +232,8 @@ impl DebugSessionActor {
                     reply
                 }
                 Err(e) => {
-                    if let Some(pid) = shared.state.lock().debuggee_pid {
-                        process::kill_group(pid);
+                    if let Some(debuggee) = shared.state.lock().debuggee() {
+                        debuggee.kill();
                     }
                     drop(guard);
                     DebugReply::err(format!("{adapter_id} could not start the session: {e}"))

@@ -45,7 +45,35 @@ pub(super) struct State {
     pub(super) bindings: Bindings,
 }
 
+/// The program tether started, to kill when the session ends.
+pub(super) struct Debuggee {
+    pid: u32,
+    /// Whether it is known to have exited: its pid may since name another
+    /// process, so only its group (which keeps the pid from reuse while any
+    /// member lives) is signalled.
+    exited: bool,
+}
+
+impl Debuggee {
+    pub(super) fn kill(&self) {
+        crate::process::kill_group(self.pid);
+        if !self.exited {
+            // SAFETY: SIGKILL to the debuggee, which has not exited (a
+            // debuggee that is not its group's leader, as under lldb).
+            unsafe {
+                libc::kill(self.pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 impl State {
+    /// The debuggee to kill, if its pid is known.
+    pub(super) fn debuggee(&self) -> Option<Debuggee> {
+        let pid = self.debuggee_pid?;
+        Some(Debuggee { pid, exited: self.exit_code.is_some() })
+    }
+
     /// The program was resumed, unless it already stopped again since
     /// `before` stops: the last stop is over.
     pub(super) fn resumed(&mut self, before: u64) {
