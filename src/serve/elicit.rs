@@ -199,6 +199,10 @@ impl QuestionPort for SessionsPort {
     fn name(&self) -> String {
         "mcp elicitation, per session".into()
     }
+
+    fn human_per_conversation(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ Each scenario asserts what real clients would see, prints what
 import json
 import os
 import sys
+import time
 
 import anyio
 import httpx2 as httpx
@@ -128,24 +129,30 @@ async def questions_go_to_their_own_session():
     client, never another's."""
     question = {"question": "Which store should the cache use?", "options": [{"label": "sqlite"}, {"label": "postgres"}]}
     seen = {"a": [], "b": []}
+    answered_at, done_at = {}, {}
 
-    def answering(who, choice):
+    def answering(who, choice, delay):
         async def callback(context, params):
             seen[who].append(params.message)
-            await anyio.sleep(0.5)  # both cards are open at once
+            await anyio.sleep(delay)
+            answered_at[who] = time.monotonic()
             return types.ElicitResult(action="accept", content={"choice": choice})
         return callback
 
     answers = {}
 
-    async def ask(who, choice):
-        async with session(name=f"asker-{who}", elicitation_callback=answering(who, choice)) as c:
+    async def ask(who, choice, delay):
+        async with session(name=f"asker-{who}", elicitation_callback=answering(who, choice, delay)) as c:
             r = await c.call_tool("ask_user", question)
+            done_at[who] = time.monotonic()
             answers[who] = text_of(r)
 
+    # a's human is slow; b's card is not held up behind a's.
     async with anyio.create_task_group() as tg:
-        tg.start_soon(ask, "a", "sqlite")
-        tg.start_soon(ask, "b", "postgres")
+        tg.start_soon(ask, "a", "sqlite", 4)
+        await anyio.sleep(0.5)
+        tg.start_soon(ask, "b", "postgres", 0)
+    check(done_at["b"] < answered_at["a"], "one session's open card does not hold up another's", (done_at, answered_at))
     check("chose option 1. sqlite" in answers["a"], "session a got its own client's answer", answers)
     check("chose option 2. postgres" in answers["b"], "session b got its own client's answer", answers)
     check(len(seen["a"]) == 1 and len(seen["b"]) == 1, "each client was asked once, only its own question", seen)

@@ -1,8 +1,10 @@
 //! `QuestionGateActor`: holds the port and the target space, shows one
-//! card at a time (a human answers one card at a time), and bounds every
-//! wait by the card's own timeout. No human reachable → the ask fails at
-//! once; it never waits on nobody.
+//! card at a time to each human (the run's one human, or with a port that
+//! has a human per conversation, each conversation's), and bounds every
+//! wait by the card's own timeout, counted from when the card is shown. No
+//! human reachable → the ask fails at once; it never waits on nobody.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,7 +50,10 @@ pub struct QuestionGateActor {
     port: Arc<dyn QuestionPort>,
     target: String,
     started: Instant,
-    showing: bool,
+    /// Cards being shown now.
+    showing: u64,
+    /// One turn per human: the run's, or each conversation's.
+    turns: HashMap<Option<String>, Arc<tokio::sync::Mutex<()>>>,
     counts: Counts,
 }
 
@@ -64,7 +69,14 @@ struct Counts {
 impl QuestionGateActor {
     /// A gate showing cards through `port` in `target`.
     pub fn new(port: Arc<dyn QuestionPort>, target: String) -> Self {
-        Self { port, target, started: Instant::now(), showing: false, counts: Counts::default() }
+        Self {
+            port,
+            target,
+            started: Instant::now(),
+            showing: 0,
+            turns: HashMap::new(),
+            counts: Counts::default(),
+        }
     }
 }
 
@@ -72,28 +84,29 @@ impl Actor for QuestionGateActor {
     type Context = Context<Self>;
 }
 
-/// How an ask ended, for the counters.
-enum Ended {
-    Answered,
-    Skipped,
-    TimedOut,
-    Other,
-}
-
 impl Handler<Ask> for QuestionGateActor {
-    type Result = AtomicResponse<Self, Result<Reply, AskError>>;
+    type Result = ResponseActFuture<Self, Result<Reply, AskError>>;
 
     fn handle(&mut self, msg: Ask, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.asked += 1;
         if let Err(why) = self.port.reachable() {
             self.counts.unreachable += 1;
-            return AtomicResponse::new(Box::pin(fut::ready(Err(AskError::NoHuman(why)))));
+            return Box::pin(fut::ready(Err(AskError::NoHuman(why))));
         }
-        self.showing = true;
-        let timeout = msg.card.timeout;
-        let asking = self.port.ask(&self.target, &msg.card);
-        let cancel = msg.cancel;
+        let human = if self.port.human_per_conversation() { msg.card.conversation.clone() } else { None };
+        let turn = self.turns.entry(human).or_default().clone();
+        let port = self.port.clone();
+        let target = self.target.clone();
+        let Ask { card, cancel } = msg;
+        let timeout = card.timeout;
         let wait = async move {
+            // The human's turn first (cancellable while queued); the card's
+            // time runs from when it is shown.
+            let _turn = tokio::select! {
+                turn = turn.lock_owned() => turn,
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+            };
+            let asking = port.ask(&target, &card);
             tokio::select! {
                 answer = tokio::time::timeout(timeout, asking) => match answer {
                     Ok(Ok(reply)) => Ok(reply),
@@ -103,22 +116,17 @@ impl Handler<Ask> for QuestionGateActor {
                 () = cancel.cancelled() => Err(AskError::Cancelled),
             }
         };
-        AtomicResponse::new(Box::pin(wait.into_actor(self).map(|result, act, _| {
-            act.showing = false;
-            let ended = match &result {
-                Ok(Reply::Answered { .. }) => Ended::Answered,
-                Ok(Reply::Skipped) => Ended::Skipped,
-                Err(AskError::TimedOut(_)) => Ended::TimedOut,
-                Err(_) => Ended::Other,
-            };
-            match ended {
-                Ended::Answered => act.counts.answered += 1,
-                Ended::Skipped => act.counts.skipped += 1,
-                Ended::TimedOut => act.counts.timed_out += 1,
-                Ended::Other => {}
+        self.showing += 1;
+        Box::pin(wait.into_actor(self).map(|result, act, _| {
+            act.showing = act.showing.saturating_sub(1);
+            match &result {
+                Ok(Reply::Answered { .. }) => act.counts.answered += 1,
+                Ok(Reply::Skipped) => act.counts.skipped += 1,
+                Err(AskError::TimedOut(_)) => act.counts.timed_out += 1,
+                Err(_) => {}
             }
             result
-        })))
+        }))
     }
 }
 
@@ -127,9 +135,10 @@ impl Handler<Describe> for QuestionGateActor {
 
     fn handle(&mut self, _msg: Describe, _ctx: &mut Self::Context) -> Self::Result {
         let state = match (&self.port.reachable(), self.showing) {
-            (_, true) => "showing a card".to_string(),
-            (Ok(()), false) => "ready".to_string(),
-            (Err(why), false) => format!("no human connected: {why}"),
+            (_, 1) => "showing a card".to_string(),
+            (_, n) if n > 1 => format!("{n} cards asked (one at a time per human)"),
+            (Ok(()), _) => "ready".to_string(),
+            (Err(why), _) => format!("no human connected: {why}"),
         };
         let c = self.counts;
         MessageResult(
@@ -138,7 +147,7 @@ impl Handler<Describe> for QuestionGateActor {
                 &self.target,
                 &state,
                 self.started.elapsed().as_millis() as u64,
-                u64::from(self.showing),
+                self.showing,
             )
             .with_detail("port", self.port.name())
             .with_detail("asked", c.asked)

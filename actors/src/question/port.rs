@@ -26,6 +26,14 @@ pub trait QuestionPort: Send + Sync + 'static {
     /// What the port is, for the supervision tree (`terminal`, `mcp
     /// elicitation`, `host channel`).
     fn name(&self) -> String;
+
+    /// Whether each conversation's cards go to a human of its own (one MCP
+    /// client per HTTP session): the gate then shows one card at a time per
+    /// conversation, not per run, so one unanswered card never holds up
+    /// another conversation's.
+    fn human_per_conversation(&self) -> bool {
+        false
+    }
 }
 
 /// A card handed to the host through a [`ChannelPort`]; answer it once.
