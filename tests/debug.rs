@@ -559,6 +559,20 @@ async fn when_two_threads_stop_together_the_focused_one_is_shown_and_stepped() {
 }
 
 #[tokio::test]
+async fn breakpoints_the_adapter_refuses_cost_that_file_not_the_launch() {
+    let h = dart_standin_project();
+    h.write("tool.py", "print(1)\n");
+    ok(&h, json!({"op": "breakpoints", "file": "tool.py", "lines": [1]})).await;
+    let launched =
+        ok(&h, json!({"op": "launch", "program": "bin/main.dart", "file": "bin/main.dart", "lines": [3]}))
+            .await;
+    assert!(launched.starts_with("launched; stopped (breakpoint) at bin/main.dart:3 in main"), "{launched}");
+    assert!(launched.contains("the breakpoints of tool.py were not set: "), "{launched}");
+    assert!(launched.contains("not a Dart source file"), "{launched}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
 async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
     let h = dart_standin_project();
     let adapters = ok(&h, json!({"op": "adapters"})).await;

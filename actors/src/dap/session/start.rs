@@ -370,11 +370,17 @@ async fn handshake(
             continue;
         }
         let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
-        let body = client
+        // One file the adapter will not take (a Python file's breakpoints
+        // left from an earlier session, under delve) costs that file's
+        // breakpoints, said in the answer, not the launch.
+        match client
             .request("setBreakpoints", json!({"source": {"path": file}, "breakpoints": bps}), REQUEST_TIMEOUT)
             .await
-            .map_err(|e| format!("setBreakpoints failed: {e}"))?;
-        shared.state.lock().bindings.record(file, specs, &body);
+        {
+            Ok(body) => shared.state.lock().bindings.record(file, specs, &body),
+            Err(e) => notes
+                .push(format!("the breakpoints of {} were not set: {e}", crate::fs::relative(workdir, file))),
+        }
     }
     let offered = offered_filters(&caps);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
