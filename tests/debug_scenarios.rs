@@ -256,6 +256,19 @@ async fn a_c_segfault_stops_on_the_signal_with_the_null_pointer_in_view() {
 }
 
 #[tokio::test]
+async fn run_to_a_line_that_holds_a_logpoint_still_stops_there() {
+    debugpy();
+    let h = Harness::new(&[("requirements.txt", ""), ("loop.py", LOOP_PY)]);
+    let both = json!({"op": "breakpoints", "file": "loop.py", "breakpoints": [{"line": 2}, {"line": 5, "log_message": "total is {total}"}]});
+    h.ok("debug", both).await;
+    let first = h.ok("debug", json!({"op": "launch", "program": "loop.py"})).await.text;
+    assert!(first.contains("loop.py:2 in running_totals"), "{first}");
+    let there = h.ok("debug", json!({"op": "run_to", "file": "loop.py", "line": 5})).await.text;
+    assert!(there.starts_with("stopped (breakpoint) at loop.py:5 in running_totals"), "{there}");
+    h.ok("debug", json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
 async fn run_to_and_scopes_default_to_the_stop() {
     debugpy();
     let h = Harness::new(&[("requirements.txt", ""), ("loop.py", LOOP_PY)]);

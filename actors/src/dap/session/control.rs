@@ -221,11 +221,19 @@ impl DebugSessionActor {
         let rel = self.rel(&file);
         let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
         let own = self.breakpoints.get(&file).cloned().unwrap_or_default();
+        // The file's own plain breakpoint on the line serves; one with a
+        // condition, hit count or log message would not stop every time.
         let mut with_target = own.clone();
-        if !own.iter().any(|b| b.line == line && b.condition.is_none() && b.hit_condition.is_none()) {
-            with_target.push(BreakpointSpec::at(line));
-        }
-        let target_at = with_target.iter().position(|b| b.line == line).unwrap_or(0);
+        let plain = |b: &BreakpointSpec| {
+            b.line == line && b.condition.is_none() && b.hit_condition.is_none() && b.log_message.is_none()
+        };
+        let target_at = match own.iter().position(plain) {
+            Some(at) => at,
+            None => {
+                with_target.push(BreakpointSpec::at(line));
+                with_target.len() - 1
+            }
+        };
         let set = move |client: crate::wire::dap::DapClient, specs: Vec<BreakpointSpec>, file: PathBuf| async move {
             let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
             client
@@ -271,7 +279,12 @@ impl DebugSessionActor {
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
                 let at_target = reply.data["frame"]["path"].as_str() == Some(rel.as_str())
                     && reply.data["frame"]["line"].as_u64() == Some(bound_line);
-                if reply.data["state"] == "stopped" && !at_target {
+                if reply.data["state"] == "running" {
+                    reply.text = format!(
+                        "run_to: {rel}:{bound_line} was not reached (its temporary breakpoint is removed); {}",
+                        reply.text
+                    );
+                } else if reply.data["state"] == "stopped" && !at_target {
                     reply.text =
                         format!("run_to: stopped before reaching {rel}:{bound_line}; {}", reply.text);
                 } else if bound_line != u64::from(line) {
