@@ -59,61 +59,31 @@ impl DapClient {
                 }
             }
         });
-        let reader_client = client.clone();
+        // The reader holds the writer only weakly: once every client clone
+        // is gone the writer ends and closes its half (a TCP connection to
+        // a `debugpy --listen` or `dlv --headless` server is let go, not
+        // held open until the server hangs up).
+        let reader_side = ReaderSide {
+            out: client.out.downgrade(),
+            pending: client.pending.clone(),
+            seq: client.seq.clone(),
+            name: client.name.clone(),
+        };
         tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             let reason = loop {
                 match read_message(&mut reader).await {
-                    Ok(Some(body)) => reader_client.dispatch(&body, &events_tx),
-                    Ok(None) => break format!("{} closed its output", reader_client.name),
-                    Err(e) => break format!("{} sent a malformed message: {e}", reader_client.name),
+                    Ok(Some(body)) => reader_side.dispatch(&body, &events_tx),
+                    Ok(None) => break format!("{} closed its output", reader_side.name),
+                    Err(e) => break format!("{} sent a malformed message: {e}", reader_side.name),
                 }
             };
             let _ =
                 events_tx.send(DapEvent { event: "tether/closed".into(), body: json!({"reason": reason}) });
             tokio::time::sleep(EXIT_REPORT_GRACE).await;
-            reader_client.pending.close(&reason);
+            reader_side.pending.close(&reason);
         });
         (client, events)
-    }
-
-    fn dispatch(&self, body: &[u8], events: &mpsc::UnboundedSender<DapEvent>) {
-        let Ok(v) = serde_json::from_slice::<Value>(body) else { return };
-        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "<- {v}");
-        match v["type"].as_str() {
-            Some("response") => {
-                let id = v["request_seq"].as_i64().unwrap_or(-1);
-                let result = if v["success"].as_bool().unwrap_or(false) {
-                    Ok(v.get("body").cloned().unwrap_or(Value::Null))
-                } else {
-                    let message = v["message"].as_str().unwrap_or("failed").to_string();
-                    let detail = v["body"]["error"]["format"].as_str().map(str::to_string);
-                    Err(RpcError {
-                        code: 0,
-                        message: detail.unwrap_or(message),
-                        data: v.get("body").cloned(),
-                    })
-                };
-                self.pending.complete(id, result);
-            }
-            Some("event") => {
-                let event = v["event"].as_str().unwrap_or("").to_string();
-                let _ = events.send(DapEvent { event, body: v.get("body").cloned().unwrap_or(Value::Null) });
-            }
-            Some("request") => {
-                // Reverse requests (runInTerminal, startDebugging): not supported.
-                let seq = self.next_seq();
-                self.send(&json!({
-                    "seq": seq, "type": "response", "request_seq": v["seq"], "command": v["command"],
-                    "success": false, "message": "not supported by tether",
-                }));
-            }
-            _ => {}
-        }
-    }
-
-    fn next_seq(&self) -> i64 {
-        self.seq.fetch_add(1, Ordering::Relaxed)
     }
 
     fn send(&self, v: &Value) -> bool {
@@ -164,10 +134,77 @@ impl DapClient {
     }
 }
 
+/// What the reader task holds: the pending requests to complete, and the
+/// writer, weakly, to refuse the adapter's reverse requests.
+struct ReaderSide {
+    out: mpsc::WeakUnboundedSender<Vec<u8>>,
+    pending: Arc<Pending>,
+    seq: Arc<AtomicI64>,
+    name: Arc<str>,
+}
+
+impl ReaderSide {
+    fn dispatch(&self, body: &[u8], events: &mpsc::UnboundedSender<DapEvent>) {
+        let Ok(v) = serde_json::from_slice::<Value>(body) else { return };
+        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "<- {v}");
+        match v["type"].as_str() {
+            Some("response") => {
+                let id = v["request_seq"].as_i64().unwrap_or(-1);
+                let result = if v["success"].as_bool().unwrap_or(false) {
+                    Ok(v.get("body").cloned().unwrap_or(Value::Null))
+                } else {
+                    let message = v["message"].as_str().unwrap_or("failed").to_string();
+                    let detail = v["body"]["error"]["format"].as_str().map(str::to_string);
+                    Err(RpcError {
+                        code: 0,
+                        message: detail.unwrap_or(message),
+                        data: v.get("body").cloned(),
+                    })
+                };
+                self.pending.complete(id, result);
+            }
+            Some("event") => {
+                let event = v["event"].as_str().unwrap_or("").to_string();
+                let _ = events.send(DapEvent { event, body: v.get("body").cloned().unwrap_or(Value::Null) });
+            }
+            Some("request") => {
+                // Reverse requests (runInTerminal, startDebugging): not supported.
+                let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+                self.send(&json!({
+                    "seq": seq, "type": "response", "request_seq": v["seq"], "command": v["command"],
+                    "success": false, "message": "not supported by tether",
+                }));
+            }
+            _ => {}
+        }
+    }
+
+    fn send(&self, v: &Value) {
+        if let Some(out) = self.out.upgrade() {
+            tracing::trace!(target: "tether_actors::wire", peer = %self.name, "-> {v}");
+            let _ = out.send(encode(&serde_json::to_vec(v).unwrap_or_default()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn the_last_client_gone_closes_the_write_half() {
+        let (_their_w, our_r) = tokio::io::duplex(1024);
+        let (our_w, their_r) = tokio::io::duplex(1024);
+        let (client, _events) = DapClient::connect("fake-dap", our_r, our_w);
+        let copy = client.clone();
+        drop(client);
+        drop(copy);
+        // The peer reads end-of-stream, though it never closed its side.
+        let mut their_r = BufReader::new(their_r);
+        let read = tokio::time::timeout(Duration::from_secs(5), read_message(&mut their_r)).await;
+        assert!(matches!(read, Ok(Ok(None))), "{read:?}");
+    }
 
     #[tokio::test]
     async fn responses_events_and_unknown_events_over_a_duplex_pipe() {
