@@ -247,6 +247,21 @@ async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
 }
 
 #[tokio::test]
+async fn an_adapter_that_dies_at_start_is_reported_with_its_exit_and_stderr() {
+    let python = common::real_python();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/dies_at_start.py");
+    let toml = format!(
+        "[[adapter]]\nid = \"debugpy\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"requirements.txt\"]\n",
+        fake.display().to_string()
+    );
+    let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
+    let r = dbg(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(r.text.contains("exited (") && r.text.contains('3'), "the exit status: {}", r.text);
+    assert!(r.text.contains("cannot load the runtime"), "its stderr: {}", r.text);
+}
+
+#[tokio::test]
 async fn the_session_expires_after_its_ttl() {
     debugpy();
     let h = Harness::with(&[("requirements.txt", ""), ("prog.py", PROG)], |b| {

@@ -158,7 +158,12 @@ fn plain(status: http::StatusCode, text: &str) -> http::Response<Body> {
 
 /// Whether `header` is `Bearer <token>`, compared in constant time.
 fn authorized(header: Option<&http::HeaderValue>, token: &str) -> bool {
-    let Some(given) = header.and_then(|h| h.to_str().ok()).and_then(|h| h.strip_prefix("Bearer ")) else {
+    // The scheme's name is case-insensitive (RFC 9110); the token is not.
+    let bearer = |h: &str| match h.get(..7) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("bearer ") => Some(h[7..].to_string()),
+        _ => None,
+    };
+    let Some(given) = header.and_then(|h| h.to_str().ok()).and_then(bearer) else {
         return false;
     };
     let (a, b) = (given.as_bytes(), token.as_bytes());
@@ -627,6 +632,8 @@ mod tests {
         assert!(!authorized(Some(&h("Bearer abd")), "abc"));
         assert!(!authorized(Some(&h("Bearer ab")), "abc"));
         assert!(!authorized(Some(&h("abc")), "abc"));
+        assert!(authorized(Some(&h("bearer abc")), "abc"), "the scheme is case-insensitive");
+        assert!(!authorized(Some(&h("Bearer ABC")), "abc"), "the token is not");
         assert!(!authorized(None, "abc"));
     }
 

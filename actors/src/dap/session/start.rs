@@ -18,8 +18,8 @@ use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{Shared, State};
 use super::{
-    AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, Expire, INITIALIZED_WAIT, LaunchSpec,
-    REQUEST_TIMEOUT, RUN_WAIT, Session,
+    AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
+    LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT, Session,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -357,8 +357,13 @@ async fn handshake(
             INITIALIZED_WAIT.as_secs()
         ));
     }
-    if let Some(why) = shared.state.lock().closed.clone() {
-        return Err(why);
+    if shared.state.lock().closed.is_some() {
+        // The pipe closes before the exit status is known: wait a moment
+        // for it, so a crash at start says how the adapter ended.
+        shared
+            .wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_deref().is_some_and(|c| c.contains(" exited (")))
+            .await;
+        return Err(shared.state.lock().closed.clone().unwrap_or_default());
     }
     let mut notes = Vec::new();
     for (file, specs) in config.breakpoints {
