@@ -216,14 +216,20 @@ async fn pause_waits_as_long_as_the_other_run_ops() {
     ok(&h, json!({"op": "terminate"})).await;
 }
 
+/// A `tether.toml` whose adapter `id` is the fixture `script` (under
+/// tests/fixtures/dap), rooted at `marker`.
+fn fixture_adapter(id: &str, script: &str, marker: &str) -> String {
+    let python = common::real_python();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap").join(script);
+    format!(
+        "[[adapter]]\nid = {id:?}\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [{marker:?}]\n",
+        fixture.display().to_string()
+    )
+}
+
 #[tokio::test]
 async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
-    let python = common::real_python();
-    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/broken_dap.py");
-    let toml = format!(
-        "[[adapter]]\nid = \"debugpy\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"requirements.txt\"]\n",
-        fake.display().to_string()
-    );
+    let toml = fixture_adapter("debugpy", "broken_dap.py", "requirements.txt");
     let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
     let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
     assert!(launched.starts_with("launched; stopped (breakpoint) at prog.py:1 in main"), "{launched}");
@@ -248,12 +254,7 @@ async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
 
 #[tokio::test]
 async fn an_adapter_that_dies_at_start_is_reported_with_its_exit_and_stderr() {
-    let python = common::real_python();
-    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/dies_at_start.py");
-    let toml = format!(
-        "[[adapter]]\nid = \"debugpy\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"requirements.txt\"]\n",
-        fake.display().to_string()
-    );
+    let toml = fixture_adapter("debugpy", "dies_at_start.py", "requirements.txt");
     let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
     let r = dbg(&h, json!({"op": "launch", "program": "prog.py"})).await;
     assert!(r.is_error, "{}", r.text);
@@ -510,12 +511,7 @@ async fn a_dart_project_without_the_sdk_says_why() {
 /// A project whose `dart` adapter is the stand-in (no Dart SDK can be
 /// installed here): it checks arguments as the Dart SDK's adapter does.
 fn dart_standin_project() -> Harness {
-    let python = common::real_python();
-    let standin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap/dart_standin.py");
-    let toml = format!(
-        "[[adapter]]\nid = \"dart\"\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [\"pubspec.yaml\"]\n",
-        standin.display().to_string()
-    );
+    let toml = fixture_adapter("dart", "dart_standin.py", "pubspec.yaml");
     let main = "void main() {\n  final items = [1, 2, 3];\n  final total = items.reduce((a, b) => a + b);\n  print(total);\n}\n";
     Harness::new(&[("pubspec.yaml", "name: demo\n"), ("tether.toml", &toml), ("bin/main.dart", main)])
 }
