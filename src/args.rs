@@ -174,6 +174,11 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// Confines the path argument `field` to the working directory.
 pub fn confined(root: &Path, field: &str, value: &str) -> Result<PathBuf, ToolError> {
+    if value.contains('\0') {
+        return Err(ToolError::new(format!(
+            "argument `{field}`: the path holds a NUL byte, which no file name can; pass the path without it"
+        )));
+    }
     if value.len() > MAX_PATH_BYTES {
         return Err(ToolError::new(format!(
             "argument `{field}`: the path is {} bytes long; a path has at most {MAX_PATH_BYTES} bytes",
@@ -227,6 +232,8 @@ mod tests {
         std::os::unix::fs::symlink(&odd, root.join("link.py")).unwrap();
         let err = confined(&root, "file", "link.py").unwrap_err().to_string();
         assert!(err.contains("argument `file`") && err.contains("not valid UTF-8"), "{err}");
+        let err = confined(&root, "path", "a\0b.py").unwrap_err().to_string();
+        assert!(err.contains("argument `path`") && err.contains("NUL byte"), "{err}");
     }
 
     #[test]

@@ -129,6 +129,15 @@ async fn apply_patch_refuses_what_it_would_get_wrong() {
     assert!(text.contains("do not cover the whole file"), "{text}");
     assert_eq!(h.read("a.py"), "a = 1\nb = 2\n");
     assert_eq!(h.read("gone.py"), "x = 1\ny = 2\n");
+    // Deleting or renaming a link would take the file it points to.
+    std::os::unix::fs::symlink(h.path("gone.py"), h.path("link.py")).unwrap();
+    let through_link = "--- a/link.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x = 1\n-y = 2\n";
+    let text = h.err("apply_patch", json!({"patch": through_link})).await;
+    assert!(text.contains("`link.py` is a symbolic link"), "{text}");
+    let renamed = "diff --git a/link.py b/moved.py\nrename from link.py\nrename to moved.py\n--- a/link.py\n+++ b/moved.py\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n";
+    let text = h.err("apply_patch", json!({"patch": renamed})).await;
+    assert!(text.contains("`link.py` is a symbolic link"), "{text}");
+    assert_eq!(h.read("gone.py"), "x = 1\ny = 2\n");
 }
 
 #[tokio::test]

@@ -290,6 +290,39 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
+/// Swaps the staged `tmp` into `path` if `path` still holds `expected`;
+/// otherwise puts back what was there (someone else's write, or anything
+/// that cannot be read) and says `false` — or, if even that fails, keeps
+/// it at the temporary name and says where: it is never deleted.
+fn swap_in(tmp: tempfile::NamedTempFile, path: &Path, expected: &[u8]) -> io::Result<bool> {
+    let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
+    match exchange(tmp.path(), path) {
+        Ok(()) => {
+            // `tmp` now names the displaced file, removed when dropped
+            // — only once it is known to be the `expected` content.
+            let displaced = std::fs::read(tmp.path());
+            if matches!(&displaced, Ok(d) if d == expected) {
+                return Ok(true);
+            }
+            // Someone else's file (or one that cannot be read, or a
+            // directory): back in place before anything else.
+            if let Err(e) = exchange(tmp.path(), path) {
+                let kept = tmp.keep().map(|(_, p)| p.display().to_string()).unwrap_or_default();
+                return Err(io::Error::other(format!("{e}; what was at the path is kept at {kept}")));
+            }
+            displaced.map(|_| false)
+        }
+        Err(e) if gone(&e) => Ok(false),
+        Err(_) => {
+            if read_optional(path)?.as_deref() != Some(expected) {
+                return Ok(false);
+            }
+            tmp.persist(path).map_err(|e| e.error)?;
+            Ok(true)
+        }
+    }
+}
+
 /// Puts `state` at `path` (bytes, or deleted for `None`; a created file
 /// gets `mode`) only if the file still holds `expected` (`None`: absent),
 /// and says whether it did. Someone may write the file between the drift
@@ -307,27 +340,7 @@ fn replace_if(
 ) -> io::Result<bool> {
     let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
     match (expected, state) {
-        (Some(expected), Some(bytes)) => {
-            let tmp = staged_beside(path, bytes, mode)?;
-            match exchange(tmp.path(), path) {
-                Ok(()) => {
-                    // `tmp` now names the displaced file, removed when dropped.
-                    if std::fs::read(tmp.path())? == expected {
-                        return Ok(true);
-                    }
-                    exchange(tmp.path(), path)?;
-                    Ok(false)
-                }
-                Err(e) if gone(&e) => Ok(false),
-                Err(_) => {
-                    if read_optional(path)?.as_deref() != Some(expected) {
-                        return Ok(false);
-                    }
-                    tmp.persist(path).map_err(|e| e.error)?;
-                    Ok(true)
-                }
-            }
-        }
+        (Some(expected), Some(bytes)) => swap_in(staged_beside(path, bytes, mode)?, path, expected),
         (None, Some(bytes)) => match staged_beside(path, bytes, mode)?.persist_noclobber(path) {
             Ok(_) => Ok(true),
             Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
@@ -412,6 +425,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = canonical_root(dir.path()).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn what_a_swap_displaces_is_put_back_never_deleted() {
+        let (_d, root) = root();
+        let path = root.join("b.txt");
+        std::fs::write(&path, "old").unwrap();
+        let tmp = staged_beside(&path, b"new", None).unwrap();
+        // Between staging and the swap, the file became a directory with
+        // the user's work in it.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("work.txt"), "mine").unwrap();
+        assert!(
+            swap_in(tmp, &path, b"old").is_err(),
+            "a displaced directory cannot be read as the expected file"
+        );
+        assert_eq!(std::fs::read_to_string(path.join("work.txt")).unwrap(), "mine");
+        let stray: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tether-"))
+            .collect();
+        assert!(stray.is_empty(), "nothing left at a temporary name");
     }
 
     #[test]
