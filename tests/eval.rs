@@ -348,6 +348,20 @@ async fn interpreter_death_is_reported_and_the_next_cell_starts_fresh() {
 }
 
 #[tokio::test]
+async fn a_forked_child_never_answers_for_the_kernel() {
+    let h = Harness::new(&[]);
+    let code = "import os\nchild = os.fork()\nif child == 0:\n    print('from the child')\n    raise SystemExit(0)\nos.waitpid(child, 0)\nchild";
+    // Bounded: a child that carried the driver on would hang the parent's wait.
+    let r = h.call("eval", json!({"code": code, "description": D, "idle_timeout_seconds": 20})).await;
+    assert!(!r.is_error && r.text.contains("from the child"), "{}", r.text);
+    let child: i32 = r.text.rsplit("Out: ").next().unwrap().trim().parse().unwrap();
+    assert!(common::gone(child).await, "the child {child} ended");
+    // The next cells get their own answers.
+    assert_eq!(py(&h, "1 + 1").await.text, "Out: 2");
+    assert_eq!(py(&h, "'third'").await.text, "Out: 'third'");
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

@@ -393,6 +393,10 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                     bridges.spawn(async move { (id, call.await) });
                                 }
                             }
+                            // A `done` of another cell — written by a process a cell
+                            // forked, which carried the driver on — is not this
+                            // cell's answer.
+                            Some("done") if v["id"].as_u64() != Some(run.id) => {}
                             Some("done") => {
                                 outcome.echo = v["echo"].as_str().map(str::to_string);
                                 outcome.error = serde_json::from_value(v["error"].clone()).ok();

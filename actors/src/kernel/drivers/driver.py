@@ -41,9 +41,14 @@ sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
 os.environ["MPLBACKEND"] = "Agg"  # forced: figures are rendered to PNG
 
 _send_lock = threading.Lock()
+# A process a cell forks carries this driver on; it must never speak for
+# the kernel (its `done` would be taken for the next cell's answer).
+_KERNEL_PID = os.getpid()
 
 
 def send(obj):
+    if os.getpid() != _KERNEL_PID:
+        return
     data = (json.dumps(obj, default=str) + "\n").encode()
     with _send_lock:
         view = memoryview(data)
@@ -475,6 +480,15 @@ def main():
             result = run(msg.get("code", ""))
         except KeyboardInterrupt as exc:
             result = {"status": "interrupted", "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""}}
+        if os.getpid() != _KERNEL_PID:
+            # A forked child came back out of the cell (it returned, or
+            # raised SystemExit): it ends here, as a script's child would.
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(0 if result.get("status") == "ok" else 1)
         try:
             drain()
         except KeyboardInterrupt:
