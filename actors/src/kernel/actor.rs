@@ -32,6 +32,10 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 /// The idle budget when the run sets none.
 pub const DEFAULT_IDLE_BUDGET: Duration = Duration::from_secs(300);
+/// The longest a cell runs, progress or not (a loop that prints for ever;
+/// a thread an earlier cell left, whose output keeps the idle clock
+/// going): then it is interrupted as an idle cell is.
+pub const MAX_CELL_TIME: Duration = Duration::from_secs(60 * 60);
 /// Most output bytes kept per cell (the driver also caps what it forwards).
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Most display items kept per cell.
@@ -300,6 +304,20 @@ async fn wait_ready(events: &mut mpsc::UnboundedReceiver<Event>, stderr: &Stderr
     }
 }
 
+/// When the cell's wait next wakes: the idle deadline (stopped while a
+/// bridge call is pending), never past the wall limit; once interrupted,
+/// the interrupt's grace.
+fn wake_at(idle: Instant, wall: Instant, interrupted_at: Option<Instant>, bridge_pending: bool) -> Instant {
+    match (interrupted_at, bridge_pending) {
+        (Some(at), false) => at + INTERRUPT_GRACE,
+        // The cell may be blocked on the bridge call; its grace starts no
+        // sooner than the wall.
+        (Some(at), true) => at.max(wall) + INTERRUPT_GRACE,
+        (None, false) => idle.min(wall),
+        (None, true) => wall,
+    }
+}
+
 async fn run_loop(mut run: CellRun) -> CellEnd {
     let started = Instant::now();
     let mut outcome = CellOutcome {
@@ -325,19 +343,12 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
     let mut deadline = Instant::now() + budget;
     let mut bridges: tokio::task::JoinSet<(u64, BridgeAnswer)> = tokio::task::JoinSet::new();
     let mut interrupted_at: Option<Instant> = None;
+    // Whether the interrupt was for running past MAX_CELL_TIME.
+    let mut walled = false;
     loop {
         // The idle clock stops while a bridge call is pending.
-        let bridge_pending = !bridges.is_empty();
-        let idle_sleep = async move {
-            if bridge_pending {
-                std::future::pending::<()>().await;
-            }
-            let until = match interrupted_at {
-                Some(at) => at + INTERRUPT_GRACE,
-                None => deadline,
-            };
-            tokio::time::sleep_until(until.into()).await;
-        };
+        let until = wake_at(deadline, started + MAX_CELL_TIME, interrupted_at, !bridges.is_empty());
+        let idle_sleep = tokio::time::sleep_until(until.into());
         tokio::select! {
             ev = run.events.recv() => {
                 let Some(ev) = ev else {
@@ -413,6 +424,11 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                     outcome.notes.push(
                                         "the call was cancelled: the cell was interrupted; the kernel and its state are kept".into(),
                                     );
+                                } else if walled {
+                                    outcome.notes.push(format!(
+                                        "interrupted after running for {}, the most a cell may; the kernel and its state are kept",
+                                        crate::question::human_duration(MAX_CELL_TIME)
+                                    ));
                                 } else if interrupted_at.is_some() {
                                     outcome.notes.push(format!(
                                         "interrupted after {} without progress (the idle budget); the kernel and its state are kept",
@@ -441,11 +457,18 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
             () = idle_sleep => {
                 if interrupted_at.is_none() {
                     interrupted_at = Some(Instant::now());
+                    walled = started.elapsed() >= MAX_CELL_TIME;
                     send(&run.stdin, json!({"op": "interrupt"}));
                 } else {
                     let why = if cancelled {
                         format!(
                             "the call was cancelled and the cell did not stop within {} s of an interrupt, so the kernel was killed",
+                            INTERRUPT_GRACE.as_secs()
+                        )
+                    } else if walled {
+                        format!(
+                            "the cell ran for {}, the most a cell may, and did not stop within {} s of an interrupt, so the kernel was killed",
+                            crate::question::human_duration(MAX_CELL_TIME),
                             INTERRUPT_GRACE.as_secs()
                         )
                     } else {
@@ -564,5 +587,22 @@ impl Handler<Describe> for KernelActor {
             node = node.with_detail("enclosure", self.enclosure.join(" "));
         }
         MessageResult(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_wakes_at_its_idle_deadline_never_past_the_wall() {
+        let now = Instant::now();
+        let (idle, wall) = (now + Duration::from_secs(300), now + MAX_CELL_TIME);
+        assert_eq!(wake_at(idle, wall, None, false), idle);
+        // Output that keeps coming moves the idle deadline, never the wall.
+        assert_eq!(wake_at(now + MAX_CELL_TIME * 2, wall, None, false), wall);
+        // A pending bridge call stops the idle clock, not the wall.
+        assert_eq!(wake_at(idle, wall, None, true), wall);
+        assert_eq!(wake_at(idle, wall, Some(now), false), now + INTERRUPT_GRACE);
     }
 }
