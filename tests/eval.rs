@@ -362,6 +362,17 @@ async fn a_forked_child_never_answers_for_the_kernel() {
 }
 
 #[tokio::test]
+async fn a_broken_string_in_an_answer_does_not_lose_the_answer() {
+    let h = Harness::new(&[]);
+    // A lone surrogate: escaped as `\ud83d` by the driver, refused by strict
+    // JSON readers. Bounded: a lost answer would wait out the idle budget.
+    let code = "raise ValueError('half an emoji: ' + '\\ud83d')";
+    let r = h.call("eval", json!({"code": code, "description": D, "idle_timeout_seconds": 20})).await;
+    assert!(r.is_error && r.text.contains("ValueError: half an emoji: \u{fffd}"), "{}", r.text);
+    assert_eq!(py(&h, "'next'").await.text, "Out: 'next'");
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

@@ -223,13 +223,8 @@ impl KernelActor {
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if tx_events.send(Event::Line(v)).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => tracing::debug!("kernel sent a line that is not JSON: {line}"),
+                if tx_events.send(Event::Line(read_line(&line))).is_err() {
+                    break;
                 }
             }
         });
@@ -302,6 +297,60 @@ async fn wait_ready(events: &mut mpsc::UnboundedReceiver<Event>, stderr: &Stderr
             stderr.lines().join(" | ")
         )),
     }
+}
+
+/// A line of the driver's protocol. A string the cell made may hold a
+/// lone UTF-16 surrogate (`"😀".slice(0, 1)` in JavaScript), which the
+/// drivers' JSON writers escape as `\ud83d` and a strict reader refuses:
+/// such escapes read as U+FFFD, so the line — perhaps the cell's `done` —
+/// is not lost. A line that still does not read is a `garbled` event.
+fn read_line(line: &str) -> Value {
+    serde_json::from_str(line).or_else(|_| serde_json::from_str(&mend_surrogates(line))).unwrap_or_else(
+        |_| {
+            let shown: String = line.chars().take(200).collect();
+            json!({"ev": "garbled", "text": shown})
+        },
+    )
+}
+
+/// `line` with each unpaired surrogate escape replaced by `\ufffd`.
+fn mend_surrogates(line: &str) -> String {
+    let unit = |at: usize| -> Option<u32> {
+        let escape = line.get(at..at + 6)?;
+        let hex = escape.strip_prefix("\\u")?;
+        u32::from_str_radix(hex, 16).ok()
+    };
+    let is_high = |u: u32| (0xD800..0xDC00).contains(&u);
+    let is_low = |u: u32| (0xDC00..0xE000).contains(&u);
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while let Some(c) = line[i..].chars().next() {
+        if c != '\\' {
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        }
+        match unit(i) {
+            Some(high) if is_high(high) && unit(i + 6).is_some_and(is_low) => {
+                out.push_str(&line[i..i + 12]);
+                i += 12;
+            }
+            Some(u) if is_high(u) || is_low(u) => {
+                out.push_str("\\ufffd");
+                i += 6;
+            }
+            // Any other escape: the backslash and the character it escapes.
+            _ => {
+                out.push('\\');
+                i += 1;
+                if let Some(next) = line[i..].chars().next() {
+                    out.push(next);
+                    i += next.len_utf8();
+                }
+            }
+        }
+    }
+    out
 }
 
 /// When the cell's wait next wakes: the idle deadline (stopped while a
@@ -381,6 +430,10 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                     outcome.dropped_bytes += (text.len() - end) as u64;
                                 }
                             }
+                            Some("garbled") => outcome.notes.push(format!(
+                                "the kernel sent a line tether could not read (it began: {}); what it held is missing here",
+                                v["text"].as_str().unwrap_or("")
+                            )),
                             Some("display") if outcome.displays.len() < MAX_DISPLAYS => {
                                 outcome.displays.push(Display {
                                     text: v["text"].as_str().unwrap_or("").to_string(),
@@ -593,6 +646,17 @@ impl Handler<Describe> for KernelActor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_surrogates_read_as_replacement_characters_and_pairs_stay() {
+        let v = read_line(r#"{"ev": "done", "id": 3, "error": {"message": "bad \ud83d here"}}"#);
+        assert_eq!(v["id"], 3);
+        assert_eq!(v["error"]["message"], "bad \u{fffd} here");
+        let v = read_line(r#"{"ev": "out", "text": "pair \ud83d\ude00, escaped \\ud83d, low \udc00"}"#);
+        assert_eq!(v["text"], "pair 😀, escaped \\ud83d, low \u{fffd}");
+        assert_eq!(read_line("not json é")["ev"], "garbled");
+        assert_eq!(mend_surrogates("tail \\"), "tail \\", "a trailing backslash");
+    }
 
     #[test]
     fn a_cell_wakes_at_its_idle_deadline_never_past_the_wall() {
