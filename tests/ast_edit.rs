@@ -54,6 +54,21 @@ async fn drift_in_one_file_refuses_the_whole_change() {
 }
 
 #[tokio::test]
+async fn a_directory_swapped_for_a_link_out_of_the_root_is_refused() {
+    let h = three_files();
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    // Same content, reached through a link that leads outside.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::rename(h.path("pkg"), outside.path().join("pkg")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("pkg"), h.path("pkg")).unwrap();
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(text.contains("is now a symbolic link") && text.contains("nothing was written"), "{text}");
+    let b = std::fs::read_to_string(outside.path().join("pkg/b.py")).unwrap();
+    assert_eq!(b, "old(2)\nold(old(3))\n", "nothing was written outside the root");
+    assert_eq!(h.read("a.py"), "import os\nold(1)\n");
+}
+
+#[tokio::test]
 async fn a_deleted_file_is_drift_too() {
     let h = three_files();
     h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;

@@ -143,6 +143,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`atomic_write`], giving a new file `mode` instead of [`NEW_FILE_MODE`].
 pub fn atomic_write_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    if !still_resolved(path) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path no longer resolves as when it was checked (a directory on it is now a symbolic link)",
+        ));
+    }
     let dir =
         path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
     std::fs::create_dir_all(dir)?;
@@ -185,6 +191,14 @@ pub enum CommitError {
         /// The files whose content no longer matches.
         moved: Vec<PathBuf>,
     },
+    /// A path no longer resolves as it did when the change was prepared: a
+    /// directory on its way (or the file itself) is now a symbolic link,
+    /// which could lead the write outside the working directory.
+    #[error("{} no longer resolve(s) as when the change was prepared", list(paths))]
+    Relinked {
+        /// The files whose way changed.
+        paths: Vec<PathBuf>,
+    },
     /// A write failed; the files already written were put back.
     #[error("writing {path} failed ({source}); the {restored} file(s) already written were restored")]
     WriteFailed {
@@ -213,6 +227,10 @@ impl CommitError {
             CommitError::Drift { moved } => {
                 format!("{} changed since the change was prepared", rel(moved))
             }
+            CommitError::Relinked { paths } => format!(
+                "the way to {} changed since the change was prepared (a directory on it, or the file, is now a symbolic link); nothing was written",
+                rel(paths)
+            ),
             CommitError::WriteFailed { path, source, restored, unrestored } => {
                 let mut text = format!(
                     "writing {} failed ({source}); the {restored} file(s) already written were restored",
@@ -225,6 +243,18 @@ impl CommitError {
             }
         }
     }
+}
+
+/// Whether `path` (resolved when it was confined) still resolves to
+/// itself: neither it nor a directory on its way has become a symbolic
+/// link since (a link there could lead a write out of the working
+/// directory). For a file not yet created, its nearest existing ancestor.
+pub fn still_resolved(path: &Path) -> bool {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return false;
+    }
+    let Some(existing) = path.ancestors().skip(1).find(|a| a.exists()) else { return true };
+    std::fs::canonicalize(existing).is_ok_and(|real| real == existing)
 }
 
 /// The files of `changes` whose current content differs from `before`.
@@ -379,6 +409,11 @@ pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>, Option<&[u8]>) -> io::Resu
 /// half-way through.
 pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), CommitError> {
     use std::os::unix::fs::PermissionsExt;
+    let relinked: Vec<PathBuf> =
+        changes.iter().filter(|c| !still_resolved(&c.path)).map(|c| c.path.clone()).collect();
+    if !relinked.is_empty() {
+        return Err(CommitError::Relinked { paths: relinked });
+    }
     let moved = moved_files(changes);
     if !moved.is_empty() {
         return Err(CommitError::Drift { moved });
