@@ -52,6 +52,19 @@ async fn edit_replaces_exactly_one_occurrence() {
 }
 
 #[tokio::test]
+async fn edits_and_patches_keep_a_files_line_endings() {
+    let h = Harness::new(&[("win.py", "a = 1\r\nb = 2\r\nc = 3\r\n"), ("mixed.py", "a\nb\r\nc\n")]);
+    // Text given with bare `\n` matches and writes the file's own endings.
+    let args =
+        json!({"path": "win.py", "old_string": "a = 1\nb = 2", "new_string": "a = 1\nb = 20\nbb = 21"});
+    h.ok("edit", args).await;
+    assert_eq!(h.read("win.py"), "a = 1\r\nb = 20\r\nbb = 21\r\nc = 3\r\n");
+    // One CRLF line among LF lines stays as it is; the patch changes no other ending.
+    h.ok("apply_patch", json!({"patch": "--- a/mixed.py\n+++ b/mixed.py\n@@ -3 +3 @@\n-c\n+C\n"})).await;
+    assert_eq!(h.read("mixed.py"), "a\nb\r\nC\n");
+}
+
+#[tokio::test]
 async fn apply_patch_changes_every_file_or_none() {
     let h = Harness::new(&[("a.py", "a = 1\nb = 2\n"), ("b.py", "c = 3\n")]);
     let bad = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 20\n--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-c = 999\n+c = 30\n";

@@ -73,7 +73,15 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
         }
         Err(e) => return ToolResult::error(format!("edit: cannot read `{rel}` as text: {e}")),
     };
-    let count = before.matches(&args.old_string).count();
+    // In a CRLF file, text given with bare `\n` line breaks means the
+    // file's own: it matches lines as they are and adds lines like them.
+    let crlf = |t: &str| if t.contains('\r') { t.to_string() } else { t.replace('\n', "\r\n") };
+    let (old_string, new_string) = if super::patch::usual_ending(&before) == "\r\n" {
+        (crlf(&args.old_string), crlf(&args.new_string))
+    } else {
+        (args.old_string.clone(), args.new_string.clone())
+    };
+    let count = before.matches(&old_string).count();
     match count {
         0 => {
             return ToolResult::error(format!(
@@ -87,8 +95,8 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
             ));
         }
     }
-    let after = before.replacen(&args.old_string, &args.new_string, 1);
-    let line = before[..before.find(&args.old_string).unwrap_or(0)].matches('\n').count() + 1;
+    let after = before.replacen(&old_string, &new_string, 1);
+    let line = before[..before.find(&old_string).unwrap_or(0)].matches('\n').count() + 1;
     let change = tether_actors::fs::FileChange {
         path: path.to_path_buf(),
         before: Some(before.into_bytes()),

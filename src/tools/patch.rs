@@ -268,24 +268,36 @@ fn parse_hunk(lines: &[&str], at: usize, path: &str) -> Result<(Hunk, usize), Pa
 }
 
 /// Applies `patch` to `text` (the old content; empty for a new file).
+/// Each line keeps its own ending (a file with one CRLF line among LF
+/// lines stays so); added lines take the file's usual one.
 pub fn apply(patch: &FilePatch, text: &str) -> Result<String, PatchError> {
-    let crlf = text.contains("\r\n");
-    let mut lines: Vec<String> = if text.is_empty() {
-        Vec::new()
+    let usual = usual_ending(text);
+    let (mut lines, mut ends): (Vec<String>, Vec<&'static str>) = if text.is_empty() {
+        (Vec::new(), Vec::new())
     } else {
         text.strip_suffix('\n')
             .unwrap_or(text)
             .split('\n')
-            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
-            .collect()
+            .map(|l| match l.strip_suffix('\r') {
+                Some(l) => (l.to_string(), "\r\n"),
+                None => (l.to_string(), "\n"),
+            })
+            .unzip()
     };
+    // The last line of a file without a final newline has no ending of its
+    // own; one added there is the usual.
+    if !text.ends_with('\n')
+        && let Some(last) = ends.last_mut()
+    {
+        *last = usual;
+    }
     let mut ends_with_newline = text.is_empty() || text.ends_with('\n');
     let mut offset: isize = 0;
     let mut floor = 0usize;
     for hunk in &patch.hunks {
         // A pure insertion (`-N,0`) goes *after* line N.
         let start = if hunk.old_len == 0 { hunk.old_start } else { hunk.old_start.max(1) - 1 };
-        let expected = (start as isize + offset).max(0) as usize;
+        let expected = (start as isize).saturating_add(offset).max(0) as usize;
         let at = find_block(&lines, &hunk.old_lines, expected, floor).ok_or_else(|| {
             let first = hunk.old_lines.first().map(String::as_str).unwrap_or("");
             PatchError(format!(
@@ -296,8 +308,27 @@ pub fn apply(patch: &FilePatch, text: &str) -> Result<String, PatchError> {
                 hunk.old_start
             ))
         })?;
-        let is_tail = at + hunk.old_lines.len() == lines.len();
-        lines.splice(at..at + hunk.old_lines.len(), hunk.new_lines.iter().cloned());
+        let replaced = at..at + hunk.old_lines.len();
+        let is_tail = replaced.end == lines.len();
+        // Lines the hunk keeps (its context) keep their endings, matched in
+        // order; the lines it adds take the usual one.
+        let old: Vec<(&String, &str)> =
+            lines[replaced.clone()].iter().zip(ends[replaced.clone()].iter().copied()).collect();
+        let mut next = 0;
+        let new_ends: Vec<&'static str> = hunk
+            .new_lines
+            .iter()
+            .map(|l| match old[next..].iter().position(|(c, _)| *c == l) {
+                Some(k) => {
+                    let end = if old[next + k].1 == "\r\n" { "\r\n" } else { "\n" };
+                    next += k + 1;
+                    end
+                }
+                None => usual,
+            })
+            .collect();
+        lines.splice(replaced.clone(), hunk.new_lines.iter().cloned());
+        ends.splice(replaced, new_ends);
         if is_tail {
             if hunk.new_no_newline {
                 ends_with_newline = false;
@@ -305,15 +336,24 @@ pub fn apply(patch: &FilePatch, text: &str) -> Result<String, PatchError> {
                 ends_with_newline = true;
             }
         }
-        offset += hunk.new_lines.len() as isize - hunk.old_lines.len() as isize;
+        offset = offset.saturating_add(hunk.new_lines.len() as isize - hunk.old_lines.len() as isize);
         floor = at + hunk.new_lines.len();
     }
-    let newline = if crlf { "\r\n" } else { "\n" };
-    let mut out = lines.join(newline);
-    if ends_with_newline && !lines.is_empty() {
-        out.push_str(newline);
+    let mut out = String::with_capacity(text.len());
+    for (i, (line, end)) in lines.iter().zip(&ends).enumerate() {
+        out.push_str(line);
+        if i + 1 < lines.len() || ends_with_newline {
+            out.push_str(end);
+        }
     }
     Ok(out)
+}
+
+/// The ending most of `text`'s lines have: CRLF when more than half do.
+pub fn usual_ending(text: &str) -> &'static str {
+    let all = text.matches('\n').count();
+    let crlf = text.matches("\r\n").count();
+    if crlf * 2 > all { "\r\n" } else { "\n" }
 }
 
 /// Where `block` occurs in `lines`, at or after `floor`, nearest to
@@ -402,6 +442,14 @@ mod tests {
     fn pure_insertions_go_after_the_named_line() {
         let files = parse("--- a/x\n+++ b/x\n@@ -2,0 +3 @@\n+X\n").unwrap();
         assert_eq!(apply(&files[0], "a\nb\nc\n").unwrap(), "a\nb\nX\nc\n");
+    }
+
+    #[test]
+    fn each_line_keeps_its_own_ending() {
+        let files = parse("--- a/x\n+++ b/x\n@@ -2,2 +2,3 @@\n b\n-c\n+C\n+D\n").unwrap();
+        assert_eq!(apply(&files[0], "a\nb\r\nc\n").unwrap(), "a\nb\r\nC\nD\n", "mostly LF: added lines LF");
+        let files = parse("--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n a\n+A\n b\n").unwrap();
+        assert_eq!(apply(&files[0], "a\r\nb\r\nc\n").unwrap(), "a\r\nA\r\nb\r\nc\n", "mostly CRLF");
     }
 
     #[test]
