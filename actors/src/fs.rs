@@ -220,6 +220,22 @@ fn list(paths: &[PathBuf]) -> String {
 }
 
 impl CommitError {
+    /// Whether the files are as they were before the commit (false only
+    /// when a rollback could not put a file back).
+    pub fn nothing_changed(&self) -> bool {
+        !matches!(self, CommitError::WriteFailed { unrestored, .. } if !unrestored.is_empty())
+    }
+
+    /// How the files are left, for the start of a message: "nothing was
+    /// changed", or that the change is only partly undone.
+    pub fn left(&self) -> &'static str {
+        if self.nothing_changed() {
+            "nothing was changed"
+        } else {
+            "the change is only partly undone (see which files below)"
+        }
+    }
+
     /// The error in a sentence, with paths relative to `root`.
     pub fn describe(&self, root: &Path) -> String {
         let rel = |paths: &[PathBuf]| paths.iter().map(|p| relative(root, p)).collect::<Vec<_>>().join(", ");
@@ -444,7 +460,9 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
                 path: change.path.clone(),
                 source: failure
                     .unwrap_or_else(|| io::Error::other("it changed while the change was written")),
-                restored: done - unrestored.len(),
+                // Files that moved on since they were written hold someone
+                // else's content: neither restored nor lost.
+                restored: done - unrestored.len() - (moved.len() - 1),
                 unrestored,
             },
         });
@@ -460,6 +478,45 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = canonical_root(dir.path()).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn a_failed_commit_counts_only_what_it_restored_and_says_how_files_are_left() {
+        let (_d, root) = root();
+        let (a, b) = (root.join("a.txt"), root.join("b.txt"));
+        std::fs::write(&a, "a0").unwrap();
+        std::fs::write(&b, "b0").unwrap();
+        let change = |p: &Path, before: &str, after: &str| FileChange {
+            path: p.to_path_buf(),
+            before: Some(before.into()),
+            after: Some(after.into()),
+            mode: None,
+        };
+        let changes = [change(&a, "a0", "a1"), change(&b, "b0", "b1")];
+        // a is written, then someone writes on top of it; b's write fails.
+        let step = |path: &Path, expected: Option<&[u8]>, state: Option<&[u8]>| {
+            if path.ends_with("b.txt") {
+                return Err(io::Error::other("disk full"));
+            }
+            let done = replace_if(path, expected, state, None);
+            std::fs::write(path, "theirs").unwrap();
+            done
+        };
+        match commit_with(&changes, &step) {
+            Err(e @ CommitError::WriteFailed { restored: 0, .. }) => {
+                assert!(e.nothing_changed(), "{e}");
+                assert_eq!(e.left(), "nothing was changed");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "theirs", "a write on top is kept");
+        let partly = CommitError::WriteFailed {
+            path: b.clone(),
+            source: io::Error::other("x"),
+            restored: 0,
+            unrestored: vec![a.clone()],
+        };
+        assert!(!partly.nothing_changed() && partly.left().contains("only partly undone"));
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl ToolHandler for ApplyPatch {
                             }));
                             result
                         }
-                        Err(e) => ToolResult::error(format!("apply_patch: nothing was changed: {}", e.describe(&root))),
+                        Err(e) => ToolResult::error(format!("apply_patch: {}: {}", e.left(), e.describe(&root))),
                     }
                 })
             })

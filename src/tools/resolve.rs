@@ -98,8 +98,8 @@ fn render(id: &str, resolution: &Resolution) -> ToolResult {
             "refused {id}: {} changed since it was staged, so nothing was written (a partial rewrite would leave code in neither form). Run ast_edit again to stage against the current files",
             moved.join(", ")
         )),
-        Resolution::Failed { reason } => ToolResult::error(format!(
-            "{id} was not applied: {reason}; no file is left changed. Fix the cause and stage it again"
-        )),
+        Resolution::Failed { reason } => {
+            ToolResult::error(format!("{id} was not applied: {reason}. Fix the cause and stage it again"))
+        }
     }
 }

@@ -213,7 +213,7 @@ pub fn accept(edit: &StagedEdit, root: &Path) -> Resolution {
         Err(CommitError::Drift { moved }) => {
             Resolution::Refused { moved: moved.iter().map(|p| relative(root, p)).collect() }
         }
-        Err(e) => Resolution::Failed { reason: e.describe(root) },
+        Err(e) => Resolution::Failed { reason: format!("{}; {}", e.describe(root), e.left()) },
     }
 }
 

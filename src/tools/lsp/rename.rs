@@ -266,12 +266,12 @@ async fn rename(
         .collect();
     let commit_root = root.clone();
     let committed = tokio::task::spawn_blocking(move || {
-        tether_actors::fs::commit(&changes).map_err(|e| e.describe(&commit_root))
+        tether_actors::fs::commit(&changes).map_err(|e| format!("{}: {}", e.left(), e.describe(&commit_root)))
     })
     .await;
     match committed {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: nothing was written: {e}")),
+        Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
     }
     let mut result = ToolResult::text(
