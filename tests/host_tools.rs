@@ -65,6 +65,18 @@ async fn edits_and_patches_keep_a_files_line_endings() {
 }
 
 #[tokio::test]
+async fn a_file_too_large_to_hold_is_refused_by_name() {
+    let h = Harness::new(&[]);
+    let big = std::fs::File::create(h.path("big.log")).unwrap();
+    big.set_len(tether::tools::MAX_EDIT_BYTES + 1).unwrap();
+    let text = h.err("edit", json!({"path": "big.log", "old_string": "a", "new_string": "b"})).await;
+    assert!(text.contains("`big.log` holds") && text.contains("use write"), "{text}");
+    let text =
+        h.err("apply_patch", json!({"patch": "--- a/big.log\n+++ b/big.log\n@@ -1 +1 @@\n-a\n+b\n"})).await;
+    assert!(text.contains("`big.log` holds") && text.contains("nothing was changed"), "{text}");
+}
+
+#[tokio::test]
 async fn apply_patch_changes_every_file_or_none() {
     let h = Harness::new(&[("a.py", "a = 1\nb = 2\n"), ("b.py", "c = 3\n")]);
     let bad = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 20\n--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-c = 999\n+c = 30\n";

@@ -98,6 +98,7 @@ fn read_regular(path: &std::path::Path, rel: &str) -> Result<String, String> {
             "apply_patch: `{rel}` {what}; nothing was changed. Check the paths in the patch headers"
         ));
     }
+    super::editable_size("apply_patch", path, rel).map_err(|why| format!("{why}; nothing was changed"))?;
     std::fs::read_to_string(path)
         .map_err(|e| format!("apply_patch: cannot read `{rel}` as text ({e}); nothing was changed"))
 }

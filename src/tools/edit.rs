@@ -64,6 +64,9 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
     if path.exists() && !path.is_file() {
         return ToolResult::error(format!("edit: `{rel}` is not a regular file; give a file path"));
     }
+    if let Err(why) = super::editable_size("edit", path, rel) {
+        return ToolResult::error(why);
+    }
     let before = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

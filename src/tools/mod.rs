@@ -118,6 +118,21 @@ pub(crate) fn nothing_to_search(scope: &Scope, rel: &str) -> Option<String> {
     ))
 }
 
+/// The largest file `edit` and `apply_patch` change: they hold it (and
+/// its new content) in memory; past it, `write` replaces a file whole.
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Refuses a file past [`MAX_EDIT_BYTES`], naming the tool and the path.
+pub(crate) fn editable_size(tool: &str, path: &std::path::Path, rel: &str) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_EDIT_BYTES => Err(format!(
+            "{tool}: `{rel}` holds {} bytes; {tool} changes files of up to {MAX_EDIT_BYTES} bytes — use write to replace it whole",
+            meta.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
