@@ -142,29 +142,13 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// [`atomic_write`], giving a new file `mode` instead of [`NEW_FILE_MODE`].
 pub fn atomic_write_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     if !still_resolved(path) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the path no longer resolves as when it was checked (a directory on it is now a symbolic link)",
         ));
     }
-    let dir =
-        path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    std::fs::create_dir_all(dir)?;
-    let permissions = match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
-        }
-        Ok(meta) => Some(meta.permissions()),
-        Err(_) => Some(std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE))),
-    };
-    let mut tmp = tempfile::Builder::new().prefix(".tether-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(permissions) = permissions {
-        tmp.as_file().set_permissions(permissions)?;
-    }
+    let tmp = staged_beside(path, bytes, mode)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -297,18 +281,32 @@ fn staged_beside(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<tem
     let dir =
         path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
     std::fs::create_dir_all(dir)?;
-    let permissions = match std::fs::metadata(path) {
+    let existing = match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
         }
-        Ok(meta) => meta.permissions(),
-        Err(_) => std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE)),
+        Ok(meta) => Some(meta),
+        Err(_) => None,
     };
+    let permissions = existing
+        .as_ref()
+        .map_or_else(|| std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE)), |m| m.permissions());
     let mut tmp = tempfile::Builder::new().prefix(".tether-").suffix(".tmp").tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
+    keep_owner(tmp.as_file(), existing.as_ref());
     tmp.as_file().set_permissions(permissions)?;
     Ok(tmp)
+}
+
+/// Gives the new file the replaced one's owner and group, where this
+/// process may (as root it can; otherwise the file was the caller's own):
+/// a file edited by a run as root stays the user's.
+fn keep_owner(file: &std::fs::File, replaced: Option<&std::fs::Metadata>) {
+    use std::os::unix::fs::MetadataExt;
+    if let Some(meta) = replaced {
+        let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
+    }
 }
 
 /// Swaps two existing paths atomically (`renameat2(RENAME_EXCHANGE)`).
@@ -517,6 +515,36 @@ mod tests {
             unrestored: vec![a.clone()],
         };
         assert!(!partly.nothing_changed() && partly.left().contains("only partly undone"));
+    }
+
+    #[test]
+    fn a_rewritten_file_keeps_its_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let (_d, root) = root();
+        let path = root.join("theirs.txt");
+        std::fs::write(&path, "v1").unwrap();
+        // As root (the test command's CI), the file is handed to another
+        // user first; elsewhere it is the caller's own and must stay so.
+        let owner = match std::os::unix::fs::chown(&path, Some(4321), Some(4321)) {
+            Ok(()) => (4321, 4321),
+            Err(_) => {
+                let meta = std::fs::metadata(&path).unwrap();
+                (meta.uid(), meta.gid())
+            }
+        };
+        atomic_write(&path, b"v2").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), owner);
+        let change = FileChange {
+            path: path.clone(),
+            before: Some(b"v2".to_vec()),
+            after: Some(b"v3".to_vec()),
+            mode: None,
+        };
+        commit(&[change]).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), owner);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "v3");
     }
 
     #[test]
