@@ -373,6 +373,25 @@ async fn a_broken_string_in_an_answer_does_not_lose_the_answer() {
 }
 
 #[tokio::test]
+async fn the_kernel_outlives_a_stray_interrupt_and_an_exception_that_cannot_be_printed() {
+    let h = Harness::new(&[]);
+    py(&h, "kept = 7").await;
+    // An exception whose own text raises.
+    let r = py(
+        &h,
+        "class Odd(Exception):\n    def __str__(self):\n        raise RuntimeError('no text')\nraise Odd()",
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("Odd"), "{}", r.text);
+    // A SIGINT that lands between cells (a timer the cell left).
+    let armed = "import os, signal, threading\nthreading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n'armed'";
+    assert_eq!(py(&h, armed).await.text, "Out: 'armed'");
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = py(&h, "kept").await;
+    assert_eq!(r.text, "Out: 7", "the same kernel, its state kept");
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

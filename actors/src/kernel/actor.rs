@@ -505,13 +505,13 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
             () = cancel.cancelled(), if interrupted_at.is_none() => {
                 cancelled = true;
                 interrupted_at = Some(Instant::now());
-                send(&run.stdin, json!({"op": "interrupt"}));
+                send(&run.stdin, json!({"op": "interrupt", "id": run.id}));
             }
             () = idle_sleep => {
                 if interrupted_at.is_none() {
                     interrupted_at = Some(Instant::now());
                     walled = started.elapsed() >= MAX_CELL_TIME;
-                    send(&run.stdin, json!({"op": "interrupt"}));
+                    send(&run.stdin, json!({"op": "interrupt", "id": run.id}));
                 } else {
                     let why = if cancelled {
                         format!(

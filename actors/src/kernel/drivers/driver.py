@@ -392,7 +392,7 @@ def _format_error(exc, filename):
     if isinstance(exc, PipFailed):
         # pip's own words are the whole story; the driver's frames are not.
         text = "".join(traceback.format_exception_only(type(exc), exc))
-        return {"type": type(exc).__name__, "message": str(exc), "traceback": text}
+        return {"type": type(exc).__name__, "message": _text_of(exc), "traceback": text}
     tb = exc.__traceback__
     frames = traceback.extract_tb(tb)
     # Keep the cell's own frames (and what they called last).
@@ -401,7 +401,15 @@ def _format_error(exc, filename):
         kept.append(frames[-1])
     lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept)
     lines += traceback.format_exception_only(type(exc), exc)
-    return {"type": type(exc).__name__, "message": str(exc), "traceback": "".join(lines)}
+    return {"type": type(exc).__name__, "message": _text_of(exc), "traceback": "".join(lines)}
+
+
+def _text_of(exc):
+    # An exception's own __str__ may raise: the answer must still go out.
+    try:
+        return str(exc)
+    except BaseException as inner:
+        return "<%s; str() of it raised %s>" % (type(exc).__name__, type(inner).__name__)
 
 
 def run(code):
@@ -441,6 +449,9 @@ def run(code):
 
 _main_queue = []
 _main_cond = threading.Condition()
+# The id of the cell running now (None between cells).
+_running = [None]
+_running_lock = threading.Lock()
 
 
 def _commands():
@@ -451,7 +462,11 @@ def _commands():
             continue
         op = msg.get("op")
         if op == "interrupt":
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            # Only the cell it names, and only while it runs: an interrupt
+            # that arrives after its cell ended must not hit the main loop.
+            with _running_lock:
+                if _running[0] is not None and msg.get("id") in (None, _running[0]):
+                    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         elif op == "tool_result":
             with _bridge_lock:
                 waiter = _bridge_waiters.get(msg.get("id"))
@@ -469,17 +484,25 @@ def main():
     threading.Thread(target=_commands, daemon=True).start()
     send({"ev": "ready", "pid": os.getpid(), "version": sys.version.split()[0], "executable": sys.executable})
     while True:
-        with _main_cond:
-            while not _main_queue:
-                _main_cond.wait()
-            msg = _main_queue.pop(0)
+        try:
+            with _main_cond:
+                while not _main_queue:
+                    _main_cond.wait()
+                msg = _main_queue.pop(0)
+        except KeyboardInterrupt:
+            continue  # a stray SIGINT between cells (from outside): nothing to stop
         if msg.get("op") != "run":
             continue
         _capture.reset(None)
+        with _running_lock:
+            _running[0] = msg.get("id")
         try:
             result = run(msg.get("code", ""))
         except KeyboardInterrupt as exc:
             result = {"status": "interrupted", "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""}}
+        finally:
+            with _running_lock:
+                _running[0] = None
         if os.getpid() != _KERNEL_PID:
             # A forked child came back out of the cell (it returned, or
             # raised SystemExit): it ends here, as a script's child would.
