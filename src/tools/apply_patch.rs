@@ -38,6 +38,10 @@ impl ToolHandler for ApplyPatch {
             .map_err(|e| ToolError::new(format!("apply_patch: argument `patch`: {e}")))?;
         let mut targets = Vec::with_capacity(files.len());
         for file in files {
+            let old = match &file.old_path {
+                Some(p) => Some(confined(ctx.root(), "patch", p)?),
+                None => None,
+            };
             // Deleting or renaming goes through a link to the file it names:
             // the link's target would go, not the link.
             if let Some(p) = file.old_path.as_deref().filter(|_| file.new_path.is_none() || file.rename)
@@ -47,10 +51,6 @@ impl ToolHandler for ApplyPatch {
                     "apply_patch: argument `patch`: `{p}` is a symbolic link; a patch deletes or renames files, not links — patch the file it points to, or remove the link another way"
                 )));
             }
-            let old = match &file.old_path {
-                Some(p) => Some(confined(ctx.root(), "patch", p)?),
-                None => None,
-            };
             let new = match &file.new_path {
                 Some(p) => Some(confined(ctx.root(), "patch", p)?),
                 None => None,
