@@ -392,6 +392,18 @@ async fn the_kernel_outlives_a_stray_interrupt_and_an_exception_that_cannot_be_p
 }
 
 #[tokio::test]
+async fn a_huge_error_message_is_cut_and_says_so() {
+    require_node();
+    let h = Harness::new(&[]);
+    let r = py(&h, "raise ValueError('x' * 1_000_000)").await;
+    assert!(r.is_error && r.text.len() < 40_000, "{} characters", r.text.len());
+    assert!(r.text.contains("more characters cut"), "the cut is said");
+    let r = js(&h, "throw new Error('y'.repeat(1000000))").await;
+    assert!(r.is_error && r.text.len() < 40_000, "{} characters", r.text.len());
+    assert!(r.text.contains("more characters cut"), "the cut is said");
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

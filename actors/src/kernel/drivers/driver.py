@@ -57,6 +57,14 @@ def send(obj):
             view = view[n:]
 
 
+def _clip(text, limit=ECHO_MAX):
+    """Echoes, error messages and tracebacks go out up to `limit`
+    characters; the rest is counted."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + "… (%d more characters cut)" % (len(text) - limit)
+
+
 # --- output capture ------------------------------------------------------------
 class Capture:
     def __init__(self):
@@ -191,10 +199,7 @@ def _rich(obj):
         return repr(obj), None, _figure_png(obj)
     if mod.startswith("matplotlib") and hasattr(obj, "figure") and hasattr(obj.figure, "savefig"):
         return repr(obj), None, _figure_png(obj.figure)
-    text = repr(obj)
-    if len(text) > ECHO_MAX:
-        text = text[:ECHO_MAX] + "… (%d more characters cut)" % (len(text) - ECHO_MAX)
-    return text, None, None
+    return _clip(repr(obj)), None, None
 
 
 _shown_figures = set()
@@ -392,7 +397,7 @@ def _format_error(exc, filename):
     if isinstance(exc, PipFailed):
         # pip's own words are the whole story; the driver's frames are not.
         text = "".join(traceback.format_exception_only(type(exc), exc))
-        return {"type": type(exc).__name__, "message": _text_of(exc), "traceback": text}
+        return {"type": type(exc).__name__, "message": _clip(_text_of(exc)), "traceback": _clip(text)}
     tb = exc.__traceback__
     frames = traceback.extract_tb(tb)
     # Keep the cell's own frames (and what they called last).
@@ -401,7 +406,7 @@ def _format_error(exc, filename):
         kept.append(frames[-1])
     lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept)
     lines += traceback.format_exception_only(type(exc), exc)
-    return {"type": type(exc).__name__, "message": _text_of(exc), "traceback": "".join(lines)}
+    return {"type": type(exc).__name__, "message": _clip(_text_of(exc)), "traceback": _clip("".join(lines))}
 
 
 def _text_of(exc):

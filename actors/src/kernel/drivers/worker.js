@@ -12,9 +12,14 @@ let nextTool = 0;
 const toolWaiters = new Map();
 let interruptCurrent = null;
 
+// Echoes, error messages and tracebacks are passed on up to ECHO_MAX
+// characters; the rest is counted.
+function clip(text) {
+  return text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}… (${text.length - ECHO_MAX} more characters cut)` : text;
+}
+
 function inspect(value) {
-  const text = typeof value === 'string' ? util.inspect(value) : util.inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 });
-  return text.length > ECHO_MAX ? text.slice(0, ECHO_MAX) + `… (${text.length - ECHO_MAX} more characters cut)` : text;
+  return clip(typeof value === 'string' ? util.inspect(value) : util.inspect(value, { depth: 4, maxArrayLength: 100, breakLength: 100 }));
 }
 
 function display(...values) {
@@ -91,10 +96,10 @@ function compileCell(code, filename) {
 
 function errorInfo(e, filename) {
   // Errors thrown in the context come from another realm: no instanceof.
-  if (!e || typeof e !== 'object') return { type: typeof e, message: String(e), traceback: String(e) };
+  if (!e || typeof e !== 'object') return { type: typeof e, message: clip(String(e)), traceback: clip(String(e)) };
   const stack = String(e.stack || e);
   const kept = stack.split('\n').filter((l, i) => i === 0 || l.includes(filename));
-  return { type: e.name || 'Error', message: e.message || String(e), traceback: kept.join('\n') };
+  return { type: e.name || 'Error', message: clip(e.message || String(e)), traceback: clip(kept.join('\n')) };
 }
 
 async function runCell(msg) {
