@@ -278,6 +278,20 @@ impl ToolHandler for Slow {
 }
 
 #[tokio::test]
+async fn tool_calls_a_cell_did_not_wait_for_are_said_to_be_cancelled() {
+    require_node();
+    let h = Harness::with(&[], |b| b.connect_all().tool(Arc::new(Slow)));
+    // Not awaited: the cell ends while the call runs.
+    let r = js(&h, "tool('slow', {}).catch(() => {}); 'left it'").await;
+    assert!(r.text.starts_with("Out: 'left it'"), "{}", r.text);
+    assert!(
+        r.text.contains("1 tool call(s) the cell started were still running when it ended"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
 async fn the_idle_budget_interrupts_but_keeps_state_and_pauses_for_bridge_calls() {
     let h = Harness::with(&[], |b| b.connect_all().tool(Arc::new(Slow)));
     py(&h, "x = 'kept'").await;

@@ -488,6 +488,14 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
                                         crate::question::human_duration(budget)
                                     ));
                                 }
+                                if !bridges.is_empty() {
+                                    // The cell did not wait for them (an un-awaited JS
+                                    // `tool(...)`, a call from a thread): they end with it.
+                                    outcome.notes.push(format!(
+                                        "{} tool call(s) the cell started were still running when it ended and were cancelled; what they would have done may or may not have happened — check, or await them in the cell",
+                                        bridges.len()
+                                    ));
+                                }
                                 outcome.elapsed_ms = started.elapsed().as_millis() as u64;
                                 return CellEnd { outcome, events: Some(run.events), kill: false, lost: None };
                             }
