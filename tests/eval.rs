@@ -352,11 +352,16 @@ async fn interpreter_death_is_reported_and_the_next_cell_starts_fresh() {
     let r = py(&h, "'kept' in globals()").await;
     assert!(r.text.starts_with("Out: False"), "{}", r.text);
     assert!(r.text.contains("earlier state was reset"), "{}", r.text);
+    // A crash in C code says where it happened in the cell.
+    let r = py(&h, "import ctypes\n\nctypes.string_at(0)").await;
+    assert!(r.text.contains("killed by signal 11 (a segmentation fault)"), "{}", r.text);
+    assert!(r.text.contains("Fatal Python error: Segmentation fault"), "{}", r.text);
+    assert!(r.text.contains("File \"<cell ") && r.text.contains("line 3 in <module>"), "{}", r.text);
     let r = py(&h, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)").await;
     assert!(r.text.contains("killed by signal 9"), "{}", r.text);
     assert_eq!(py(&h, "1").await.text.lines().next(), Some("Out: 1"));
     let kernel = common::node_of(&h, "kernel").await;
-    assert_eq!(kernel["restarts"], 2, "{kernel}");
+    assert_eq!(kernel["restarts"], 3, "{kernel}");
     assert_eq!(kernel["owner"], "test", "{kernel}");
     assert!(kernel["last_error"].as_str().unwrap().contains("killed by signal 9"), "{kernel}");
 }

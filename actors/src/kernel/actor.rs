@@ -251,12 +251,27 @@ fn death_words(lang: KernelLang, info: &ExitInfo) -> String {
         info.status.clone()
     };
     let mut text = format!("the {} interpreter died ({cause})", lang.as_str());
-    let tail: Vec<&String> = info.stderr_tail.iter().rev().take(3).collect();
-    if !tail.is_empty() {
-        let lines: Vec<&str> = tail.into_iter().rev().map(String::as_str).collect();
+    let lines = crash_lines(&info.stderr_tail);
+    if !lines.is_empty() {
         text.push_str(&format!("; last stderr: {}", lines.join(" | ")));
     }
     text
+}
+
+/// What of the stderr tail says where it died: a fatal error's own line
+/// and the cell's frames when the tail holds a crash report (Python's
+/// faulthandler), else its last three lines.
+fn crash_lines(tail: &[String]) -> Vec<&str> {
+    let telling: Vec<&str> = tail
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| l.starts_with("Fatal Python error") || l.contains("File \"<cell "))
+        .collect();
+    if !telling.is_empty() {
+        return telling;
+    }
+    let from = tail.len().saturating_sub(3);
+    tail[from..].iter().map(String::as_str).collect()
 }
 
 /// What the cell loop needs, moved out of the actor while the cell runs.

@@ -29,12 +29,18 @@ _proto_in = os.fdopen(os.dup(0), "rb")
 _proto_out = os.dup(1)
 _devnull = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_devnull, 0)
+_real_err = os.dup(2)  # the kernel's own stderr, which tether keeps the tail of
 _out_r, _out_w = os.pipe()
 os.dup2(_out_w, 1)
 os.dup2(_out_w, 2)
 os.close(_out_w)
-for _fd in (_proto_in.fileno(), _proto_out, _out_r):
+for _fd in (_proto_in.fileno(), _proto_out, _out_r, _real_err):
     os.set_inheritable(_fd, False)
+# A crash in C code (a segfault in an extension) says where, on the real
+# stderr: the death report quotes it.
+import faulthandler
+_crash_log = os.fdopen(_real_err, "w", buffering=1)
+faulthandler.enable(file=_crash_log)
 sys.stdin = open(os.devnull)
 sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")
 sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
@@ -526,4 +532,9 @@ def main():
         send(result)
 
 
-main()
+try:
+    main()
+except BaseException:
+    # The driver itself failed: say why where the death report looks.
+    traceback.print_exc(file=_crash_log)
+    raise
