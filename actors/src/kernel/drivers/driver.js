@@ -14,6 +14,8 @@ const readline = require('readline');
 const OUT_HEAD = 64 * 1024;
 const OUT_TAIL = 8 * 1024;
 const HEARTBEAT_MS = 1000;
+// How long a cell's result waits for its output's end markers.
+const MARKER_WAIT_MS = 5000;
 const WORKER_SOURCE = __WORKER_SOURCE__;
 
 function send(obj) {
@@ -87,7 +89,9 @@ worker.on('message', (msg) => {
     // The worker wrote a marker to fds 1 and 2 right before this message;
     // the result goes out once both have been read, so output stays ahead.
     pendingDone = msg;
-    setTimeout(() => maybeDone(true), 5000).unref();
+    // Bounded: a marker that never shows still lets the result go — this
+    // cell's result only, never a later cell's before its output is read.
+    setTimeout(() => { if (pendingDone === msg) maybeDone(true); }, MARKER_WAIT_MS).unref();
     maybeDone();
     return;
   }
