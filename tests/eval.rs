@@ -155,7 +155,8 @@ None",
     let r = py(&h, "%pip install --no-index --quiet ./tetherdemo-1.0-py3-none-any.whl").await;
     assert!(!r.is_error, "{}", r.text);
     assert_eq!(py(&h, "import tetherdemo\ntetherdemo.VERSION").await.text, "Out: 1");
-    let r = py(&h, "%pip install --no-index --quiet ./tetherdemo-2.0-py3-none-any.whl").await;
+    // Quoted as in a shell.
+    let r = py(&h, "%pip install --no-index --quiet \"./tetherdemo-2.0-py3-none-any.whl\"").await;
     assert!(!r.is_error, "{}", r.text);
     assert_eq!(
         py(&h, "import tetherdemo\ntetherdemo.VERSION").await.text,

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -268,7 +269,12 @@ class PipFailed(Exception):
 def _pip(args):
     sys.stdout.flush()
     before = _installed()
-    done = subprocess.run([sys.executable, "-m", "pip"] + args.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # As a shell would split them: `%pip install "pkg>=1"` quotes a requirement.
+    try:
+        argv = shlex.split(args)
+    except ValueError as e:
+        raise PipFailed("%%pip %s: the arguments do not parse (%s); check the quotes" % (args.strip(), e))
+    done = subprocess.run([sys.executable, "-m", "pip"] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     after = _installed()
     # Whatever pip installed, upgraded or removed, however quietly it ran.
     changed = [name for name in set(before) | set(after) if before.get(name) != after.get(name)]
