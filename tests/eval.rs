@@ -424,6 +424,18 @@ async fn a_huge_error_message_is_cut_and_says_so() {
 }
 
 #[tokio::test]
+async fn output_that_arrives_between_cells_is_said_apart() {
+    let h = Harness::new(&[]);
+    let armed =
+        "import threading\nthreading.Timer(0.3, lambda: print('late line', flush=True)).start()\n'armed'";
+    assert_eq!(py(&h, armed).await.text, "Out: 'armed'");
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = py(&h, "'b'").await;
+    assert!(r.text.starts_with("Out: 'b'"), "not mixed into this cell's output: {}", r.text);
+    assert!(r.text.contains("not this cell's: late line"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

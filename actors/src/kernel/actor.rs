@@ -40,6 +40,8 @@ pub const MAX_CELL_TIME: Duration = Duration::from_secs(60 * 60);
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Most display items kept per cell.
 const MAX_DISPLAYS: usize = 50;
+/// Output that arrived between cells is quoted up to this many bytes.
+const MAX_LATE_OUTPUT: usize = 2_000;
 
 /// A host tool called from inside a cell: name and arguments in, the
 /// tool's answer out.
@@ -400,6 +402,40 @@ async fn run_loop(mut run: CellRun) -> CellEnd {
         outcome.status = CellStatus::Interrupted;
         outcome.notes.push("the call was cancelled before the cell started; it did not run".into());
         return CellEnd { outcome, events: Some(run.events), kill: false, lost: None };
+    }
+    // What came between cells belongs to no cell: output from a thread,
+    // timer or child an earlier cell left, a tool call such a thread made.
+    // Said apart, never mixed into this cell's output.
+    let mut late = String::new();
+    while let Ok(ev) = run.events.try_recv() {
+        match ev {
+            Event::Exited(info) => {
+                let why = death_words(run.lang, &info);
+                outcome.status = CellStatus::Died;
+                outcome
+                    .notes
+                    .push(format!("{why} before the cell ran; the next cell starts on a fresh kernel"));
+                return CellEnd { outcome, events: None, kill: true, lost: Some(why) };
+            }
+            Event::Line(v) => match v["ev"].as_str() {
+                Some("out") => late.push_str(v["text"].as_str().unwrap_or("")),
+                Some("tool") => {
+                    let text =
+                        "the cell that made this tool call had already ended; call it from a running cell";
+                    send(
+                        &run.stdin,
+                        json!({"op": "tool_result", "id": v["id"], "is_error": true, "text": text, "data": null}),
+                    );
+                }
+                _ => {}
+            },
+        }
+    }
+    if !late.is_empty() {
+        let (shown, _) = crate::ast::search::cut(&late, MAX_LATE_OUTPUT);
+        outcome.notes.push(format!(
+            "output that arrived after the previous cell ended (from a thread, timer or child it left), not this cell's: {shown}"
+        ));
     }
     send(&run.stdin, json!({"op": "run", "id": run.id, "code": run.msg.code}));
     let mut cancelled = false;
