@@ -245,6 +245,24 @@ impl CommitError {
     }
 }
 
+/// The outermost directory on the way to `path` that does not exist yet.
+fn first_missing_ancestor(path: &Path) -> Option<PathBuf> {
+    path.ancestors().skip(1).take_while(|a| !a.exists()).last().map(Path::to_path_buf)
+}
+
+/// Removes `dir` and the directories below it, as far as they are empty;
+/// a file anywhere keeps its directories.
+fn remove_empty_tree(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_tree(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
 /// Whether `path` (resolved when it was confined) still resolves to
 /// itself: neither it nor a directory on its way has become a symbolic
 /// link since (a link there could lead a write out of the working
@@ -432,6 +450,11 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
     if !moved.is_empty() {
         return Err(CommitError::Drift { moved });
     }
+    // Directories the change will create, to remove again (when empty) if
+    // it is rolled back.
+    let mut created: Vec<PathBuf> = changes.iter().filter_map(|c| first_missing_ancestor(&c.path)).collect();
+    created.sort();
+    created.dedup();
     // A file deleted and then restored on rollback gets its mode back.
     let modes: Vec<Option<u32>> =
         changes.iter().map(|c| std::fs::metadata(&c.path).ok().map(|m| m.permissions().mode())).collect();
@@ -451,6 +474,9 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
                 Ok(false) => moved.push(earlier.path.clone()),
                 Err(_) => unrestored.push(earlier.path.clone()),
             }
+        }
+        for dir in &created {
+            remove_empty_tree(dir);
         }
         return Err(match failure {
             None if unrestored.is_empty() => CommitError::Drift { moved },
@@ -545,6 +571,35 @@ mod tests {
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!((meta.uid(), meta.gid()), owner);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "v3");
+    }
+
+    #[test]
+    fn a_rolled_back_change_removes_the_directories_it_made() {
+        let (_d, root) = root();
+        std::fs::write(root.join("b.txt"), "b0").unwrap();
+        let changes = [
+            FileChange {
+                path: root.join("new/deep/f.txt"),
+                before: None,
+                after: Some(b"f".to_vec()),
+                mode: None,
+            },
+            FileChange {
+                path: root.join("b.txt"),
+                before: Some(b"b0".to_vec()),
+                after: Some(b"b1".to_vec()),
+                mode: None,
+            },
+        ];
+        let step = |path: &Path, expected: Option<&[u8]>, state: Option<&[u8]>| {
+            if path.ends_with("b.txt") {
+                return Err(io::Error::other("disk full"));
+            }
+            replace_if(path, expected, state, None)
+        };
+        assert!(matches!(commit_with(&changes, &step), Err(CommitError::WriteFailed { restored: 1, .. })));
+        assert!(!root.join("new").exists(), "the directories the change made are gone");
+        assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "b0");
     }
 
     #[test]
