@@ -436,6 +436,18 @@ async fn output_that_arrives_between_cells_is_said_apart() {
 }
 
 #[tokio::test]
+async fn a_character_split_between_reads_stays_whole() {
+    require_node();
+    let h = Harness::new(&[]);
+    // 3-byte characters past the 64 KiB forwarded: reads and the cut fall
+    // inside characters.
+    for r in [py(&h, "print('€' * 30000)").await, js(&h, "console.log('€'.repeat(30000))").await] {
+        assert!(r.text.starts_with("€€€"), "{}", &r.text[..40]);
+        assert!(!r.text.contains('\u{fffd}'), "no replacement character where a read split a character");
+    }
+}
+
+#[tokio::test]
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;

@@ -10,6 +10,7 @@
 'use strict';
 const { spawn } = require('child_process');
 const readline = require('readline');
+const { StringDecoder } = require('string_decoder');
 
 const OUT_HEAD = 64 * 1024;
 const OUT_TAIL = 8 * 1024;
@@ -28,6 +29,8 @@ const worker = spawn(process.execPath, ['-e', WORKER_SOURCE], {
 });
 
 let forwarded = 0;
+// Across reads: a character split between two chunks stays whole.
+let decoder = new StringDecoder('utf8');
 let dropped = 0;
 let tail = Buffer.alloc(0);
 let lastBeat = 0;
@@ -43,7 +46,8 @@ function take(chunk) {
   if (room > 0) {
     const part = chunk.subarray(0, room);
     forwarded += part.length;
-    send({ ev: 'out', text: part.toString('utf8') });
+    const text = decoder.write(part);
+    if (text) send({ ev: 'out', text });
     chunk = chunk.subarray(room);
   }
   if (chunk.length) {
@@ -72,6 +76,14 @@ function onOutput(chunk) {
 worker.stdout.on('data', onOutput);
 worker.stderr.on('data', onOutput);
 
+// The kept tail of the output as text: it was cut by bytes, so a
+// character's continuation bytes at its start are not shown as U+FFFD.
+function wholeChars(buf) {
+  let start = 0;
+  while (start < buf.length && start < 3 && buf[start] >= 0x80 && buf[start] < 0xc0) start += 1;
+  return buf.subarray(start).toString('utf8');
+}
+
 function maybeDone(force) {
   if (pendingDone && (force || (markersSeen.get(pendingDone.marker) || 0) >= 2)) {
     const done = pendingDone;
@@ -79,7 +91,7 @@ function maybeDone(force) {
     markersSeen.delete(done.marker);
     delete done.marker;
     done.dropped = dropped;
-    done.tail = dropped ? tail.toString('utf8') : '';
+    done.tail = dropped ? wholeChars(tail) : '';
     send(done);
   }
 }
@@ -110,7 +122,7 @@ rl.on('line', (line) => {
   if (msg.op === 'interrupt') {
     worker.kill('SIGINT');
   } else if (msg.op === 'run') {
-    forwarded = 0; dropped = 0; tail = Buffer.alloc(0);
+    forwarded = 0; dropped = 0; tail = Buffer.alloc(0); decoder = new StringDecoder('utf8');
     worker.send(msg);
   } else {
     worker.send(msg);

@@ -8,6 +8,7 @@ as ordered output events. So a cell that prints, writes to fd 1, or runs
 """
 import ast
 import base64
+import codecs
 import io
 import json
 import os
@@ -72,6 +73,15 @@ def _clip(text, limit=ECHO_MAX):
     return text[:limit] + "… (%d more characters cut)" % (len(text) - limit)
 
 
+def _whole_chars(tail):
+    """The kept tail of the output as text: it was cut by bytes, so a
+    character's continuation bytes at its start are not shown as U+FFFD."""
+    start = 0
+    while start < len(tail) and start < 3 and 0x80 <= tail[start] < 0xC0:
+        start += 1
+    return tail[start:].decode("utf-8", "replace")
+
+
 # --- output capture ------------------------------------------------------------
 class Capture:
     def __init__(self):
@@ -85,6 +95,8 @@ class Capture:
         self.tail = b""
         self.seen_marker = False
         self.last_beat = 0.0
+        # Across reads: a character split between two chunks stays whole.
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def feed(self, chunk):
         with self.cond:
@@ -103,7 +115,9 @@ class Capture:
         if room > 0:
             part = chunk[:room]
             self.forwarded += len(part)
-            send({"ev": "out", "text": part.decode("utf-8", "replace")})
+            text = self.decoder.decode(part)
+            if text:
+                send({"ev": "out", "text": text})
             chunk = chunk[room:]
         if chunk:
             self.dropped += len(chunk)
@@ -534,7 +548,7 @@ def main():
         except KeyboardInterrupt:
             pass
         result.update({"ev": "done", "id": msg.get("id"), "dropped": _capture.dropped,
-                       "tail": _capture.tail.decode("utf-8", "replace") if _capture.dropped else ""})
+                       "tail": _whole_chars(_capture.tail) if _capture.dropped else ""})
         send(result)
 
 
