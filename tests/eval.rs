@@ -126,6 +126,13 @@ async fn magics_are_rewritten_but_never_inside_strings() {
     assert!(r.text.contains("per loop"), "{}", r.text);
     let r = py(&h, "s = '''\n!echo not a command\n%cd nowhere\n'''\ns.split()").await;
     assert_eq!(r.text, "Out: ['!echo', 'not', 'a', 'command', '%cd', 'nowhere']");
+    // Inside brackets or after a backslash a line continues a statement:
+    // `% 7` there is the modulo operator, `!= 3` a comparison.
+    let r = py(&h, "n = (100\n     % 7)\nok = (n\n      != 3)\nm = 50 \\\n    % 9\n(n, ok, m)").await;
+    assert_eq!(r.text, "Out: (2, True, 5)");
+    // A magic's own brackets do not carry over to the next line.
+    let r = py(&h, "!echo '(unclosed'\n!echo next").await;
+    assert_eq!(r.text, "(unclosed\nnext");
 }
 
 /// A cell that writes a minimal wheel of `tetherdemo` (no build tools needed, works offline).

@@ -340,12 +340,19 @@ def _timeit(stmt, setup="pass"):
 _MAGIC_LINE = re.compile(r"^(\s*)(?:(\w+)\s*=\s*)?(!|%)(.*)$")
 
 
-def _triple_states(code):
-    """For each line, whether it starts inside a triple-quoted string."""
+def _continuation_states(code):
+    """For each line, whether it starts inside a statement already begun: in
+    a triple-quoted string, inside brackets, or after a backslash — a
+    magic can only start a statement."""
     states = []
     inside = None
+    depth = 0
+    continued = False
     for line in code.split("\n"):
-        states.append(inside is not None)
+        states.append(inside is not None or depth > 0 or continued)
+        continued = False
+        if not states[-1] and _MAGIC_LINE.match(line):
+            continue  # a magic is not Python: its brackets and quotes do not count
         i = 0
         quote = None
         while i < len(line):
@@ -376,12 +383,18 @@ def _triple_states(code):
                 continue
             if c in "\"'":
                 quote = c
+            elif c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth = max(0, depth - 1)
             i += 1
+        continued = inside is None and line.endswith("\\") and not line.endswith("\\\\")
     return states
 
 
 def rewrite(code):
-    """IPython idioms → plain Python; never inside string literals."""
+    """IPython idioms → plain Python; only where a statement starts (never
+    inside a string literal, brackets or a continued line)."""
     lines = code.split("\n")
     first = lines[0].strip() if lines else ""
     if first.startswith("%%bash"):
@@ -390,8 +403,8 @@ def rewrite(code):
         setup = first[len("%%timeit"):].strip() or "pass"
         return "_tether_timeit(%r, %r)" % ("\n".join(lines[1:]), setup)
     out = []
-    for line, in_string in zip(lines, _triple_states(code)):
-        m = None if in_string else _MAGIC_LINE.match(line)
+    for line, within in zip(lines, _continuation_states(code)):
+        m = None if within else _MAGIC_LINE.match(line)
         if not m:
             out.append(line)
             continue
