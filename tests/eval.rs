@@ -458,8 +458,17 @@ async fn a_character_split_between_reads_stays_whole() {
 async fn reset_discards_the_interpreter() {
     let h = Harness::new(&[]);
     py(&h, "gone = 1").await;
+    // A child that left the kernel's process group (a new session).
+    let child: i32 =
+        py(&h, "import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True).pid")
+            .await
+            .text
+            .trim_start_matches("Out: ")
+            .parse()
+            .unwrap();
     let r = h.call("eval", json!({"code": "'gone' in globals()", "description": D, "reset": true})).await;
     assert!(r.text.starts_with("Out: False") && r.text.contains("reset"), "{}", r.text);
+    assert!(common::gone(child).await, "the kernel's detached child {child} went with it");
 }
 
 #[tokio::test]

@@ -130,6 +130,9 @@ pub struct Spawned {
 /// Kills a process group when dropped.
 pub struct KillGuard {
     pgid: u32,
+    /// The child's [`CHILD_TAG_VAR`]: descendants that left its process
+    /// group (a new session, a daemon) still carry it.
+    tag: String,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -143,8 +146,36 @@ impl KillGuard {
 impl Drop for KillGuard {
     fn drop(&mut self) {
         kill_group(self.pgid);
+        kill_tagged(&self.tag);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+    }
+}
+
+/// The environment variable naming one spawned child (`<run id>:<n>`),
+/// inherited by everything it starts: when the child is killed, so is
+/// every descendant that left its process group.
+pub const CHILD_TAG_VAR: &str = "TETHER_CHILD";
+
+/// A fresh tag for a child of this run.
+fn child_tag() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!("{}:{}", run_id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// SIGKILLs every process whose environment carries `CHILD_TAG_VAR=tag`.
+fn kill_tagged(tag: &str) {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return };
+    let wanted = format!("{CHILD_TAG_VAR}={tag}");
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if environ.split(|b| *b == 0).any(|kv| kv == wanted.as_bytes()) {
+            // SAFETY: kill(2) on a pid just read from /proc; no memory is involved.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
         }
     }
 }
@@ -307,11 +338,13 @@ pub fn spawn_with_env(
     env: &[(String, String)],
     on_exit: impl FnOnce(ExitInfo) + Send + 'static,
 ) -> std::io::Result<Spawned> {
+    let tag = child_tag();
     let mut command = Command::new(program);
     let mut child: Child = without_withheld(&mut command)
         .args(args)
         .env(RUN_ID_VAR, run_id())
         .env(RUN_ROOT_VAR, cwd)
+        .env(CHILD_TAG_VAR, &tag)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())
@@ -351,7 +384,7 @@ pub fn spawn_with_env(
         let code = exit_code(&status);
         on_exit(ExitInfo { status: status_words(status), code, stderr_tail: tail.lines() });
     });
-    Ok(Spawned { stdin, stdout, pid, guard: KillGuard { pgid: pid, stop: Some(stop_tx) }, stderr })
+    Ok(Spawned { stdin, stdout, pid, guard: KillGuard { pgid: pid, tag, stop: Some(stop_tx) }, stderr })
 }
 
 /// Whether `pid` names a live process (not gone, not a zombie awaiting its reaper).
