@@ -584,6 +584,21 @@ async fn breakpoints_the_adapter_refuses_cost_that_file_not_the_launch() {
 }
 
 #[tokio::test]
+async fn run_to_leaves_out_breakpoints_the_adapter_could_not_take() {
+    let h = dart_standin_project();
+    h.write("lib/other.dart", "void other() {}\n");
+    let hits = json!({"op": "breakpoints", "file": "bin/main.dart", "breakpoints": [{"line": 2, "hit_condition": "3"}]});
+    ok(&h, hits).await;
+    let launched =
+        ok(&h, json!({"op": "launch", "program": "bin/main.dart", "file": "lib/other.dart", "lines": [1]}))
+            .await;
+    assert!(launched.contains("the breakpoints of bin/main.dart were not set"), "{launched}");
+    let there = ok(&h, json!({"op": "run_to", "file": "bin/main.dart", "line": 3})).await;
+    assert!(!there.contains("setBreakpoints failed"), "{there}");
+    ok(&h, json!({"op": "terminate"})).await;
+}
+
+#[tokio::test]
 async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
     let h = dart_standin_project();
     let adapters = ok(&h, json!({"op": "adapters"})).await;

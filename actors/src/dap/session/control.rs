@@ -220,7 +220,15 @@ impl DebugSessionActor {
         };
         let rel = self.rel(&file);
         let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
-        let own = self.breakpoints.get(&file).cloned().unwrap_or_default();
+        // The file's own breakpoints ride along — unless the adapter could
+        // not take them at launch (a kind it does not support): then they
+        // are not set now either.
+        let own = self
+            .breakpoints
+            .get(&file)
+            .cloned()
+            .filter(|specs| unsupported(s.adapter, &s.caps, specs).is_none())
+            .unwrap_or_default();
         // The file's own plain breakpoint on the line serves; one with a
         // condition, hit count or log message would not stop every time.
         let mut with_target = own.clone();
