@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
@@ -21,6 +21,9 @@ pub const STDERR_TAIL_LINES: usize = 20;
 const STDERR_LINE_MAX: usize = 400;
 /// How long the stderr reader may lag behind an exit before the report is made.
 const STDERR_DRAIN: Duration = Duration::from_millis(100);
+/// A stderr line is read in pieces of at most this many bytes (a child
+/// that writes megabytes without a newline is not held whole).
+const STDERR_READ_MAX: u64 = 64 * 1024;
 
 /// Environment variables no child gets: the run's own secrets (the bearer
 /// token of `tether serve --http`, when it came from the environment). A
@@ -361,10 +364,22 @@ pub fn spawn_with_env(
     let tail = stderr.clone();
     let (stderr_done_tx, stderr_done) = oneshot::channel::<()>();
     tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr_pipe).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            tracing::trace!(target: "tether_actors::process", pid, "stderr: {line}");
-            tail.push(&line);
+        // Read to the end whatever the bytes: a line that is not UTF-8 must
+        // not stop the reading, or the child dies of SIGPIPE at its next
+        // write to stderr.
+        let mut reader = BufReader::new(stderr_pipe);
+        let mut raw = Vec::new();
+        loop {
+            raw.clear();
+            match (&mut reader).take(STDERR_READ_MAX).read_until(b'\n', &mut raw).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&raw);
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    tracing::trace!(target: "tether_actors::process", pid, "stderr: {line}");
+                    tail.push(line);
+                }
+            }
         }
         let _ = stderr_done_tx.send(());
     });
@@ -426,6 +441,21 @@ mod tests {
         assert_eq!(info.status, "exit status 3");
         assert_eq!(info.stderr_tail, vec!["doomed".to_string()]);
         assert_eq!(info.describe("sh"), "sh exited (exit status 3); last stderr: doomed");
+        drop(spawned);
+    }
+
+    #[tokio::test]
+    async fn a_stderr_line_that_is_not_utf8_does_not_stop_the_reading() {
+        let (tx, rx) = oneshot::channel();
+        let script = "printf 'bad \\377\\376 bytes\\n' >&2; sleep 0.3; echo after >&2; echo more >&2; exit 0";
+        let args = vec!["-c".to_string(), script.to_string()];
+        let spawned = spawn(Path::new("/bin/sh"), &args, Path::new("/"), move |info| {
+            let _ = tx.send(info);
+        })
+        .unwrap();
+        let info = tokio::time::timeout(Duration::from_secs(5), rx).await.unwrap().unwrap();
+        assert_eq!(info.status, "exit status 0", "not killed by SIGPIPE");
+        assert_eq!(info.stderr_tail, vec!["bad \u{fffd}\u{fffd} bytes", "after", "more"]);
         drop(spawned);
     }
 
