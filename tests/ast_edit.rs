@@ -69,6 +69,37 @@ async fn a_directory_swapped_for_a_link_out_of_the_root_is_refused() {
 }
 
 #[tokio::test]
+async fn a_statement_keeps_the_semicolon_the_pattern_did_not_show() {
+    let h = Harness::new(&[
+        ("src/main.rs", "fn main() {\n    let x = 5;\n    println!(\"{x}\");\n}\n"),
+        ("app.js", "let a = b;\n(c || d).f();\n"),
+    ]);
+    let rust = json!({"pattern": "let $A = $B", "rewrite": "let $A: u8 = $B", "language": "rust"});
+    h.ok("ast_edit", rust).await;
+    h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert_eq!(h.read("src/main.rs"), "fn main() {\n    let x: u8 = 5;\n    println!(\"{x}\");\n}\n");
+    // Without its `;` the next line's parenthesis would call `b`.
+    let js = json!({"pattern": "let $A = $B", "rewrite": "const $A = $B", "language": "javascript"});
+    h.ok("ast_edit", js).await;
+    h.ok("resolve", json!({"edit_id": "edit_2", "action": "accept"})).await;
+    assert_eq!(h.read("app.js"), "const a = b;\n(c || d).f();\n");
+}
+
+#[tokio::test]
+async fn a_staged_edit_says_which_files_it_could_not_cover() {
+    let h = three_files();
+    // Over the parser's size limit: its `old(...)` calls are not in the edit.
+    let big = format!("old(0)\n{}", "x = 1\n".repeat(800_000));
+    h.write("big.py", &big);
+    let r = h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    assert!(
+        r.text.contains("not every file was covered") && r.text.contains("skipped 1 (1 over 4 MiB)"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
 async fn a_deleted_file_is_drift_too() {
     let h = three_files();
     h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;

@@ -95,6 +95,15 @@ fn render(
         plural(n_files),
         staged.edit_id
     );
+    // What the rewrite could not see: those occurrences stay as they are.
+    let cov = &outcome.coverage;
+    if cov.skipped() > 0 || !cov.pattern_unparseable_in.is_empty() {
+        let _ = writeln!(
+            text,
+            "not every file was covered: {}; matches there are not in this edit",
+            coverage_phrase(cov)
+        );
+    }
     for (file, count) in &staged.files {
         let _ = writeln!(text, "  {file}: {count}");
     }

@@ -111,6 +111,10 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     // The spelled check above is fast but cannot see that `"$A"` inside a
     // string literal binds nothing; the compiled pattern can.
     let unbound: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
+    // A pattern written without its statement's `;` still matches the whole
+    // statement (the ladder, or JavaScript's automatic semicolons), and
+    // replacing the node would drop the `;` the pattern never showed.
+    let keeps_semicolon = !pattern.trim_end().ends_with(';');
     let (per_file, coverage) = scan(scope, pattern, Reading::Strict, |file| {
         let fix = TemplateFix::try_new(rewrite, &file.pattern.lang).ok()?;
         let missing: Vec<String> = fix
@@ -127,7 +131,7 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
         let root = file.root.root();
         let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = root.find_all(&file.pattern.pattern).collect();
         let source = root.get_doc().get_source().as_str();
-        let (after, replacements) = apply(source, &matches, &fix);
+        let (after, replacements) = apply(source, &matches, &fix, keeps_semicolon);
         (replacements > 0 && after != source).then(|| FileRewrite {
             rel: file.rel.to_string(),
             path: file.path.to_path_buf(),
@@ -142,8 +146,15 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     Ok(RewritePlan { files: per_file.into_iter().map(|(_, f)| f).collect(), coverage })
 }
 
-/// Replaces each non-overlapping match (outermost first) in `source`.
-fn apply(source: &str, matches: &[NodeMatch<'_, StrDoc<Lang>>], fix: &TemplateFix) -> (String, usize) {
+/// Replaces each non-overlapping match (outermost first) in `source`;
+/// with `keeps_semicolon`, a match that ends in `;` keeps it when the
+/// rewrite does not write one.
+fn apply(
+    source: &str,
+    matches: &[NodeMatch<'_, StrDoc<Lang>>],
+    fix: &TemplateFix,
+    keeps_semicolon: bool,
+) -> (String, usize) {
     let mut out = String::with_capacity(source.len());
     let mut cursor = 0;
     let mut count = 0;
@@ -155,8 +166,12 @@ fn apply(source: &str, matches: &[NodeMatch<'_, StrDoc<Lang>>], fix: &TemplateFi
             continue;
         }
         let inserted = String::from_utf8_lossy(&edit.inserted_text);
+        let matched = &source[edit.position..edit.position + edit.deleted_length];
         out.push_str(&source[cursor..edit.position]);
         out.push_str(&inserted);
+        if keeps_semicolon && matched.trim_end().ends_with(';') && !inserted.trim_end().ends_with(';') {
+            out.push(';');
+        }
         cursor = edit.position + edit.deleted_length;
         count += 1;
     }
