@@ -420,6 +420,12 @@ async fn bad_arguments_are_clear_errors() {
         let text = h.err("lsp", args.clone()).await;
         assert!(text.contains(needle), "{args}: {text}");
     }
+    // A new name must be one identifier: a server may write `a-b` as given.
+    for bad in ["unit-size", "a.b", "2nd", ""] {
+        let args = json!({"file": "app.py", "line": 3, "symbol": "unit", "new_name": bad});
+        let text = h.err("lsp_rename", args).await;
+        assert!(text.contains("argument `new_name`") && text.contains("not an identifier"), "{bad}: {text}");
+    }
     let r =
         lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "Square"})).await;
     assert!(r.contains("shapes.py:8:7"), "{r}");

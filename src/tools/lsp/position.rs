@@ -76,14 +76,14 @@ pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt
     }
     // `area` on `total_area(s.area())` means the method, not the middle of
     // another name: whole-identifier occurrences come first.
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
-    let bytes = line_text.as_bytes();
+    // By characters, not bytes: `e` in `größe = e + 1` is the second one.
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let whole: Vec<usize> = all
         .iter()
         .copied()
         .filter(|&i| {
-            let before = i.checked_sub(1).map(|j| bytes[j]);
-            let after = bytes.get(i + symbol.len()).copied();
+            let before = line_text[..i].chars().next_back();
+            let after = line_text[i + symbol.len()..].chars().next();
             !before.is_some_and(word) && !after.is_some_and(word)
         })
         .collect();
@@ -118,6 +118,13 @@ mod tests {
     fn whole_identifiers_win_over_substrings() {
         let at = locate("x = total_area(s.area())\n", "a.py", 1, "area").unwrap();
         assert_eq!(at.position, Position::new(0, 17));
+        assert_eq!(at.occurrences, 1);
+    }
+
+    #[test]
+    fn word_boundaries_are_characters_not_bytes() {
+        let at = locate("größe = e + 1\n", "a.py", 1, "e").unwrap();
+        assert_eq!(at.position, Position::new(0, 8), "the `e`, not the end of `größe`");
         assert_eq!(at.occurrences, 1);
     }
 

@@ -77,8 +77,11 @@ impl ToolHandler for LspRename {
                 args.file
             )));
         }
-        if args.new_name.trim().is_empty() || args.new_name.contains(char::is_whitespace) {
-            return Err(ToolError::new("argument `new_name`: give an identifier without spaces"));
+        if !is_identifier(&args.new_name) {
+            return Err(ToolError::new(format!(
+                "argument `new_name`: `{}` is not an identifier; give one name of letters, digits, `_` (or `$`), not starting with a digit",
+                args.new_name
+            )));
         }
         if args.stage && self.ast.is_none() {
             return Err(ToolError::new(
@@ -90,6 +93,18 @@ impl ToolHandler for LspRename {
         let ctx = ctx.clone();
         Ok(Box::pin(async move { rename(sup, ast, ctx, path, args).await }))
     }
+}
+
+/// Whether `name` is one identifier as the languages tether serves spell
+/// them (Unicode letters, digits, `_`, and JavaScript's `$`; Rust's raw
+/// `r#name` too): a server may accept `foo-bar` or `a.b` and write broken
+/// code.
+fn is_identifier(name: &str) -> bool {
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else { return false };
+    (first.is_alphabetic() || first == '_' || first == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
 async fn rename(
