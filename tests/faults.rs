@@ -391,6 +391,28 @@ async fn lsp_server_sigkilled_mid_request_100_times() {
 }
 
 #[tokio::test]
+async fn answers_from_a_server_are_capped_and_say_so() {
+    let h = lsp_project(true);
+    let imps =
+        h.ok("lsp", json!({"action": "implementation", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert!(imps.text.starts_with("implementation of `unit` (5000):"), "{}", &imps.text[..80]);
+    assert!(
+        imps.text.ends_with("… 4800 more not listed (at most 200)"),
+        "{}",
+        imps.text.lines().last().unwrap()
+    );
+    assert_eq!(imps.data.unwrap()["locations"].as_array().unwrap().len(), 200);
+    let hover =
+        h.ok("lsp", json!({"action": "hover", "file": "app.py", "line": 4, "symbol": "total_area"})).await;
+    assert!(hover.text.len() < 9_000, "{} characters", hover.text.len());
+    assert!(
+        hover.text.ends_with("12000 more characters of hover not shown"),
+        "{}",
+        &hover.text[hover.text.len() - 80..]
+    );
+}
+
+#[tokio::test]
 async fn pyright_sigkilled_mid_request() {
     let t_all = Instant::now();
     require("pyright", &["--version"], "npm install -g pyright");

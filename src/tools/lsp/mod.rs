@@ -43,6 +43,13 @@ pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 pub const REFERENCES_PAGE: usize = 50;
 /// Most references one answer may list (`limit`).
 pub const MAX_REFERENCES_PAGE: usize = 1_000;
+/// Locations listed by definition, type_definition and implementation (the
+/// rest counted): `implementation` of a common interface runs to thousands.
+pub const MAX_LOCATIONS: usize = 200;
+/// Hover text shown at most, in characters (the rest counted).
+pub const MAX_HOVER_CHARS: usize = 8_000;
+/// Code actions listed at most (the rest counted).
+pub const MAX_CODE_ACTIONS: usize = 100;
 /// Workspace symbols listed.
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
 /// Document symbols listed.
@@ -414,12 +421,18 @@ fn render_locations(
         .with_data(json!({"locations": [], "server": session.key.server}));
     }
     let mut lines = Lines::new(root);
-    let places: Vec<Place> = locs.iter().map(|(uri, range)| lines.place(uri, range)).collect();
-    let mut text = format!("{} of `{symbol}` ({}):\n", name.replace('_', " "), places.len());
+    let total = locs.len();
+    let places: Vec<Place> =
+        locs.iter().take(MAX_LOCATIONS).map(|(uri, range)| lines.place(uri, range)).collect();
+    let mut text = format!("{} of `{symbol}` ({total}):\n", name.replace('_', " "));
     for p in &places {
         let _ = writeln!(text, "{}", p.line_entry());
     }
-    ToolResult::text(text.trim_end()).with_data(json!({"locations": places, "server": session.key.server}))
+    if total > places.len() {
+        let _ = writeln!(text, "… {} more not listed (at most {MAX_LOCATIONS})", total - places.len());
+    }
+    ToolResult::text(text.trim_end())
+        .with_data(json!({"locations": places, "total": total, "server": session.key.server}))
 }
 
 fn render_references(session: &Session, root: &Path, answer: &Value, symbol: &str, page: Page) -> ToolResult {
@@ -479,7 +492,14 @@ fn render_references(session: &Session, root: &Path, answer: &Value, symbol: &st
 fn render_hover(session: &Session, answer: &Value, symbol: &str, rel: &str, line: u32) -> ToolResult {
     match hover_text(answer) {
         Some(text) => {
-            ToolResult::text(text).with_data(json!({"hover": answer, "server": session.key.server}))
+            let total = text.chars().count();
+            let shown = if total > MAX_HOVER_CHARS {
+                let kept: String = text.chars().take(MAX_HOVER_CHARS).collect();
+                format!("{kept}\n… {} more characters of hover not shown", total - MAX_HOVER_CHARS)
+            } else {
+                text
+            };
+            ToolResult::text(shown.clone()).with_data(json!({"hover": shown, "server": session.key.server}))
         }
         None => {
             let why = readiness(session)
@@ -496,7 +516,7 @@ fn render_code_actions(session: &Session, answer: &Value, symbol: &str, rel: &st
         return ToolResult::text(format!("no code actions for `{symbol}` at {rel}:{line}: {why}"));
     }
     let mut text = format!("{} code action(s) at {rel}:{line} (listed, not applied):\n", items.len());
-    for item in &items {
+    for item in items.iter().take(MAX_CODE_ACTIONS) {
         let title = item["title"].as_str().unwrap_or("?");
         match item["kind"].as_str() {
             Some(kind) => {
@@ -507,7 +527,17 @@ fn render_code_actions(session: &Session, answer: &Value, symbol: &str, rel: &st
             }
         }
     }
-    ToolResult::text(text.trim_end()).with_data(json!({"actions": items, "server": session.key.server}))
+    if items.len() > MAX_CODE_ACTIONS {
+        let _ = writeln!(
+            text,
+            "… {} more not listed (at most {MAX_CODE_ACTIONS})",
+            items.len() - MAX_CODE_ACTIONS
+        );
+    }
+    let total = items.len();
+    let listed: Vec<Value> = items.into_iter().take(MAX_CODE_ACTIONS).collect();
+    ToolResult::text(text.trim_end())
+        .with_data(json!({"actions": listed, "total": total, "server": session.key.server}))
 }
 
 async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
