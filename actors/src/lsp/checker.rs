@@ -53,6 +53,19 @@ fn tail(bytes: &[u8]) -> String {
     if lines.is_empty() { "(nothing on stderr)".to_string() } else { lines[start..].join(" | ") }
 }
 
+/// Kills a checker's process group when dropped: what it left running when
+/// it ended, overran or its call was dropped. (While any member lives the
+/// group id cannot be reused.)
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            crate::process::kill_group(pgid);
+        }
+    }
+}
+
 /// Runs `checker` in `dir` and reads its diagnostics. It is an error —
 /// never an empty list — when the checker cannot run, ends with a status
 /// its format does not give when it ran to the end, prints output that is
@@ -65,21 +78,29 @@ pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String
         checker.args.join(" ")
     );
     let mut command = tokio::process::Command::new(&checker.command);
-    let output = crate::process::without_withheld(&mut command)
+    // In a group of its own, killed whole when it ends, overruns or the
+    // call is dropped: `cargo check` leaves `rustc`s, `go vet` its tools.
+    let child = crate::process::without_withheld(&mut command)
         .args(&checker.args)
         .current_dir(dir)
         .env(crate::process::RUN_ID_VAR, crate::process::run_id())
         .env(crate::process::RUN_ROOT_VAR, dir)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true)
-        .output();
-    let output = match tokio::time::timeout(CHECKER_TIMEOUT, output).await {
+        .spawn()
+        .map_err(|e| format!("{shown} did not run: {e}"))?;
+    let group = GroupGuard(child.id());
+    let output = match tokio::time::timeout(CHECKER_TIMEOUT, child.wait_with_output()).await {
         Err(_) => {
             return Err(format!("{shown} did not finish within {} s", CHECKER_TIMEOUT.as_secs()));
         }
         Ok(Err(e)) => return Err(format!("{shown} did not run: {e}")),
         Ok(Ok(out)) => out,
     };
+    drop(group);
     let stdout = String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_CHECKER_OUTPUT)]);
     // gcc-style tools (`go vet`) report on stderr.
     let text = match checker.format {
@@ -225,6 +246,22 @@ fn parse_line_col(out: &str, dir: &Path) -> Result<Vec<CheckDiag>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn what_a_checker_leaves_running_goes_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "sleep 300 >/dev/null 2>&1 & echo $! > left.pid; echo 'a.go:1:1: vet: x'";
+        let checker = Checker {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            format: CheckerFormat::LineColMessage,
+        };
+        let diags = run(&checker, dir.path()).await.unwrap();
+        assert_eq!(diags.len(), 1);
+        let left: i32 = std::fs::read_to_string(dir.path().join("left.pid")).unwrap().trim().parse().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!crate::process::is_running(left), "the checker's background child {left} was killed");
+    }
 
     #[test]
     fn reads_each_format() {
