@@ -193,6 +193,15 @@ async fn rename(
     if old_name != args.symbol {
         note = Some(format!("note: renaming the identifier `{old_name}` that `{}` points into", args.symbol));
     }
+    // Changes on disk the sync points could not confirm: the server may not
+    // know a use of the name they made, and the rename would miss it.
+    for unconfirmed in [&synced.note, &after.note].into_iter().flatten() {
+        let line = format!("note: {unconfirmed}; a use of `{old_name}` there may be missed");
+        note = Some(match note {
+            Some(n) => format!("{n}\n{line}"),
+            None => line,
+        });
+    }
     let mut files = Vec::new();
     let mut counts = BTreeMap::new();
     for (uri, edits) in &by_file {
@@ -268,7 +277,11 @@ async fn rename(
             staged.edit_id,
             staged.preview
         );
-        return ToolResult::text(text.trim_end()).with_data(&staged);
+        let mut result = ToolResult::text(text.trim_end()).with_data(&staged);
+        if let Some(note) = &note {
+            result.append(note);
+        }
+        return result;
     }
     let changes: Vec<FileChange> = files
         .iter()
