@@ -100,6 +100,17 @@ async fn a_staged_edit_says_which_files_it_could_not_cover() {
 }
 
 #[tokio::test]
+async fn a_rewrite_that_would_break_the_syntax_is_refused() {
+    let h = Harness::new(&[("calls.py", "foo()\nfoo(1)\n")]);
+    // An empty `$$$ARGS` leaves `bar(, ctx)`.
+    let text = h.err("ast_edit", json!({"pattern": "foo($$$ARGS)", "rewrite": "bar($$$ARGS, ctx)"})).await;
+    assert!(text.contains("would leave calls.py with a syntax error at line 1"), "{text}");
+    assert_eq!(h.read("calls.py"), "foo()\nfoo(1)\n");
+    let text = h.err("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(text.contains("edit_1"), "nothing was staged: {text}");
+}
+
+#[tokio::test]
 async fn a_deleted_file_is_drift_too() {
     let h = three_files();
     h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;

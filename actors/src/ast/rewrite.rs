@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Doc, NodeMatch};
 
@@ -64,6 +65,17 @@ pub enum RewriteError {
         /// Metavariables the pattern binds.
         bound: Vec<String>,
     },
+    /// The rewritten text of a file that parsed cleanly no longer does.
+    #[error(
+        "the rewrite would leave {file} with a syntax error{} (an empty `$$$` list can leave `bar(, x)`, a template can drop a bracket); nothing was staged — change the rewrite, or narrow the pattern",
+        line.map(|l| format!(" at line {l}")).unwrap_or_default()
+    )]
+    BreaksSyntax {
+        /// The file, relative to the working directory.
+        file: String,
+        /// The first line with an error, when one is found.
+        line: Option<usize>,
+    },
 }
 
 fn list_vars(vars: &[String]) -> String {
@@ -111,6 +123,8 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     // The spelled check above is fast but cannot see that `"$A"` inside a
     // string literal binds nothing; the compiled pattern can.
     let unbound: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
+    // A file that parsed cleanly must still parse after the rewrite.
+    let broken: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
     // A pattern written without its statement's `;` still matches the whole
     // statement (the ladder, or JavaScript's automatic semicolons), and
     // replacing the node would drop the `;` the pattern never showed.
@@ -132,6 +146,14 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
         let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = root.find_all(&file.pattern.pattern).collect();
         let source = root.get_doc().get_source().as_str();
         let (after, replacements) = apply(source, &matches, &fix, keeps_semicolon);
+        if replacements > 0 && after != source && !root.get_inner_node().has_error() {
+            let reparsed = file.pattern.lang.ast_grep(&after);
+            if reparsed.root().get_inner_node().has_error() {
+                let line = reparsed.root().dfs().find(|n| n.is_error()).map(|n| n.start_pos().line() + 1);
+                broken.lock().get_or_insert(RewriteError::BreaksSyntax { file: file.rel.to_string(), line });
+                return None;
+            }
+        }
         (replacements > 0 && after != source).then(|| FileRewrite {
             rel: file.rel.to_string(),
             path: file.path.to_path_buf(),
@@ -140,7 +162,7 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
             replacements,
         })
     })?;
-    if let Some(e) = unbound.into_inner() {
+    if let Some(e) = unbound.into_inner().or(broken.into_inner()) {
         return Err(e);
     }
     Ok(RewritePlan { files: per_file.into_iter().map(|(_, f)| f).collect(), coverage })
