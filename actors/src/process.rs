@@ -169,12 +169,8 @@ fn child_tag() -> String {
 
 /// SIGKILLs every process whose environment carries `CHILD_TAG_VAR=tag`.
 fn kill_tagged(tag: &str) {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return };
-    let wanted = format!("{CHILD_TAG_VAR}={tag}");
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
-        if environ.split(|b| *b == 0).any(|kv| kv == wanted.as_bytes()) {
+    for pid in pids() {
+        if env_var(pid, CHILD_TAG_VAR).as_deref() == Some(tag) {
             // SAFETY: kill(2) on a pid just read from /proc; no memory is involved.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
@@ -214,17 +210,26 @@ pub fn run_id() -> &'static str {
 /// The start time of `pid` in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`): with the pid, it names one process for good.
 fn start_ticks(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    // `rest` starts at field 3 (the state); the start time is field 22.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    stat_field(pid, 22)
 }
 
 /// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
 fn process_group(pid: i32) -> Option<i32> {
+    stat_field(pid, 5)
+}
+
+/// The parent of `pid` (field 4 of `/proc/<pid>/stat`).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    stat_field(pid as i32, 4)
+}
+
+/// Field `n` (1-based, as proc(5) numbers them; from 3 on) of
+/// `/proc/<pid>/stat`, read after the parenthesised command name, which
+/// may itself hold spaces and parentheses.
+fn stat_field<T: std::str::FromStr>(pid: i32, n: usize) -> Option<T> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
 /// A child of a dead run, found and killed by [`reap_orphans`].
@@ -244,14 +249,8 @@ pub struct Orphan {
 /// or another — are never touched. Returns what was killed.
 pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
     let own = run_id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut reaped = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
+    for pid in pids() {
         let Some((run, started_in)) = run_tag(pid) else { continue };
         if run == own || !is_running(pid) || !Path::new(&started_in).starts_with(root) || run_is_alive(&run) {
             continue;
@@ -280,13 +279,25 @@ pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
 /// [`RUN_ROOT_VAR`]), if it is a tether child. Another user's processes
 /// are unreadable, and not ours anyway.
 pub fn run_tag(pid: i32) -> Option<(String, String)> {
+    Some((env_var(pid, RUN_ID_VAR)?, env_var(pid, RUN_ROOT_VAR)?))
+}
+
+/// The value of `name` in `pid`'s environment, if readable (another user's
+/// processes are not).
+fn env_var(pid: i32, name: &str) -> Option<String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let var = |name: &str| {
-        environ.split(|b| *b == 0).find_map(|kv| {
-            std::str::from_utf8(kv).ok()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
-        })
-    };
-    Some((var(RUN_ID_VAR)?, var(RUN_ROOT_VAR)?))
+    environ.split(|b| *b == 0).find_map(|kv| {
+        std::str::from_utf8(kv).ok()?.strip_prefix(name)?.strip_prefix('=').map(str::to_string)
+    })
+}
+
+/// Every process id in `/proc` now.
+fn pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
 }
 
 /// Whether the run `id` (`<pid>-<start ticks>`) is still a live process.

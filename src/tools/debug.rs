@@ -230,20 +230,12 @@ fn is_tether_or_an_ancestor(pid: u32) -> bool {
         if current == pid {
             return true;
         }
-        match parent_of(current) {
+        match tether_actors::process::parent_of(current) {
             Some(parent) if parent > 1 => current = parent,
             _ => return false,
         }
     }
     false
-}
-
-/// A process's parent, from `/proc/PID/stat` (the field after the
-/// parenthesised name, which may itself hold spaces and parentheses).
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A Dart VM service address, checked: `ws://` or `http://` (dds takes
