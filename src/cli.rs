@@ -370,16 +370,23 @@ async fn run(cli: Cli) -> ExitCode {
 }
 
 /// Resolves on SIGTERM or SIGINT (never, if they cannot be watched).
-async fn terminated() {
+fn terminated() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    // Listening starts here, not at the first poll: a select creates this
+    // before it first polls the server, so a SIGTERM sent as soon as the
+    // server says it listens is not lost (once tokio handles the signal,
+    // one that arrives before a listener exists is dropped, not fatal).
+    let listeners = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
+    async move {
+        match listeners {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            _ => std::future::pending().await,
         }
-        _ => std::future::pending().await,
     }
 }
 
