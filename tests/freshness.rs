@@ -234,3 +234,92 @@ async fn without_events_a_stat_scan_keeps_answers_right_and_status_says_so() {
     std::fs::remove_file(h.path("new/c.py")).unwrap();
     assert_eq!(total(&h.ok("lsp", refs).await), 4);
 }
+
+/// A small project with `format_price` imported and called in five files:
+/// eleven references with the declaration.
+fn priced_project() -> Vec<(String, String)> {
+    let mut files = vec![
+        ("pyproject.toml".to_string(), String::new()),
+        ("shop/__init__.py".to_string(), String::new()),
+        (
+            "shop/money.py".to_string(),
+            "def format_price(cents: int) -> str:\n    return f\"{cents / 100:.2f}\"\n".to_string(),
+        ),
+    ];
+    for k in 0..5 {
+        files.push((
+            format!("shop/use_{k}.py"),
+            format!("from shop.money import format_price\n\n\ndef show_{k}() -> str:\n    return format_price({k})\n"),
+        ));
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_caller_of_a_cold_server_waits_for_it_to_load_not_only_the_first() {
+    pyright();
+    // Cold runs, each asked by several conversations at once (and twice
+    // in one of them): every answer is the whole list, or says it may not be.
+    for round in 0..3 {
+        let files = priced_project();
+        let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        let h = Harness::new(&refs);
+        let ask =
+            json!({"action": "references", "file": "shop/money.py", "line": 1, "symbol": "format_price"});
+        let calls = (0..4)
+            .map(|k| h.rt.call_in(if k == 3 { "c0" } else { ["c0", "c1", "c2"][k] }, "lsp", ask.clone()));
+        let answers =
+            tokio::time::timeout(common::FANOUT_TIMEOUT, futures::future::join_all(calls)).await.unwrap();
+        for r in answers {
+            assert!(!r.is_error, "{}", r.text);
+            let total = r.data.as_ref().unwrap()["total"].as_u64().unwrap();
+            assert!(
+                total == 11 || r.text.contains("may be incomplete"),
+                "round {round}: a short list that reads as complete: {}",
+                r.text
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_position_is_computed_on_the_text_the_server_holds_when_it_reads_the_request() {
+    // b.py's first publication takes 3 s; 1 s in, lines are inserted above
+    // the symbol outside tether. The request goes out after that edit has
+    // been synced: asked on the old line, it would land on `# one`.
+    let b = "# SLOW ECHO\ndef target():\n    pass\n";
+    let h = quiet_run(&[("a.py", "ECHO = 1\n"), ("b.py", b)]);
+    h.write("slow_delay", "3");
+    let warm = h.ok("lsp", json!({"action": "hover", "file": "a.py", "line": 1, "symbol": "ECHO"})).await;
+    assert_eq!(warm.text, "quiet hover of `ECHO`");
+    let ask = h.call("lsp", json!({"action": "hover", "file": "b.py", "line": 2, "symbol": "target"}));
+    let outside = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        std::fs::write(h.path("b.py"), "# SLOW ECHO\n# one\n# two\ndef target():\n    pass\n").unwrap();
+    };
+    let (r, ()) = tokio::join!(ask, outside);
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.starts_with("quiet hover of `target`"),
+        "asked on the text the server did not hold: {}",
+        r.text
+    );
+    assert!(r.text.contains("line 2 is now line 4"), "{}", r.text);
+
+    // The line asked about is gone from the text the server holds: an
+    // error that says so, never an answer about another line.
+    h.write("c.py", b);
+    let ask = h.call("lsp", json!({"action": "hover", "file": "c.py", "line": 2, "symbol": "target"}));
+    let outside = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        std::fs::write(h.path("c.py"), "# SLOW ECHO\ndef renamed():\n    pass\n").unwrap();
+    };
+    let (r, ()) = tokio::join!(ask, outside);
+    assert!(
+        r.is_error
+            && r.text.contains("changed on disk while the call waited")
+            && r.text.contains("no longer in it"),
+        "{}",
+        r.text
+    );
+}

@@ -33,11 +33,11 @@ use serde_json::{Value, json};
 
 use super::config::language_of;
 use super::discovery::Usable;
-use super::shared::{DiagEntry, Progress, Shared};
+use super::shared::{DiagEntry, Held, Progress, Shared};
 use crate::describe::{ActorNode, Describe};
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::watch::{Batch, ChangeKind};
-use crate::wire::client::Client;
+use crate::wire::client::{Client, Started};
 use crate::wire::jsonrpc::CONTENT_MODIFIED;
 use crate::wire::pending::RequestError;
 
@@ -53,8 +53,12 @@ const BACKOFF_START: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(8);
 /// A server up this long is no longer "crashing in a row".
 const STABLE_AFTER: Duration = Duration::from_secs(60);
-/// How long progress must stay finished before a server counts as idle.
-pub const QUIET_AFTER_PROGRESS: Duration = Duration::from_millis(400);
+/// How long a barrier request may take to be answered (it is answered
+/// at once, behind whatever the server is doing on its message thread).
+pub const BARRIER_WAIT: Duration = Duration::from_secs(10);
+/// The barrier's method: unknown to every server, which must answer it
+/// "method not found" (the specification's rule for `$/` requests).
+const BARRIER_METHOD: &str = "$/tether/barrier";
 /// How long a request answered "content modified" is retried.
 pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
 /// Largest file synced to a server.
@@ -148,6 +152,12 @@ pub struct SyncedDoc {
     /// The publication number before the content was last synced: any
     /// later publication without a version is about this content or newer.
     pub seq_before: u64,
+    /// The version it was opened at (by this call or an earlier one) and
+    /// the publication number then: the server has loaded the document,
+    /// and the project behind it, once it has published for it since.
+    pub opened_version: i32,
+    /// See `opened_version`.
+    pub opened_seq: u64,
     /// Whether this call changed what the server has.
     pub changed: bool,
     /// Whether this call opened the document (`didOpen`).
@@ -161,26 +171,61 @@ pub struct SyncedDoc {
 }
 
 impl Session {
-    /// Waits, at most `timeout`, for work-done progress to finish and stay
-    /// finished for [`QUIET_AFTER_PROGRESS`] (servers run indexing in
-    /// phases with gaps between them); returns the progress still running
-    /// if it did not.
+    /// Waits, at most `timeout`, until every message the server wrote
+    /// before it read this point has been read here: a request it must
+    /// answer (with "method not found" — any answer will do), queued
+    /// behind everything sent so far. What a server announces together
+    /// with a publication (pyright's next analysis pass, say) is then
+    /// known. Returns whether the server answered.
+    pub async fn barrier(&self, timeout: Duration) -> bool {
+        match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
+            Ok(_) | Err(RequestError::Rpc(_)) => true,
+            Err(RequestError::TimedOut(_) | RequestError::Closed(_)) => false,
+        }
+    }
+
+    /// Waits, at most `timeout`, until the server has published for the
+    /// session's document since it was opened — whoever opened it: the one
+    /// sign every server gives that it has loaded the file and the project
+    /// behind it (pyright answers an early `references` from a workspace
+    /// it has not loaded with a short, plausible and wrong list). Every
+    /// caller waits for it, not only the one whose call opened the file.
+    pub async fn wait_loaded(&self, timeout: Duration) -> bool {
+        let Some(doc) = &self.doc else { return true };
+        let key = doc.uri.to_string();
+        let (version, seq) = (doc.opened_version, doc.opened_seq);
+        self.shared
+            .wait_until(timeout, |s| {
+                s.diagnostics(&key).filter(|e| e.version.map_or(e.seq > seq, |v| v >= version)).map(|_| ())
+            })
+            .await
+            .is_some()
+    }
+
+    /// Waits, at most `timeout`, until the server has said that the work
+    /// it announced has ended: no progress running or announced, and —
+    /// where it reports a status — quiescent. Every wait ends on the
+    /// server's own word, checked behind a [`barrier`](Self::barrier), so
+    /// a next phase announced together with the end of the last one is
+    /// seen; never on a quiet period, which a loaded machine overruns.
+    /// Returns the work still running if it did not end.
     pub async fn wait_idle(&self, timeout: Duration) -> Option<Progress> {
         let deadline = Instant::now() + timeout;
-        let saw_progress = self.shared.indexing().is_some();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let idle = self.shared.wait_until(left, |s| s.indexing().is_none().then_some(())).await;
-            if idle.is_none() {
+            if !self.barrier(left.min(BARRIER_WAIT)).await {
+                return Some(
+                    self.shared
+                        .indexing()
+                        .unwrap_or_else(|| Progress { title: "not answering".into(), percentage: None }),
+                );
+            }
+            // Nothing announced or running, behind the barrier: done.
+            self.shared.indexing()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.shared.wait_until(left, |s| s.indexing().is_none().then_some(())).await.is_none() {
                 return self.shared.indexing();
             }
-            if !saw_progress {
-                return None;
-            }
-            // Idle now; is it the end, or a gap between phases?
-            let quiet = QUIET_AFTER_PROGRESS.min(deadline.saturating_duration_since(Instant::now()));
-            // Progress resumed within the quiet period: wait for the next phase.
-            self.shared.wait_until(quiet, |s| s.indexing().map(|_| ())).await?;
         }
     }
 
@@ -201,17 +246,60 @@ impl Session {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
+        let mut build = |_: Option<&Held>| Ok::<_, String>(params.clone());
+        match self.request_on(None, method, &mut build, timeout).await {
+            Ok(value) => Ok(value),
+            Err(OnError::Request(e)) => Err(e),
+            Err(OnError::Build(never)) => Err(RequestError::Closed(never)),
+        }
+    }
+
+    /// Sends a request whose parameters `build` computes from what the
+    /// server holds of `uri` when it reads the request (`None` when it
+    /// holds nothing of it): built and queued with no change to the
+    /// document sent in between, so a position computed on that text is a
+    /// position in the text the server has. Retried like [`request`](Self::request)
+    /// on "content modified", rebuilt each time.
+    pub async fn request_on(
+        &self,
+        uri: Option<&str>,
+        method: &str,
+        build: &mut (dyn FnMut(Option<&Held>) -> Result<Value, String> + Send),
+        timeout: Duration,
+    ) -> Result<Value, OnError> {
         let deadline = Instant::now() + CONTENT_MODIFIED_RETRY;
         loop {
-            match self.client.request(method, params.clone(), timeout).await {
+            let started: Result<Started, OnError> = match uri {
+                Some(uri) => self.shared.with_held(uri, |held| {
+                    let params = build(held).map_err(OnError::Build)?;
+                    self.client.start(method, params).map_err(OnError::Request)
+                }),
+                None => {
+                    let params = build(None).map_err(OnError::Build)?;
+                    self.client.start(method, params).map_err(OnError::Request)
+                }
+            };
+            match started?.answer(timeout).await {
                 Err(RequestError::Rpc(e)) if e.code == CONTENT_MODIFIED && Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(250)).await;
                     self.wait_idle(deadline.saturating_duration_since(Instant::now())).await;
                 }
-                other => return other,
+                Ok(value) => return Ok(value),
+                Err(e) => return Err(OnError::Request(e)),
             }
         }
     }
+}
+
+/// Why [`Session::request_on`] did not answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OnError {
+    /// The parameters could not be built on the text the server holds
+    /// (the file changed so the symbol is no longer there, say); the
+    /// text says why.
+    Build(String),
+    /// The request failed.
+    Request(RequestError),
 }
 
 /// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
@@ -267,6 +355,10 @@ struct Running {
 struct Doc {
     version: i32,
     text: Arc<String>,
+    /// The version it was opened at, and the publication number then:
+    /// the server has loaded it once it has published for it since.
+    opened_version: i32,
+    opened_seq: u64,
     /// The publication number when this content was sent.
     synced_seq: u64,
     /// When this content was sent.
@@ -438,6 +530,8 @@ impl LspServerActor {
             version: doc.version,
             text: doc.text.clone(),
             seq_before: doc.synced_seq,
+            opened_version: doc.opened_version,
+            opened_seq: doc.opened_seq,
             changed,
             opened,
             changed_at: doc.changed_at,
@@ -474,10 +568,13 @@ impl LspServerActor {
                 doc.text = Arc::new(text);
                 doc.synced_seq = seq;
                 doc.changed_at = SystemTime::now();
-                client.notify(
-                    "textDocument/didChange",
-                    json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
-                )?;
+                let held = Held { version: doc.version, text: doc.text.clone() };
+                shared.send_held(uri.as_str(), Some(held), || {
+                    client.notify(
+                        "textDocument/didChange",
+                        json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
+                    )
+                })?;
                 Ok(true)
             }
             None => {
@@ -487,15 +584,20 @@ impl LspServerActor {
                 let version = self.versions.get(file).map_or(1, |v| v + 1);
                 self.versions.insert(file.to_path_buf(), version);
                 let text = Arc::new(text);
-                client.notify(
-                    "textDocument/didOpen",
-                    json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": version, "text": *text}}),
-                )?;
+                let held = Held { version, text: text.clone() };
+                shared.send_held(uri.as_str(), Some(held), || {
+                    client.notify(
+                        "textDocument/didOpen",
+                        json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": version, "text": *text}}),
+                    )
+                })?;
                 self.docs.insert(
                     file.to_path_buf(),
                     Doc {
                         version,
                         text,
+                        opened_version: version,
+                        opened_seq: seq,
                         synced_seq: seq,
                         changed_at: SystemTime::now(),
                         previous: None,
@@ -592,7 +694,7 @@ impl LspServerActor {
             return;
         };
         if let (Some(running), Ok(uri)) = (&self.running, lsp_types::Url::from_file_path(&oldest)) {
-            let _ = running.client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+            close_doc(&running.client, &running.shared, &uri);
         }
         if let Some(doc) = self.docs.remove(&oldest) {
             shared.end_reindex(&oldest, doc.version);
@@ -607,7 +709,7 @@ impl LspServerActor {
             && doc.transient
         {
             if let Ok(uri) = lsp_types::Url::from_file_path(path) {
-                let _ = client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+                close_doc(&client, &shared, &uri);
             }
             self.docs.remove(path);
         }
@@ -639,11 +741,20 @@ impl LspServerActor {
     }
 }
 
+/// Closes `uri` on the server, and records that it no longer holds it.
+fn close_doc(client: &Client, shared: &Shared, uri: &lsp_types::Url) {
+    let _ = shared.send_held(uri.as_str(), None, || {
+        client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}))
+    });
+}
+
 /// What tether tells servers it can do; the raw client of `benches/lsp.rs`
 /// sends the same, so servers do the same work for both.
 pub fn client_capabilities() -> Value {
     json!({
         "general": {"positionEncodings": ["utf-16"]},
+        // rust-analyzer then says, with `quiescent`, when loading is done.
+        "experimental": {"serverStatusNotification": true},
         "window": {"workDoneProgress": true},
         "workspace": {
             "configuration": true,
@@ -903,7 +1014,7 @@ impl Handler<FilesChanged> for LspServerActor {
             let reopen = reopens(change.kind);
             if self.docs.contains_key(path) {
                 if deleted && !reopen {
-                    let _ = client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+                    close_doc(&client, &shared, &uri);
                     self.docs.remove(path);
                 } else if deleted {
                     // Closing alone would leave its content in the index:

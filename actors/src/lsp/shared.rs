@@ -1,11 +1,20 @@
 //! What the reader task learns from a server, shared with the actor and
 //! with callers waiting on it: published diagnostics (with the version and
-//! arrival order of each), work-done progress, the settings the server
+//! arrival order of each), work-done progress (announced, running, and
+//! rust-analyzer's `experimental/serverStatus`), the settings the server
 //! asks for, the files it asked to hear about, and which changed files it
 //! is still re-indexing.
+//!
+//! It also holds what the server holds of each open document — the
+//! version and text last sent — changed only together with the sending of
+//! the notification that changed it, under one lock: a request built under
+//! that lock ([`Shared::with_held`]) is computed on exactly the text the
+//! server will have when it reads the request, whatever the watcher syncs
+//! meanwhile.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,6 +27,24 @@ use super::watched::WatchedFiles;
 use crate::watch::ChangeKind;
 use crate::wire::client::PeerEvents;
 use crate::wire::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use crate::wire::pending::RequestError;
+
+/// How long a progress token the server created counts as running before
+/// its `begin` arrives: the server sends `begin` once it has our answer to
+/// `window/workDoneProgress/create`, so the gap is one round trip — long
+/// on a loaded machine, never seconds. A token never begun stops counting
+/// after this, so a server that creates and abandons one cannot hold
+/// every query for its whole wait.
+pub const CREATED_PROGRESS_GRACE: Duration = Duration::from_secs(5);
+
+/// What the server holds of one open document.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The version last sent.
+    pub version: i32,
+    /// The text last sent.
+    pub text: Arc<String>,
+}
 
 /// The diagnostics last published for one document.
 #[derive(Debug, Clone)]
@@ -56,6 +83,14 @@ pub struct Shared {
     closed: Mutex<Option<String>>,
     diags: Mutex<HashMap<String, DiagEntry>>,
     progress: Mutex<HashMap<String, Progress>>,
+    /// Progress tokens created (`window/workDoneProgress/create`) and not
+    /// yet begun, with when: pyright announces more analysis this way in
+    /// the same breath as the publication it follows.
+    created: Mutex<HashMap<String, Instant>>,
+    /// rust-analyzer's `experimental/serverStatus`: whether it is
+    /// quiescent (project loaded, nothing queued), and its message.
+    status: Mutex<Option<(bool, String)>>,
+    held: Mutex<HashMap<String, Held>>,
     seq: AtomicU64,
     changed: Notify,
     watched: Mutex<WatchedFiles>,
@@ -73,6 +108,9 @@ impl Shared {
             closed: Mutex::new(None),
             diags: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
+            created: Mutex::new(HashMap::new()),
+            status: Mutex::new(None),
+            held: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             changed: Notify::new(),
             watched: Mutex::new(WatchedFiles::default()),
@@ -122,9 +160,57 @@ impl Shared {
         self.seq.load(Ordering::SeqCst)
     }
 
-    /// The progress still running, the least advanced first.
+    /// The work the server said it is doing and has not said it ended:
+    /// progress running (the least advanced first), progress announced
+    /// and not yet begun, or a server status that is not quiescent.
     pub fn indexing(&self) -> Option<Progress> {
-        self.progress.lock().values().min_by_key(|p| p.percentage.unwrap_or(0)).cloned()
+        if let Some(p) = self.progress.lock().values().min_by_key(|p| p.percentage.unwrap_or(0)) {
+            return Some(p.clone());
+        }
+        let announced = self.created.lock().values().any(|at| at.elapsed() < CREATED_PROGRESS_GRACE);
+        if announced {
+            return Some(Progress { title: "announced".into(), percentage: None });
+        }
+        match &*self.status.lock() {
+            Some((false, message)) => {
+                let title =
+                    if message.is_empty() { "loading the project".to_string() } else { message.clone() };
+                Some(Progress { title, percentage: None })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the server reports its status (`experimental/serverStatus`):
+    /// then "quiescent" is its own word that all loading is done.
+    pub fn reports_status(&self) -> bool {
+        self.status.lock().is_some()
+    }
+
+    /// Sends, through `send`, the notification that makes the server hold
+    /// `now` for `uri` (`None`: it no longer holds the document), and
+    /// records it — under the lock [`Shared::with_held`] builds requests under.
+    pub fn send_held(
+        &self,
+        uri: &str,
+        now: Option<Held>,
+        send: impl FnOnce() -> Result<(), RequestError>,
+    ) -> Result<(), RequestError> {
+        let mut held = self.held.lock();
+        send()?;
+        let key = doc_key(uri);
+        match now {
+            Some(doc) => held.insert(key, doc),
+            None => held.remove(&key),
+        };
+        Ok(())
+    }
+
+    /// Runs `f` on what the server holds of `uri`, with no change to it
+    /// sent meanwhile: a request `f` sends goes out behind exactly that content.
+    pub fn with_held<T>(&self, uri: &str, f: impl FnOnce(Option<&Held>) -> T) -> T {
+        let held = self.held.lock();
+        f(held.get(&doc_key(uri)))
     }
 
     /// The diagnostics last published for `uri`. Keys are file paths, not
@@ -198,6 +284,7 @@ impl PeerEvents for Shared {
                     other => other.to_string(),
                 };
                 let value = &params["value"];
+                self.created.lock().remove(&token);
                 let mut progress = self.progress.lock();
                 match value["kind"].as_str() {
                     Some("begin") => {
@@ -217,6 +304,12 @@ impl PeerEvents for Shared {
                     }
                     _ => {}
                 }
+            }
+            "experimental/serverStatus" => {
+                let quiescent = params["quiescent"].as_bool().unwrap_or(true);
+                let message =
+                    params["message"].as_str().unwrap_or("").lines().next().unwrap_or("").to_string();
+                *self.status.lock() = Some((quiescent, message));
             }
             _ => {
                 tracing::trace!(method, "server notification ignored");
@@ -241,8 +334,16 @@ impl PeerEvents for Shared {
                 self.watched.lock().unregister(params);
                 Ok(Value::Null)
             }
-            "window/workDoneProgress/create"
-            | "window/showMessageRequest"
+            "window/workDoneProgress/create" => {
+                let token = match &params["token"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                self.created.lock().insert(token, Instant::now());
+                self.changed.notify_waiters();
+                Ok(Value::Null)
+            }
+            "window/showMessageRequest"
             | "workspace/diagnostic/refresh"
             | "workspace/semanticTokens/refresh"
             | "workspace/inlayHint/refresh"

@@ -105,24 +105,19 @@ impl Client {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
+        self.start(method, params)?.answer(timeout).await
+    }
+
+    /// Sends a request now — queued behind everything sent before it, ahead
+    /// of everything sent after — and returns the handle its answer comes
+    /// through. Dropping the handle unanswered cancels the request.
+    pub fn start(&self, method: &str, params: Value) -> Result<Started, RequestError> {
         let (id, rx) = self.pending.register()?;
-        let mut guard = CancelOnDrop { client: self, id, armed: true };
         if !self.send(&jsonrpc::request(id, method, params)) {
-            guard.armed = false;
             self.pending.forget(id);
             return Err(RequestError::Closed(format!("{} is not running", self.name)));
         }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => {
-                guard.armed = false;
-                result
-            }
-            Ok(Err(_)) => {
-                guard.armed = false;
-                Err(RequestError::Closed(format!("{} stopped answering", self.name)))
-            }
-            Err(_) => Err(RequestError::TimedOut(timeout.as_millis() as u64)),
-        }
+        Ok(Started { client: self.clone(), id, rx: Some(rx) })
     }
 
     /// Sends a notification.
@@ -145,17 +140,38 @@ impl Client {
     }
 }
 
-/// Exit two of the pending map: a request whose waiter went away (timed out,
-/// or its future was dropped) is forgotten and the peer told to cancel it.
-struct CancelOnDrop<'a> {
-    client: &'a Client,
+/// A request on its way. Exit two of the pending map lives here: a
+/// request whose waiter goes away (timed out, or its future dropped) is
+/// forgotten and the peer told to cancel it.
+pub struct Started {
+    client: Client,
     id: i64,
-    armed: bool,
+    rx: Option<tokio::sync::oneshot::Receiver<Result<Value, RequestError>>>,
 }
 
-impl Drop for CancelOnDrop<'_> {
+impl Started {
+    /// Waits at most `timeout` for the answer.
+    pub async fn answer(mut self, timeout: Duration) -> Result<Value, RequestError> {
+        let Some(rx) = self.rx.as_mut() else {
+            return Err(RequestError::Closed(format!("{} stopped answering", self.client.name)));
+        };
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => {
+                self.rx = None;
+                result
+            }
+            Ok(Err(_)) => {
+                self.rx = None;
+                Err(RequestError::Closed(format!("{} stopped answering", self.client.name)))
+            }
+            Err(_) => Err(RequestError::TimedOut(timeout.as_millis() as u64)),
+        }
+    }
+}
+
+impl Drop for Started {
     fn drop(&mut self) {
-        if self.armed && self.client.pending.forget(self.id) {
+        if self.rx.is_some() && self.client.pending.forget(self.id) {
             self.client.send(&jsonrpc::notification("$/cancelRequest", json!({"id": self.id})));
         }
     }

@@ -28,8 +28,6 @@ use crate::handler::AfterWrite;
 pub const AFTER_WRITE_WAIT: Duration = Duration::from_secs(15);
 /// How long the `diagnostics` action waits for fresh diagnostics.
 pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
-/// How long after the first publication for a version later ones are awaited.
-pub const DIAGNOSTICS_SETTLE: Duration = Duration::from_millis(300);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
@@ -38,6 +36,9 @@ pub const MAX_LISTED: usize = 100;
 pub enum Freshness {
     /// Published for this content.
     Fresh,
+    /// Published after this content was sent, by a server that does not
+    /// say which content its lists are about; the text says so.
+    Unconfirmed(String),
     /// Nothing is known about this content yet; the text says why.
     Pending(String),
     /// The list is about older content: the file has differed from it
@@ -55,6 +56,7 @@ impl Freshness {
     pub fn word(&self) -> &'static str {
         match self {
             Freshness::Fresh => "fresh",
+            Freshness::Unconfirmed(_) => "unconfirmed",
             Freshness::Pending(_) => "pending",
             Freshness::Stale { .. } => "stale",
         }
@@ -67,34 +69,43 @@ pub fn clock(at: SystemTime) -> String {
     format!("{:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-/// Waits (at most `wait`) for diagnostics about the document the session synced.
+/// Waits (at most `wait`) for diagnostics about the document the session
+/// synced, and labels them by the evidence the server gave:
+/// - **fresh**: published for this version (or newer), and — for a
+///   server whose first list may be partial — after the analysis it
+///   announced has ended, both read behind a barrier so that what the
+///   server announced with the publication is known;
+/// - **unconfirmed**: the server publishes without versions, so the list
+///   is the first one published after the content was sent, about it or
+///   about an analysis of older content still in flight;
+/// - **pending** / **stale**: nothing came for this content in time.
 pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
     let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
     let uri = doc.uri.to_string();
     let (version, seq_before) = (doc.version, doc.seq_before);
     let started = std::time::Instant::now();
-    let got = session
-        .shared
-        .wait_until(wait, |s| {
-            let entry = s.diagnostics(&uri)?;
-            // Versioned: about this content or newer. Unversioned: the
-            // first publication after this content was sent.
-            let current = match entry.version {
-                Some(v) => v >= version,
-                None => entry.seq > seq_before,
-            };
-            current.then_some(entry.items)
-        })
-        .await;
-    if let Some(items) = got {
-        // Servers publish in phases (syntax, then semantics; native,
-        // then a checker): take whatever else arrives in a short settle.
-        tokio::time::sleep(DIAGNOSTICS_SETTLE).await;
+    let current = |e: &tether_actors::lsp::shared::DiagEntry| match e.version {
+        Some(v) => v >= version,
+        None => e.seq > seq_before,
+    };
+    let got = session.shared.wait_until(wait, |s| s.diagnostics(&uri).filter(|e| current(e))).await;
+    if let Some(entry) = got {
+        let left = wait.saturating_sub(started.elapsed());
+        // Whatever the server wrote together with this publication (a
+        // further phase of its analysis, announced) is read by now.
+        let answered = session.barrier(left.min(tether_actors::lsp::server::BARRIER_WAIT)).await;
+        if !answered {
+            let why = format!(
+                "{} published for this content but stopped answering before it said whether more analysis follows",
+                session.key.server
+            );
+            return (entry.items, Freshness::Pending(why));
+        }
         if session.phased_diagnostics {
-            // The complete list follows the analysis the server reports.
+            // The complete list follows the analysis the server announced.
             let left = wait.saturating_sub(started.elapsed());
             if let Some(p) = session.wait_idle(left).await {
-                let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
+                let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(entry.items);
                 let why = format!(
                     "{} is still analysing{} after {} s; these are what it had found so far",
                     session.key.server,
@@ -104,8 +115,15 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
                 return (latest, Freshness::Pending(why));
             }
         }
-        let latest = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or(items);
-        return (latest, Freshness::Fresh);
+        let latest = session.shared.diagnostics(&uri).filter(|e| current(e)).unwrap_or(entry);
+        if latest.version.is_none() {
+            let why = format!(
+                "{} publishes diagnostics without saying which version of the file they are about; this is the first list it published after the content was sent",
+                session.key.server
+            );
+            return (latest.items, Freshness::Unconfirmed(why));
+        }
+        return (latest.items, Freshness::Fresh);
     }
     let why = match (session.shared.closed(), session.shared.indexing()) {
         (Some(closed), _) => closed,
@@ -184,6 +202,7 @@ pub fn listing(rel: &str, text: &str, items: &[Diagnostic], freshness: &Freshnes
     let mut out = String::new();
     let label = match freshness {
         Freshness::Fresh => "fresh".to_string(),
+        Freshness::Unconfirmed(why) => format!("unconfirmed: {why}"),
         Freshness::Pending(why) => format!("pending: {why}"),
         Freshness::Stale { since, why } => {
             format!("stale since {}, about the content before then, because {why}", clock(*since))
@@ -193,7 +212,11 @@ pub fn listing(rel: &str, text: &str, items: &[Diagnostic], freshness: &Freshnes
         let _ = write!(
             out,
             "{} for `{rel}` ({label})",
-            if matches!(freshness, Freshness::Fresh) { "no diagnostics" } else { "no diagnostics known" }
+            if matches!(freshness, Freshness::Fresh | Freshness::Unconfirmed(_)) {
+                "no diagnostics"
+            } else {
+                "no diagnostics known"
+            }
         );
         return out;
     }
@@ -305,16 +328,17 @@ impl LspAfterWrite {
             }
         };
         let (items, freshness) = fresh(&session, AFTER_WRITE_WAIT).await;
-        match &freshness {
-            Freshness::Fresh => {}
+        let label = match &freshness {
+            Freshness::Fresh => "fresh".to_string(),
+            Freshness::Unconfirmed(why) => format!("unconfirmed: {why}"),
             Freshness::Pending(why) | Freshness::Stale { why, .. } => {
                 return Some(format!("diagnostics pending for `{rel}`: {why} — not known to be clean"));
             }
-        }
+        };
         let text = session.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
         let before = session.doc.as_ref().and_then(|d| d.previous.as_ref()).map(|e| e.items.as_slice());
         let (new, resolved) = registry.update(&rel, &items, before);
-        let mut block = delta(&rel, &text, &new, &resolved, items.len());
+        let mut block = delta(&rel, &text, &new, &resolved, items.len(), &label);
         if let Some(note) = synced.and_then(|s| s.note) {
             block.push_str(&format!("\nnote: {note}"));
         }
@@ -322,13 +346,14 @@ impl LspAfterWrite {
     }
 }
 
-fn delta(rel: &str, text: &str, new: &[Diagnostic], resolved: &[Key], total: usize) -> String {
+fn delta(rel: &str, text: &str, new: &[Diagnostic], resolved: &[Key], total: usize, label: &str) -> String {
     let mut out = String::new();
     if new.is_empty() && resolved.is_empty() {
-        let _ = write!(out, "diagnostics (fresh) for `{rel}`: nothing new ({total} known in the file)");
+        let _ = write!(out, "diagnostics ({label}) for `{rel}`: nothing new ({total} known in the file)");
         return out;
     }
-    let _ = writeln!(out, "diagnostics (fresh) for `{rel}`: {} new, {} resolved", new.len(), resolved.len());
+    let _ =
+        writeln!(out, "diagnostics ({label}) for `{rel}`: {} new, {} resolved", new.len(), resolved.len());
     for d in new.iter().take(MAX_LISTED) {
         let _ = writeln!(out, "+ {}", line_for(rel, text, d));
     }

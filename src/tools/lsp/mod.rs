@@ -22,7 +22,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::lsp::checker;
 use tether_actors::lsp::config::{self, ServerConfig};
-use tether_actors::lsp::server::{Open, Session};
+use tether_actors::lsp::server::{OnError, Open, Session};
+use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status, SyncDisk};
 use tether_actors::watch::Synced;
 
@@ -30,7 +31,7 @@ use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
-use position::locate;
+use position::{SymbolAt, locate};
 use render::{Lines, Place, grouped, hover_text, kind_name, locations};
 
 /// How long a query may take once the server is ready.
@@ -262,36 +263,47 @@ pub(crate) async fn open(
     }
 }
 
+/// What a query found when it waited for its server: changed files not
+/// yet re-read, whether the server had loaded the document at all.
+#[derive(Debug, Default)]
+pub(crate) struct Ready {
+    /// Files changed on disk the server had still not re-read.
+    pub unread: Vec<PathBuf>,
+    /// The server had published nothing for the document since it was
+    /// opened: it may not have loaded it, or the project behind it.
+    pub unloaded: bool,
+}
+
 /// Waits, bounded, until the server is ready to answer about the session's
-/// document: work-done progress finished, files changed on disk re-read,
-/// and — right after the document was opened — its first diagnostics
-/// published, the one signal every server gives that it has loaded the
-/// file and its project (pyright answers an early `references` from an
-/// unloaded workspace with a short, plausible and wrong list). Returns
-/// the changed files the server had still not re-read.
-pub(crate) async fn ready_for(session: &Session) -> Vec<PathBuf> {
-    if let Some(doc) = &session.doc
-        && doc.opened
-    {
-        let _ = diagnostics::fresh(session, READY_WAIT).await;
-    }
+/// document: it has published for the document since it was opened (the
+/// one signal every server gives that it has loaded the file and its
+/// project — awaited by every caller, whoever opened the file), the work
+/// it announced has ended, and files changed on disk are re-read.
+pub(crate) async fn ready_for(session: &Session) -> Ready {
+    let loaded = session.wait_loaded(READY_WAIT).await;
     session.wait_idle(READY_WAIT).await;
-    session.wait_reread(READY_WAIT).await
+    Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded }
 }
 
 /// What a cross-file answer must say about changes on disk it may not
 /// reflect: files the server had not re-read yet, a sync point the
-/// watcher could not confirm, indexing still running.
-pub(crate) fn taken_in_notes(
-    session: &Session,
-    root: &Path,
-    synced: &Synced,
-    unread: &[PathBuf],
-) -> Vec<String> {
+/// watcher could not confirm, a document the server had not loaded.
+pub(crate) fn taken_in_notes(session: &Session, root: &Path, synced: &Synced, ready: &Ready) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(note) = &synced.note {
         notes.push(format!("note: {note}"));
     }
+    if ready.unloaded
+        && let Some(doc) = &session.doc
+    {
+        let rel = doc.uri.to_file_path().map(|p| tether_actors::fs::relative(root, &p)).unwrap_or_default();
+        notes.push(format!(
+            "note: {} had not finished loading `{rel}` within {} s (it had published nothing for it yet), so this answer may be incomplete — ask again",
+            session.key.server,
+            READY_WAIT.as_secs()
+        ));
+    }
+    let unread = &ready.unread;
     if !unread.is_empty() {
         let shown: Vec<String> =
             unread.iter().take(5).map(|p| format!("`{}`", tether_actors::fs::relative(root, p))).collect();
@@ -342,46 +354,36 @@ async fn navigate(
         Ok(at) => at,
         Err(e) => return ToolResult::error(format!("lsp {name}: {}", e.0)),
     };
-    let unread = ready_for(&session).await;
-    let here = json!({"textDocument": {"uri": doc.uri}, "position": at.position});
-    let (method, params) = match action {
-        Action::Definition => ("textDocument/definition", here),
-        Action::TypeDefinition => ("textDocument/typeDefinition", here),
-        Action::Implementation => ("textDocument/implementation", here),
-        Action::Hover => ("textDocument/hover", here),
-        Action::References => {
-            let mut p = here;
-            p["context"] = json!({"includeDeclaration": true});
-            ("textDocument/references", p)
-        }
-        Action::CodeActions => {
-            let overlapping: Vec<Value> = session
-                .shared
-                .diagnostics(doc.uri.as_str())
-                .map(|e| e.items)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|d| d.range.start.line <= at.position.line && at.position.line <= d.range.end.line)
-                .filter_map(|d| serde_json::to_value(d).ok())
-                .collect();
-            let range = json!({"start": at.position, "end": at.end});
-            (
-                "textDocument/codeAction",
-                json!({"textDocument": {"uri": doc.uri}, "range": range, "context": {"diagnostics": overlapping}}),
-            )
-        }
-        _ => unreachable!("handled by the caller"),
+    let ready = ready_for(&session).await;
+    // The position is computed on the text the server holds when it reads
+    // the request: an outside edit synced while the call waited moves it.
+    let uri = doc.uri.to_string();
+    let mut moved_note = None;
+    let mut build = |held: Option<&Held>| -> Result<Value, String> {
+        let here = match held {
+            Some(held) if held.version != doc.version => {
+                let (moved, note) = position::relocate(&at, &held.text, &rel, line, &symbol)?;
+                moved_note = note;
+                moved
+            }
+            _ => at.clone(),
+        };
+        Ok(request_params(action, &session, &doc.uri, &here))
     };
-    let mut answer = match session.request(method, params.clone(), REQUEST_TIMEOUT).await {
+    let method = request_method(action);
+    let mut answer = match session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
         Ok(v) => v,
-        Err(e) => return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server)),
+        Err(OnError::Build(why)) => return ToolResult::error(format!("lsp {name}: {why}")),
+        Err(OnError::Request(e)) => {
+            return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server));
+        }
     };
     // Some servers start their indexing progress only after answering the
     // first request with nothing; an empty answer while indexing is worth
     // one more ask once it is done, never a "none found".
     if is_empty_answer(&answer) && readiness(&session).is_some() {
         session.wait_idle(READY_WAIT).await;
-        if let Ok(v) = session.request(method, params, REQUEST_TIMEOUT).await {
+        if let Ok(v) = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
             answer = v;
         }
     }
@@ -392,13 +394,51 @@ async fn navigate(
         Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
         _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
     };
-    if let Some(note) = note {
+    for note in note.into_iter().chain(moved_note) {
         result.append(&note);
     }
-    for note in taken_in_notes(&session, &root, &synced, &unread) {
+    for note in taken_in_notes(&session, &root, &synced, &ready) {
         result.append(&note);
     }
     result
+}
+
+fn request_method(action: Action) -> &'static str {
+    match action {
+        Action::Definition => "textDocument/definition",
+        Action::TypeDefinition => "textDocument/typeDefinition",
+        Action::Implementation => "textDocument/implementation",
+        Action::Hover => "textDocument/hover",
+        Action::References => "textDocument/references",
+        Action::CodeActions => "textDocument/codeAction",
+        _ => unreachable!("not a navigation action"),
+    }
+}
+
+/// The request's parameters for the symbol `at` in the document `uri`.
+fn request_params(action: Action, session: &Session, uri: &lsp_types::Url, at: &SymbolAt) -> Value {
+    let here = json!({"textDocument": {"uri": uri}, "position": at.position});
+    match action {
+        Action::References => {
+            let mut p = here;
+            p["context"] = json!({"includeDeclaration": true});
+            p
+        }
+        Action::CodeActions => {
+            let overlapping: Vec<Value> = session
+                .shared
+                .diagnostics(uri.as_str())
+                .map(|e| e.items)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| d.range.start.line <= at.position.line && at.position.line <= d.range.end.line)
+                .filter_map(|d| serde_json::to_value(d).ok())
+                .collect();
+            let range = json!({"start": at.position, "end": at.end});
+            json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": overlapping}})
+        }
+        _ => here,
+    }
 }
 
 fn render_locations(
@@ -681,8 +721,8 @@ async fn workspace_symbols(
                 continue;
             }
         };
-        let unread = ready_for(&session).await;
-        for note in taken_in_notes(&session, &root, &synced, &unread) {
+        let ready = ready_for(&session).await;
+        for note in taken_in_notes(&session, &root, &synced, &ready) {
             notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
         }
         if let Some(p) = session.shared.indexing() {
@@ -747,8 +787,8 @@ async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
     let doc = session.doc.clone().expect("a file was synced");
-    let unread = ready_for(&session).await;
-    let notes = taken_in_notes(&session, &root, &synced, &unread);
+    let ready = ready_for(&session).await;
+    let notes = taken_in_notes(&session, &root, &synced, &ready);
     let answer = match session
         .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
         .await

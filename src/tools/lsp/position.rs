@@ -101,9 +101,58 @@ pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt
     })
 }
 
+/// Finds again, in `now` (the text the server holds when the request
+/// goes out), the symbol located at `at` in the text the call was
+/// synced with: on the same line's text, the occurrence nearest the
+/// line asked for. Returns the new place and a note saying where it
+/// moved, or an error when that line is gone.
+pub fn relocate(
+    at: &SymbolAt,
+    now: &str,
+    rel: &str,
+    line: u32,
+    symbol: &str,
+) -> Result<(SymbolAt, Option<String>), String> {
+    let asked = line as usize - 1;
+    let nearest = now
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .enumerate()
+        .filter(|(_, l)| *l == at.line_text)
+        .map(|(i, _)| i)
+        .min_by_key(|i| i.abs_diff(asked));
+    let Some(found) = nearest else {
+        return Err(format!(
+            "`{rel}` changed on disk while the call waited for the server, and line {line} (`{}`) is no longer in it; read the file and ask again with the line as it is now",
+            quote(&at.line_text)
+        ));
+    };
+    let moved = locate(now, rel, found as u32 + 1, symbol).map_err(|e| e.0)?;
+    let note = (found != asked).then(|| {
+        format!(
+            "note: `{rel}` changed on disk while the call waited for the server; line {line} is now line {}, and the answer is about `{symbol}` there",
+            found + 1
+        )
+    });
+    Ok((moved, note))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symbol_is_found_again_where_its_line_moved() {
+        let before = "a = 1\ndef f(): pass\n";
+        let at = locate(before, "a.py", 2, "f").unwrap();
+        let (moved, note) = relocate(&at, "# new\n# lines\na = 1\ndef f(): pass\n", "a.py", 2, "f").unwrap();
+        assert_eq!(moved.position, Position::new(3, 4));
+        assert!(note.unwrap().contains("line 2 is now line 4"));
+        let (same, note) = relocate(&at, before, "a.py", 2, "f").unwrap();
+        assert_eq!((same.position, note), (at.position, None));
+        let gone = relocate(&at, "a = 1\n", "a.py", 2, "f").unwrap_err();
+        assert!(gone.contains("no longer in it"), "{gone}");
+    }
 
     #[test]
     fn finds_the_first_occurrence_in_utf16_units() {

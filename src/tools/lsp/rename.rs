@@ -23,6 +23,8 @@ use tether_actors::ast::rewrite::{FileRewrite, RewritePlan};
 use tether_actors::ast::scan::Coverage;
 use tether_actors::fs::FileChange;
 use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file};
+use tether_actors::lsp::server::OnError;
+use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 
 use super::position::locate;
@@ -125,7 +127,15 @@ async fn rename(
         Ok(at) => at,
         Err(e) => return ToolResult::error(format!("lsp_rename: {}", e.0)),
     };
-    let unread = super::ready_for(&session).await;
+    let ready = super::ready_for(&session).await;
+    if ready.unloaded {
+        return ToolResult::error(format!(
+            "lsp_rename: {} had not finished loading `{rel}` within {} s; a rename computed now could miss uses in files it has not read, so nothing was written. Call it again shortly",
+            session.key.server,
+            super::READY_WAIT.as_secs()
+        ));
+    }
+    let unread = ready.unread;
     if !unread.is_empty() {
         let shown: Vec<String> =
             unread.iter().take(5).map(|p| format!("`{}`", tether_actors::fs::relative(&root, p))).collect();
@@ -136,10 +146,24 @@ async fn rename(
             shown.join(", ")
         ));
     }
-    let params = json!({"textDocument": {"uri": doc.uri}, "position": at.position, "newName": args.new_name});
-    let answer = match session.request("textDocument/rename", params, REQUEST_TIMEOUT).await {
+    // Computed on the text the server holds when it reads the request:
+    // a file changed while the call waited is never renamed at the old spot.
+    let mut build = |held: Option<&Held>| -> Result<Value, String> {
+        if held.is_some_and(|h| h.version != doc.version) {
+            return Err(format!(
+                "`{rel}` changed on disk while the call waited for the server, so nothing was written; call it again with the line as it is now"
+            ));
+        }
+        Ok(json!({"textDocument": {"uri": doc.uri}, "position": at.position, "newName": args.new_name}))
+    };
+    let uri = doc.uri.to_string();
+    let answer = match session
+        .request_on(Some(&uri), "textDocument/rename", &mut build, REQUEST_TIMEOUT)
+        .await
+    {
         Ok(v) => v,
-        Err(e) => {
+        Err(OnError::Build(why)) => return ToolResult::error(format!("lsp_rename: {why}")),
+        Err(OnError::Request(e)) => {
             return ToolResult::error(format!("lsp_rename: {} refused the rename: {e}", session.key.server));
         }
     };
