@@ -42,27 +42,7 @@ impl Server {
 
     /// Listening at `addr` (`IP:PORT` or `unix:PATH`), reached at `url`.
     fn start_at(dir: &Path, addr: &str, url: String, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(["serve", "--workdir"])
-            .arg(dir)
-            .args(["--http", addr])
-            .args(extra)
-            .env("TETHER_TOKEN", TOKEN)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tether serve starts");
-        let rx = common::lines_of(child.stderr.take().unwrap());
-        let deadline = Instant::now() + LISTEN_WITHIN;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) if line.contains("MCP over HTTP") => break,
-                Ok(_) => {}
-                Err(_) => panic!("tether serve --http did not say it listens within {LISTEN_WITHIN:?}"),
-            }
-        }
+        let (child, rx) = common::serve_http(dir, addr, extra, TOKEN, LISTEN_WITHIN);
         Self { child, url, _stderr: rx }
     }
 

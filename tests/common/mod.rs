@@ -331,3 +331,35 @@ pub fn real_python() -> String {
         .expect("python3 is needed; install it with `apt-get install python3`");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
+
+/// `tether serve --workdir DIR --http ADDR EXTRA…` with `token`, once it
+/// has said it listens (within `listen_within`); its stderr lines.
+pub fn serve_http(
+    dir: &Path,
+    addr: &str,
+    extra: &[&str],
+    token: &str,
+    listen_within: Duration,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--workdir"])
+        .arg(dir)
+        .args(["--http", addr])
+        .args(extra)
+        .env("TETHER_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tether serve starts");
+    let rx = lines_of(child.stderr.take().unwrap());
+    let deadline = std::time::Instant::now() + listen_within;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            Ok(line) if line.contains("MCP over HTTP") => return (child, rx),
+            Ok(_) => {}
+            Err(_) => panic!("tether serve --http did not say it listens within {listen_within:?}"),
+        }
+    }
+}
