@@ -190,10 +190,11 @@ async fn caps_on_frames_children_and_values() {
 #[tokio::test]
 async fn pause_waits_as_long_as_the_other_run_ops() {
     debugpy();
-    // One long call into C (≈ 13 s of key stretching here): debugpy can
-    // pause the thread only when it returns to Python, well over 5 s after
-    // the pause is asked for.
-    let prog = "import hashlib, pathlib\npathlib.Path('started').write_text('1')\nhashlib.pbkdf2_hmac('sha256', b'x', b'salt', 24_000_000)\nx = 0\nwhile True:\n    x += 1\n";
+    // One long call into C (an 8 s sleep: a fixed length whatever the
+    // machine's speed, where key stretching took 13 s on one day and under
+    // 5 s on another): debugpy can pause the thread only when it returns
+    // to Python, over 5 s after the pause is asked for.
+    let prog = "import pathlib, time\npathlib.Path('started').write_text('1')\ntime.sleep(8)\nx = 0\nwhile True:\n    x += 1\n";
     let h = Harness::new(&[("requirements.txt", ""), ("slow.py", prog)]);
     let (launched, _) = h
         .cancelled_after("debug", json!({"op": "launch", "program": "slow.py"}), Duration::from_secs(1))
