@@ -271,11 +271,11 @@ impl Session {
         loop {
             let started: Result<Started, OnError> = match uri {
                 Some(uri) => self.shared.with_held(uri, |held| {
-                    let params = build(held).map_err(OnError::Build)?;
+                    let params = with_own_progress(build(held).map_err(OnError::Build)?);
                     self.client.start(method, params).map_err(OnError::Request)
                 }),
                 None => {
-                    let params = build(None).map_err(OnError::Build)?;
+                    let params = with_own_progress(build(None).map_err(OnError::Build)?);
                     self.client.start(method, params).map_err(OnError::Request)
                 }
             };
@@ -289,6 +289,22 @@ impl Session {
             }
         }
     }
+}
+
+/// Gives a request a work-done token of tether's own: the progress a
+/// server reports for it (pyright's "Finding references") then comes on
+/// that token, which [`Shared`] does not count as the server's own work —
+/// one caller's long request is not another caller's "still indexing".
+fn with_own_progress(mut params: Value) -> Value {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    if let Some(object) = params.as_object_mut()
+        && !object.contains_key("workDoneToken")
+    {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        object
+            .insert("workDoneToken".into(), Value::String(format!("{}{n}", super::shared::OWN_TOKEN_PREFIX)));
+    }
+    params
 }
 
 /// Why [`Session::request_on`] did not answer.

@@ -37,6 +37,10 @@ use crate::wire::pending::RequestError;
 /// every query for its whole wait.
 pub const CREATED_PROGRESS_GRACE: Duration = Duration::from_secs(5);
 
+/// The prefix of the work-done tokens tether gives its own requests:
+/// progress on them is about that request, not the server's own work.
+pub const OWN_TOKEN_PREFIX: &str = "tether/request/";
+
 /// What the server holds of one open document.
 #[derive(Debug, Clone)]
 pub struct Held {
@@ -284,6 +288,9 @@ impl PeerEvents for Shared {
                     other => other.to_string(),
                 };
                 let value = &params["value"];
+                if token.starts_with(OWN_TOKEN_PREFIX) {
+                    return;
+                }
                 self.created.lock().remove(&token);
                 let mut progress = self.progress.lock();
                 match value["kind"].as_str() {
@@ -383,6 +390,29 @@ mod tests {
             )
             .unwrap();
         assert_eq!(answer, json!([{"mode": "basic"}, null]));
+    }
+
+    #[test]
+    fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
+        let shared = Shared::new(None);
+        shared.notification(
+            "$/progress",
+            json!({"token": format!("{OWN_TOKEN_PREFIX}7"), "value": {"kind": "begin", "title": "Finding references"}}),
+        );
+        assert_eq!(shared.indexing(), None, "one caller's request is not the server's own work");
+        shared.request("window/workDoneProgress/create", &json!({"token": "srv-1"})).unwrap();
+        assert_eq!(shared.indexing().unwrap().title, "announced", "created, before its begin");
+        shared.notification(
+            "$/progress",
+            json!({"token": "srv-1", "value": {"kind": "begin", "title": "analyzing"}}),
+        );
+        assert_eq!(shared.indexing().unwrap().title, "analyzing");
+        shared.notification("$/progress", json!({"token": "srv-1", "value": {"kind": "end"}}));
+        assert_eq!(shared.indexing(), None);
+        shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": false}));
+        assert_eq!(shared.indexing().unwrap().title, "loading the project");
+        shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": true}));
+        assert_eq!(shared.indexing(), None);
     }
 
     #[tokio::test]
