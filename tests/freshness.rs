@@ -323,3 +323,37 @@ async fn a_position_is_computed_on_the_text_the_server_holds_when_it_reads_the_r
         r.text
     );
 }
+
+#[tokio::test]
+async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_disk() {
+    common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
+    common::require("cargo", &["--version"], "install a Rust toolchain with rustup");
+    let clean = "pub fn f() -> u32 {\n    1\n}\n";
+    let h = Harness::new(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"checked\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/lib.rs", clean),
+    ]);
+    let ask = json!({"action": "diagnostics", "file": "src/lib.rs"});
+    let r = h.ok("lsp", ask.clone()).await;
+    assert_eq!(r.text, "no diagnostics for `src/lib.rs` (fresh)");
+    // Only `cargo check` finds a use of a moved value; rust-analyzer's own
+    // analysis does not. Written outside tether, with no editor to save it.
+    let moved = format!(
+        "{clean}\npub fn g() -> String {{\n    let s = String::new();\n    let t = s;\n    drop(t);\n    s\n}}\n"
+    );
+    for round in 0..2 {
+        std::fs::write(h.path("src/lib.rs"), &moved).unwrap();
+        let r = h.ok("lsp", ask.clone()).await;
+        assert!(
+            r.text.contains("(fresh)") && r.text.contains("use of moved value"),
+            "round {round}: {}",
+            r.text
+        );
+        std::fs::write(h.path("src/lib.rs"), clean).unwrap();
+        let r = h.ok("lsp", ask.clone()).await;
+        assert_eq!(r.text, "no diagnostics for `src/lib.rs` (fresh)", "round {round}");
+    }
+}

@@ -17,6 +17,7 @@
 //! index_after_parse = false      # see ServerConfig::index_after_parse
 //! keep_reopened = false          # see ServerConfig::keep_reopened
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
+//! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //!
 //! [watch]
 //! mode = "events"                # or "scan": stat the tree before each query
@@ -115,6 +116,13 @@ pub struct ServerConfig {
     /// waits for that analysis to end.
     #[serde(default)]
     pub phased_diagnostics: bool,
+    /// The work-done token prefix of a checker the server runs on every
+    /// save, whose findings join its own diagnostics when that run ends
+    /// (rust-analyzer's `cargo check`: `rust-analyzer/flycheck`). tether
+    /// then saves every content it syncs (it is what is on disk), and a
+    /// diagnostics answer waits for a check begun after that save to end.
+    #[serde(default)]
+    pub check_progress: Option<String>,
 }
 
 fn entry(
@@ -139,6 +147,7 @@ fn entry(
         index_after_parse: false,
         keep_reopened: false,
         phased_diagnostics: false,
+        check_progress: None,
     }
 }
 
@@ -193,6 +202,10 @@ pub fn builtin() -> Vec<ServerConfig> {
             // and may answer the next request before the new content lands;
             // an open document's content is taken in order.
             reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            // Loading runs in phases under `experimental/serverStatus`;
+            // `cargo check` findings arrive after the first publication.
+            phased_diagnostics: true,
+            check_progress: Some("rust-analyzer/flycheck".into()),
             ..entry(
                 "rust-analyzer",
                 "rust-analyzer",

@@ -229,6 +229,28 @@ impl Session {
         }
     }
 
+    /// For a server with an on-save checker (rust-analyzer's `cargo
+    /// check`): tells it the synced content is saved — it is what is on
+    /// disk — unless that version was saved already, and returns the
+    /// progress mark to wait past: a check begun after it ran on this
+    /// content. A barrier first, so that a check begun before is read
+    /// before the mark is taken. `None` when the server holds newer
+    /// content (a newer call saves that) or has no checker.
+    pub async fn save_for_check(&self, timeout: Duration) -> Option<u64> {
+        let doc = self.doc.as_ref()?;
+        if !self.shared.has_checker() {
+            return None;
+        }
+        let uri = doc.uri.to_string();
+        if let Some(mark) = self.shared.saved_mark(&uri, doc.version) {
+            return Some(mark);
+        }
+        self.barrier(timeout.min(BARRIER_WAIT)).await;
+        self.shared.save_held(&uri, doc.version, || {
+            self.client.notify("textDocument/didSave", json!({"textDocument": {"uri": doc.uri}}))
+        })
+    }
+
     /// Waits, at most `timeout`, until the server has re-read every file
     /// changed on disk that it is re-reading; returns those it has not.
     pub async fn wait_reread(&self, timeout: Duration) -> Vec<PathBuf> {
@@ -481,7 +503,7 @@ impl LspServerActor {
             server: config.id.clone(),
             reason: format!("{}: {e}", self.usable.binary.display()),
         })?;
-        let shared = Arc::new(Shared::new(config.settings.clone()));
+        let shared = Arc::new(Shared::with_checker(config.settings.clone(), config.check_progress.clone()));
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
         Ok((client, shared, spawned.guard))
@@ -537,7 +559,10 @@ impl LspServerActor {
         }
         let opened = !self.docs.contains_key(file);
         let changed = self.put(file, &uri, text, false, client, shared)?;
-        if save {
+        // A server with an on-save checker is saved by the caller that
+        // waits for the check (`Session::save_for_check`), so the check it
+        // waits for is known to have begun after the save.
+        if save && self.usable.config.check_progress.is_none() {
             client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;
         }
         let doc = &self.docs[file];

@@ -95,6 +95,18 @@ pub struct Shared {
     /// quiescent (project loaded, nothing queued), and its message.
     status: Mutex<Option<(bool, String)>>,
     held: Mutex<HashMap<String, Held>>,
+    /// The token prefix of the server's on-save checker, if it has one.
+    check_prefix: Option<String>,
+    /// Progress events counted in order (a begin's place in that order
+    /// tells whether it came after a save).
+    progress_seq: AtomicU64,
+    /// Running checks: token → the place of its begin.
+    checks: Mutex<HashMap<String, u64>>,
+    /// The latest begin place among checks that have ended.
+    check_done: AtomicU64,
+    /// For a server with an on-save checker: the version last saved of
+    /// each document, and the progress mark taken when it was.
+    saved: Mutex<HashMap<String, (i32, u64)>>,
     seq: AtomicU64,
     changed: Notify,
     watched: Mutex<WatchedFiles>,
@@ -107,6 +119,12 @@ pub struct Shared {
 impl Shared {
     /// State for a server answering `workspace/configuration` from `settings`.
     pub fn new(settings: Option<Value>) -> Self {
+        Self::with_checker(settings, None)
+    }
+
+    /// The same, for a server whose on-save checker reports progress on
+    /// tokens starting with `check_prefix`.
+    pub fn with_checker(settings: Option<Value>, check_prefix: Option<String>) -> Self {
         Self {
             settings,
             closed: Mutex::new(None),
@@ -115,6 +133,11 @@ impl Shared {
             created: Mutex::new(HashMap::new()),
             status: Mutex::new(None),
             held: Mutex::new(HashMap::new()),
+            check_prefix,
+            progress_seq: AtomicU64::new(0),
+            checks: Mutex::new(HashMap::new()),
+            check_done: AtomicU64::new(0),
+            saved: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             changed: Notify::new(),
             watched: Mutex::new(WatchedFiles::default()),
@@ -183,6 +206,52 @@ impl Shared {
             }
             _ => None,
         }
+    }
+
+    /// A mark in the order of progress events: a check whose begin comes
+    /// after it began after whatever was sent before taking the mark.
+    pub fn progress_mark(&self) -> u64 {
+        self.progress_seq.load(Ordering::SeqCst)
+    }
+
+    /// Whether the server has an on-save checker.
+    pub fn has_checker(&self) -> bool {
+        self.check_prefix.is_some()
+    }
+
+    /// The mark taken when `version` of `uri` was saved, if it was.
+    pub fn saved_mark(&self, uri: &str, version: i32) -> Option<u64> {
+        self.saved.lock().get(&doc_key(uri)).filter(|(v, _)| *v >= version).map(|(_, mark)| *mark)
+    }
+
+    /// Sends, through `send`, a save of `version` of `uri` if that is the
+    /// version the server holds (a newer one is saved by whoever synced
+    /// it), under the held lock; returns the mark taken before sending.
+    pub fn save_held(
+        &self,
+        uri: &str,
+        version: i32,
+        send: impl FnOnce() -> Result<(), RequestError>,
+    ) -> Option<u64> {
+        let held = self.held.lock();
+        if held.get(&doc_key(uri)).map(|h| h.version) != Some(version) {
+            return None;
+        }
+        let mut saved = self.saved.lock();
+        if let Some((v, mark)) = saved.get(&doc_key(uri))
+            && *v >= version
+        {
+            return Some(*mark);
+        }
+        let mark = self.progress_mark();
+        send().ok()?;
+        saved.insert(doc_key(uri), (version, mark));
+        Some(mark)
+    }
+
+    /// Whether a check begun after `mark` has ended.
+    pub fn checked_since(&self, mark: u64) -> bool {
+        self.check_done.load(Ordering::SeqCst) > mark
     }
 
     /// Whether the server reports its status (`experimental/serverStatus`):
@@ -292,6 +361,21 @@ impl PeerEvents for Shared {
                     return;
                 }
                 self.created.lock().remove(&token);
+                let place = self.progress_seq.fetch_add(1, Ordering::SeqCst) + 1;
+                if self.check_prefix.as_deref().is_some_and(|p| token.starts_with(p)) {
+                    let mut checks = self.checks.lock();
+                    match value["kind"].as_str() {
+                        Some("begin") => {
+                            checks.insert(token.clone(), place);
+                        }
+                        Some("end") => {
+                            if let Some(began) = checks.remove(&token) {
+                                self.check_done.fetch_max(began, Ordering::SeqCst);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let mut progress = self.progress.lock();
                 match value["kind"].as_str() {
                     Some("begin") => {

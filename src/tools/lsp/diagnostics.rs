@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use parking_lot::Mutex;
-use tether_actors::lsp::server::{Open, Session};
+use tether_actors::lsp::server::{BARRIER_WAIT, Open, Session};
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
 use crate::handler::AfterWrite;
@@ -88,12 +88,15 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
         Some(v) => v >= version,
         None => e.seq > seq_before,
     };
+    if session.shared.has_checker() {
+        return checked(session, wait).await;
+    }
     let got = session.shared.wait_until(wait, |s| s.diagnostics(&uri).filter(|e| current(e))).await;
     if let Some(entry) = got {
         let left = wait.saturating_sub(started.elapsed());
         // Whatever the server wrote together with this publication (a
         // further phase of its analysis, announced) is read by now.
-        let answered = session.barrier(left.min(tether_actors::lsp::server::BARRIER_WAIT)).await;
+        let answered = session.barrier(left.min(BARRIER_WAIT)).await;
         if !answered {
             let why = format!(
                 "{} published for this content but stopped answering before it said whether more analysis follows",
@@ -142,6 +145,38 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
     match session.shared.diagnostics(&uri) {
         Some(old) => (old.items, Freshness::Stale { since: doc.changed_at, why }),
         None => (Vec::new(), Freshness::Pending(why)),
+    }
+}
+
+/// [`fresh`] for a server with an on-save checker (rust-analyzer and
+/// `cargo check`): the content is saved — it is what is on disk — and the
+/// list is the one standing once a check begun after that save has ended
+/// and the server has said it is idle. Such a server publishes only when
+/// a file's list changes, so no publication for this version after a
+/// finished check means the last list stands.
+async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
+    let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
+    let uri = doc.uri.to_string();
+    let started = std::time::Instant::now();
+    let left = || wait.saturating_sub(started.elapsed());
+    let Some(mark) = session.save_for_check(left()).await else {
+        let why = format!("the file changed again while {} was checking it; ask again", session.key.server);
+        let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
+        return (items, Freshness::Stale { since: doc.changed_at, why });
+    };
+    let done = session.shared.wait_until(left(), |s| s.checked_since(mark).then_some(())).await;
+    let working = match done {
+        None if session.shared.closed().is_some() => session.shared.closed(),
+        None => Some(format!("its on-save check had not finished within {} s", wait.as_secs())),
+        Some(()) => session.wait_idle(left()).await.map(|p| format!("it is still working{}", p.detail())),
+    };
+    let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
+    match working {
+        Some(why) => (
+            items,
+            Freshness::Pending(format!("{}: {why}; these are what it had found so far", session.key.server)),
+        ),
+        None => (items, Freshness::Fresh),
     }
 }
 
