@@ -596,3 +596,48 @@ fn batch_drives_the_language_server_too() {
     let text = answers[2]["text"].as_str().unwrap();
     assert!(text.contains("lsp-supervisor") && text.contains("lsp-server pyright@. [ready]"), "{text}");
 }
+
+#[tokio::test]
+async fn a_typescript_server_whose_tsserver_died_is_restarted_never_answering_empty() {
+    tsls();
+    let h = fixture("ts");
+    let ask = json!({"action": "references", "file": "shapes.ts", "line": 5, "symbol": "Square"});
+    let refs = lsp_ok(&h, ask.clone()).await;
+    assert!(refs.contains("app.ts (2)"), "{refs}");
+    // Its tsserver killed under it, typescript-language-server keeps
+    // running and answers every request with nothing.
+    let server = common::pid_of(&h, "lsp-server").await.expect("a server pid");
+    let tsservers: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().nth(1))
+                .and_then(|p| p.parse().ok());
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            ppid == Some(server as i32) && String::from_utf8_lossy(&cmd).contains("tsserver")
+        })
+        .collect();
+    assert!(!tsservers.is_empty(), "typescript-language-server {server} runs a tsserver");
+    for pid in tsservers {
+        // SAFETY: kill(2) on a pid just read from /proc.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The next answers: an error that names what happened, or — once
+    // restarted — the right list; never "ready and found none".
+    for _ in 0..3 {
+        let r = lsp(&h, ask.clone()).await;
+        assert!(
+            (r.is_error && r.text.contains("can no longer answer") && r.text.contains("tsserver"))
+                || r.text.contains("app.ts (2)"),
+            "{}",
+            r.text
+        );
+    }
+    assert!(lsp_ok(&h, ask).await.contains("app.ts (2)"));
+}

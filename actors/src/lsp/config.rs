@@ -18,6 +18,7 @@
 //! keep_reopened = false          # see ServerConfig::keep_reopened
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
+//! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //!
 //! [watch]
 //! mode = "events"                # or "scan": stat the tree before each query
@@ -123,6 +124,14 @@ pub struct ServerConfig {
     /// diagnostics answer waits for a check begun after that save to end.
     #[serde(default)]
     pub check_progress: Option<String>,
+    /// A text in an error the server logs (`window/logMessage` or
+    /// `window/showMessage` of type Error) meaning it can no longer answer
+    /// although its process runs: typescript-language-server, once its
+    /// tsserver has died, answers every request with an empty list. tether
+    /// then ends the server, so calls in flight fail with that line and
+    /// the next call starts it afresh.
+    #[serde(default)]
+    pub fatal_log: Option<String>,
 }
 
 fn entry(
@@ -148,6 +157,7 @@ fn entry(
         keep_reopened: false,
         phased_diagnostics: false,
         check_progress: None,
+        fatal_log: None,
     }
 }
 
@@ -220,6 +230,7 @@ pub fn builtin() -> Vec<ServerConfig> {
             // order with the requests, instead of noticing them on its own
             // a second or so later.
             initialization_options: Some(serde_json::json!({"tsserver": {"useClientFileWatcher": true}})),
+            fatal_log: Some("[tsserver] Exited".into()),
             ..entry(
                 "typescript-language-server",
                 "typescript-language-server",

@@ -506,6 +506,19 @@ impl LspServerActor {
         let shared = Arc::new(Shared::with_checker(config.settings.clone(), config.check_progress.clone()));
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
+        if let Some(text) = &config.fatal_log {
+            let (fatal_client, pgid, who) = (client.clone(), spawned.guard.pid(), self.name());
+            shared.on_fatal_log(
+                text.clone(),
+                Box::new(move |line| {
+                    tracing::warn!(server = %who, "{line}; ending it");
+                    fatal_client.close(&format!(
+                        "{who} can no longer answer (it logged: {line}); tether restarts it on the next call"
+                    ));
+                    process::kill_group(pgid);
+                }),
+            );
+        }
         Ok((client, shared, spawned.guard))
     }
 

@@ -97,6 +97,8 @@ pub struct Shared {
     held: Mutex<HashMap<String, Held>>,
     /// The token prefix of the server's on-save checker, if it has one.
     check_prefix: Option<String>,
+    /// What the server logs when it can no longer answer, and what ends it then.
+    fatal: std::sync::OnceLock<(String, Box<dyn Fn(String) + Send + Sync>)>,
     /// Progress events counted in order (a begin's place in that order
     /// tells whether it came after a save).
     progress_seq: AtomicU64,
@@ -134,6 +136,7 @@ impl Shared {
             status: Mutex::new(None),
             held: Mutex::new(HashMap::new()),
             check_prefix,
+            fatal: std::sync::OnceLock::new(),
             progress_seq: AtomicU64::new(0),
             checks: Mutex::new(HashMap::new()),
             check_done: AtomicU64::new(0),
@@ -212,6 +215,12 @@ impl Shared {
     /// after it began after whatever was sent before taking the mark.
     pub fn progress_mark(&self) -> u64 {
         self.progress_seq.load(Ordering::SeqCst)
+    }
+
+    /// When the server logs an error holding `text`, `end` is called with
+    /// the line: the server can no longer answer although it runs.
+    pub fn on_fatal_log(&self, text: String, end: Box<dyn Fn(String) + Send + Sync>) {
+        let _ = self.fatal.set((text, end));
     }
 
     /// Whether the server has an on-save checker.
@@ -395,6 +404,17 @@ impl PeerEvents for Shared {
                     }
                     _ => {}
                 }
+            }
+            "window/logMessage" | "window/showMessage" => {
+                let error = params["type"].as_u64() == Some(1);
+                let message = params["message"].as_str().unwrap_or("");
+                if error
+                    && let Some((text, end)) = self.fatal.get()
+                    && message.contains(text.as_str())
+                {
+                    end(message.lines().next().unwrap_or(message).to_string());
+                }
+                return;
             }
             "experimental/serverStatus" => {
                 let quiescent = params["quiescent"].as_bool().unwrap_or(true);

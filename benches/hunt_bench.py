@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""The hunt for wrong answers (tests/hunt.rs) at benchmark size, on real
+projects nobody here wrote: FastAPI 0.115.0 (pyright) and rxjs 7.8.1's
+TypeScript sources (typescript-language-server).
+
+    cargo build --release
+    python3 benches/hunt_bench.py --project fastapi --ops 2000
+    python3 benches/hunt_bench.py --project rxjs --ops 2000
+
+Callers, all at once in every round: HTTP sessions of one `tether serve
+--http` run and parallel calls in one `tether serve` stdio session (the
+official MCP Python SDK). Operations: references, definition, hover,
+diagnostics, workspace symbols. Between rounds (and sometimes during one)
+the world changes the project with plain file I/O and git: a call to the
+target appended to or removed from a probe file, a library file broken and
+fixed, a probe module created and deleted, a checkout of a branch that
+adds probe modules. Two CPU-bound processes run beside; the language
+server is SIGKILLed once, mid-round.
+
+The checker: the first answers, from one caller on the idle project, are
+the oracle's baseline (the references count, the diagnostics of the file
+that is broken later); every change moves the expected answer by a known
+amount. An answer must be right for the content before the round or after
+a change made during it, or say that it may not be (partial, pending,
+stale, unconfirmed, or an error naming its cause). Prints one `hunt bench:`
+line; exits 1 if any answer was wrong and read as complete.
+
+The projects come from the registries (pip download / npm pack) into
+target/bench-peers and are copied for each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from contextlib import AsyncExitStack
+
+import anyio
+import mcp.types as types
+from mcp import StdioServerParameters
+from mcp.client.client import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.path.join(REPO, "target", "bench-peers")
+TOKEN = "hunt-bench-token-0123456789abcdef"
+LABELS = ["may be incomplete", "still indexing", "still re-reading", "still analysing", "(pending",
+          "(stale since", "(unconfirmed", "no diagnostics known", "ask again"]
+# Longer than every bounded wait inside tether.
+CALL_BOUND_S = 150
+
+
+def fetch_fastapi() -> str:
+    dst = os.path.join(PEERS, "fastapi-src")
+    if not os.path.isdir(dst):
+        os.makedirs(PEERS, exist_ok=True)
+        dl = tempfile.mkdtemp()
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "fastapi==0.115.0", "--no-binary", ":all:",
+                        "--no-deps", "-d", dl], check=True)
+        with tarfile.open(os.path.join(dl, "fastapi-0.115.0.tar.gz")) as t:
+            t.extractall(PEERS)
+        os.rename(os.path.join(PEERS, "fastapi-0.115.0"), dst)
+    return dst
+
+
+def fetch_rxjs() -> str:
+    dst = os.path.join(PEERS, "rxjs-src")
+    if not os.path.isdir(dst):
+        os.makedirs(PEERS, exist_ok=True)
+        dl = tempfile.mkdtemp()
+        subprocess.run(["npm", "pack", "--silent", "rxjs@7.8.1"], cwd=dl, check=True, stdout=subprocess.DEVNULL)
+        with tarfile.open(os.path.join(dl, "rxjs-7.8.1.tgz")) as t:
+            t.extractall(dl)
+        os.makedirs(dst)
+        shutil.copytree(os.path.join(dl, "package", "src"), os.path.join(dst, "src"))
+        with open(os.path.join(dst, "tsconfig.json"), "w") as f:
+            json.dump({"compilerOptions": {"strict": True, "target": "es2017", "lib": ["es2018", "dom"],
+                                           "moduleResolution": "node", "noEmit": True}, "include": ["src/**/*.ts"],
+                       "exclude": ["src/**/*.spec.ts"]}, f)
+    return dst
+
+
+def line_of(path: str, prefix: str) -> int:
+    for n, line in enumerate(open(path), 1):
+        if line.startswith(prefix):
+            return n
+    raise RuntimeError(f"{prefix!r} not in {path}")
+
+
+class Project:
+    """What the world writes, and where the answers must point."""
+
+    def __init__(self, name: str, root: str):
+        self.name = name
+        self.root = root
+        if name == "fastapi":
+            self.server = "pyright"
+            self.target = "fastapi/param_functions.py"
+            self.line = line_of(os.path.join(root, self.target), "def Depends(")
+            self.symbol = "Depends"
+            self.host = "fastapi/_probe_host.py"
+            self.host_head = "import fastapi.param_functions\n\n\ndef _probe_first():\n    return fastapi.param_functions.Depends()\n"
+            self.host_call_line, self.host_call_symbol = 5, "Depends"
+            self.caller = lambda k: f"\n\ndef _probe_{k}():\n    return fastapi.param_functions.Depends()\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"fastapi/_probe_new_{k}.py",
+                                     f"import fastapi.param_functions\n\nVALUE_{k} = fastapi.param_functions.Depends()\n", 1)
+            self.broken_file = "fastapi/utils.py"
+            self.error = lambda k: f"\n\ndef _bad_{k}():\n    return 1 + 'x'\n"
+            self.error_word = 'Operator "+" not supported'
+        else:
+            self.server = "typescript-language-server"
+            self.target = "src/internal/operators/map.ts"
+            self.line = line_of(os.path.join(root, self.target), "export function map<T, R>(project: (value: T, index: number) => R, thisArg?: any)")
+            self.symbol = "map"
+            self.host = "src/internal/_probe_host.ts"
+            self.host_head = "import { map } from './operators/map';\n\nexport const probeFirst = map((x: number) => x);\n"
+            self.host_call_line, self.host_call_symbol = 3, "map"
+            self.caller = lambda k: f"export const probe{k} = map((x: number) => x + {k});\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"src/internal/_probe_new_{k}.ts",
+                                     f"import {{ map }} from './operators/map';\n\nexport const value{k} = map((x: number) => x);\n", 2)
+            self.broken_file = "src/internal/operators/filter.ts"
+            self.error = lambda k: f"\nconst _bad{k}: number = 's';\n"
+            self.error_word = "not assignable"
+
+    def write(self, rel: str, text: str):
+        path = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def git(root: str, *args: str):
+    subprocess.run(["git", "-c", "user.name=hunt", "-c", "user.email=hunt@example.invalid", *args], cwd=root,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class World:
+    BRANCH_FILES = 3
+
+    def __init__(self, p: Project):
+        self.p = p
+        self.callers: list[int] = []
+        self.broken: int | None = None
+        self.modules: list[int] = []
+        self.branch = False
+        self.broken_base = open(os.path.join(p.root, p.broken_file)).read()
+
+    def state(self):
+        return (tuple(self.callers), self.broken, tuple(self.modules), self.branch)
+
+    def refs_delta(self, state) -> int:
+        callers, _, modules, branch = state
+        per_module = self.p.module(0)[2]
+        return self.p.refs_per_caller * len(callers) + per_module * len(modules) + (per_module * self.BRANCH_FILES if branch else 0)
+
+    def write_host(self):
+        self.p.write(self.p.host, self.p.host_head + "".join(self.p.caller(k) for k in self.callers))
+
+    def change(self, rng: random.Random, serial: int) -> str:
+        p = self.p
+        pick = rng.randrange(10)
+        dirty = self.callers or self.broken is not None or self.modules
+        if pick <= 2:
+            self.callers.append(serial)
+            self.write_host()
+            return "appended a caller"
+        if pick == 3 and self.callers:
+            self.callers.pop()
+            self.write_host()
+            return "removed a caller"
+        if pick <= 5:
+            if self.broken is None:
+                self.broken = serial
+                p.write(p.broken_file, self.broken_base + p.error(serial))
+                return f"broke {p.broken_file}"
+            self.broken = None
+            p.write(p.broken_file, self.broken_base)
+            return f"fixed {p.broken_file}"
+        if pick <= 7:
+            if len(self.modules) < 3:
+                self.modules.append(serial)
+                rel, text, _ = p.module(serial)
+                p.write(rel, text)
+                return "created a module"
+            k = self.modules.pop(0)
+            os.remove(os.path.join(p.root, p.module(k)[0]))
+            return "deleted a module"
+        if dirty:
+            self.callers.clear()
+            self.write_host()
+            if self.broken is not None:
+                self.broken = None
+                p.write(p.broken_file, self.broken_base)
+            for k in self.modules:
+                os.remove(os.path.join(p.root, p.module(k)[0]))
+            self.modules.clear()
+            return "reverted every change"
+        self.branch = not self.branch
+        git(p.root, "checkout", "-q", "more" if self.branch else "main")
+        return f"checked out {'more' if self.branch else 'main'}"
+
+
+def text_of(r) -> str:
+    return "\n".join(c.text for c in r.content if isinstance(c, types.TextContent))
+
+
+def references_total(text: str) -> int | None:
+    if text.startswith("no references"):
+        return 0
+    m = re.match(r"(\d+) references? to", text)
+    return int(m.group(1)) if m else None
+
+
+def server_pids(tether_pid: int, marker: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            env = open(f"/proc/{entry}/environ", "rb").read()
+        except OSError:
+            continue
+        if marker in cmd and b"TETHER_CHILD" in env:
+            pids.append(int(entry))
+    return pids
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--project", choices=["fastapi", "rxjs"], required=True)
+    ap.add_argument("--ops", type=int, default=2000)
+    ap.add_argument("--sessions", type=int, default=4)
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--busy", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--tether", default=os.path.join(REPO, "target", "release", "tether"))
+    args = ap.parse_args()
+    source = fetch_fastapi() if args.project == "fastapi" else fetch_rxjs()
+    work = tempfile.mkdtemp(prefix="tether-hunt-")
+    root = os.path.join(work, args.project)
+    shutil.copytree(source, root)
+    p = Project(args.project, root)
+    p.write(p.host, p.host_head)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "checkout", "-qb", "more")
+    for j in range(World.BRANCH_FILES):
+        rel, text, _ = p.module(100000 + j)
+        p.write(rel, text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "more")
+    git(root, "checkout", "-q", "main")
+    rng = random.Random(args.seed)
+    world = World(p)
+    callers_n = args.sessions + args.parallel
+    rounds = -(-args.ops // callers_n)
+    kill_round = rounds // 2
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.busy)]
+    port = 50000 + os.getpid() % 1000
+    server = subprocess.Popen([args.tether, "serve", "--workdir", root, "--http", f"127.0.0.1:{port}"],
+                              env=dict(os.environ, TETHER_TOKEN=TOKEN), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while "MCP over HTTP" not in server.stderr.readline():
+        pass
+    import threading
+    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    tally = {"right": 0, "labelled": 0, "error": 0, "wrong": 0}
+    wrong: list[str] = []
+    latencies: list[float] = []
+    changes = during = 0
+    started = time.monotonic()
+    try:
+        async with AsyncExitStack() as stack:
+            clients = []
+            for i in range(args.sessions):
+                http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+                info = types.Implementation(name=f"hunt-{i}", version="1")
+                clients.append((f"http-{i}", await stack.enter_async_context(
+                    Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), client_info=info))))
+            stdio = await stack.enter_async_context(
+                Client(StdioServerParameters(command=args.tether, args=["serve", "--workdir", root])))
+            clients += [(f"stdio-{k}", stdio) for k in range(args.parallel)]
+            first = clients[0][1]
+            refs_args = {"action": "references", "file": p.target, "line": p.line, "symbol": p.symbol}
+            # The oracle's baseline: one caller, idle, asked until two answers agree.
+            last = None
+            for _ in range(30):
+                t = text_of(await first.call_tool("lsp", refs_args))
+                total = references_total(t)
+                if total is not None and total == last and not any(label in t for label in LABELS):
+                    break
+                last = total
+                await anyio.sleep(1)
+            base_refs = last
+            diag_args = {"action": "diagnostics", "file": p.broken_file}
+            base_diag = text_of(await first.call_tool("lsp", diag_args))
+            if p.error_word in base_diag:
+                raise RuntimeError(f"{p.broken_file} already shows the error word: {base_diag[:300]}")
+            print(f"baseline: {base_refs} references to {p.symbol}; {base_diag.splitlines()[0]}", flush=True)
+
+            def judge(op, text, is_error, states):
+                if is_error:
+                    return "wrong" if text.startswith("client failure") else "error"
+
+                def right(state):
+                    if op == "references":
+                        return references_total(text) == base_refs + world.refs_delta(state)
+                    if op == "definition":
+                        return f"{p.target}:{p.line}:" in text
+                    if op == "hover":
+                        return p.symbol in text
+                    if op == "diagnostics":
+                        shows = p.error_word in text
+                        return "(fresh)" in text and shows == (state[1] is not None)
+                    return f"{p.target}:" in text
+                if any(right(s) for s in states):
+                    return "right"
+                if any(label in text for label in LABELS):
+                    return "labelled"
+                return "wrong"
+
+            ops = {
+                "references": refs_args,
+                "definition": {"action": "definition", "file": p.host, "line": p.host_call_line,
+                               "symbol": p.host_call_symbol},
+                "hover": {"action": "hover", "file": p.target, "line": p.line, "symbol": p.symbol},
+                "diagnostics": diag_args,
+                "symbols": {"action": "symbols", "query": p.symbol},
+            }
+            names = ["references"] * 4 + ["definition", "hover"] + ["diagnostics"] * 3 + ["symbols"]
+            serial = 0
+            for rnd in range(rounds):
+                if rnd > 0 and rng.random() < 0.6:
+                    serial += 1
+                    world.change(rng, serial)
+                    changes += 1
+                op = rng.choice(names)
+                before = world.state()
+                mid = rnd > 2 and rnd != kill_round and rng.random() < 0.2
+                answers = []
+
+                async def one(who, c):
+                    t = time.monotonic()
+                    try:
+                        with anyio.fail_after(CALL_BOUND_S):
+                            r = await c.call_tool("lsp", ops[op])
+                        answers.append((who, text_of(r), bool(r.is_error), (time.monotonic() - t) * 1000))
+                    except Exception as e:
+                        answers.append((who, f"client failure: {type(e).__name__}: {e}", True,
+                                        (time.monotonic() - t) * 1000))
+
+                async def side():
+                    nonlocal serial, changes, during
+                    if mid:
+                        await anyio.sleep(0.03)
+                        serial += 1
+                        world.change(rng, serial)
+                        changes += 1
+                        during += 1
+                    elif rnd == kill_round:
+                        await anyio.sleep(0.05)
+                        marker = "pyright" if p.server == "pyright" else "tsserver"
+                        for pid in server_pids(server.pid, marker):
+                            os.kill(pid, signal.SIGKILL)
+
+                async with anyio.create_task_group() as tg:
+                    for who, c in clients:
+                        tg.start_soon(one, who, c)
+                    tg.start_soon(side)
+                after = world.state()
+                states = [before] if after == before else [before, after]
+                for who, text, is_error, ms in answers:
+                    latencies.append(ms)
+                    verdict = judge(op, text, is_error, states)
+                    if verdict == "error" and rnd != kill_round and "changed on disk" not in text:
+                        verdict = "wrong"
+                        text = "an error outside the kill round: " + text
+                    tally[verdict] += 1
+                    if verdict == "wrong":
+                        wrong.append(f"round {rnd} {op} from {who} (state {before}): {text[:400]}")
+    finally:
+        server.terminate()
+        server.wait()
+        for b in busy:
+            b.kill()
+        shutil.rmtree(work, ignore_errors=True)
+    latencies.sort()
+    ops_done = sum(tally.values())
+    print(f"hunt bench: {args.project} ({p.server}), {ops_done} operations by {callers_n} callers "
+          f"({args.sessions} HTTP sessions, {args.parallel} parallel in one stdio session) over {rounds} rounds; "
+          f"{changes} outside changes ({during} during calls); server killed once; {args.busy} CPU-bound processes; "
+          f"right {tally['right']}, labelled {tally['labelled']}, errors {tally['error']}, "
+          f"wrong and complete {tally['wrong']}; p50 {statistics.median(latencies):.0f} ms, "
+          f"p99 {latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))]:.0f} ms; "
+          f"{time.monotonic() - started:.0f} s (seed {args.seed})", flush=True)
+    for w in wrong[:20]:
+        print("  wrong:", w)
+    sys.exit(1 if wrong else 0)
+
+
+anyio.run(main)
