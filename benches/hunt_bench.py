@@ -109,6 +109,7 @@ class Project:
             self.target = "fastapi/param_functions.py"
             self.line = line_of(os.path.join(root, self.target), "def Depends(")
             self.symbol = "Depends"
+            self.def_line = self.line
             self.host = "fastapi/_probe_host.py"
             self.host_head = "import fastapi.param_functions\n\n\ndef _probe_first():\n    return fastapi.param_functions.Depends()\n"
             self.host_call_line, self.host_call_symbol = 5, "Depends"
@@ -124,6 +125,9 @@ class Project:
             self.target = "src/internal/operators/map.ts"
             self.line = line_of(os.path.join(root, self.target), "export function map<T, R>(project: (value: T, index: number) => R, thisArg?: any)")
             self.symbol = "map"
+            # A call resolves to the overload it matches, not the implementation.
+            self.def_line = line_of(os.path.join(root, self.target),
+                                    "export function map<T, R>(project: (value: T, index: number) => R): OperatorFunction<T, R>;")
             self.host = "src/internal/_probe_host.ts"
             self.host_head = "import { map } from './operators/map';\n\nexport const probeFirst = map((x: number) => x);\n"
             self.host_call_line, self.host_call_symbol = 3, "map"
@@ -321,7 +325,7 @@ async def main():
                     if op == "references":
                         return references_total(text) == base_refs + world.refs_delta(state)
                     if op == "definition":
-                        return f"{p.target}:{p.line}:" in text
+                        return f"{p.target}:{p.def_line}:" in text
                     if op == "hover":
                         return p.symbol in text
                     if op == "diagnostics":

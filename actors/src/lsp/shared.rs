@@ -41,6 +41,9 @@ pub const CREATED_PROGRESS_GRACE: Duration = Duration::from_secs(5);
 /// progress on them is about that request, not the server's own work.
 pub const OWN_TOKEN_PREFIX: &str = "tether/request/";
 
+/// Ends a server that said it can no longer answer, given the line it logged.
+pub type EndServer = Box<dyn Fn(String) + Send + Sync>;
+
 /// What the server holds of one open document.
 #[derive(Debug, Clone)]
 pub struct Held {
@@ -98,7 +101,7 @@ pub struct Shared {
     /// The token prefix of the server's on-save checker, if it has one.
     check_prefix: Option<String>,
     /// What the server logs when it can no longer answer, and what ends it then.
-    fatal: std::sync::OnceLock<(String, Box<dyn Fn(String) + Send + Sync>)>,
+    fatal: std::sync::OnceLock<(String, EndServer)>,
     /// Progress events counted in order (a begin's place in that order
     /// tells whether it came after a save).
     progress_seq: AtomicU64,
@@ -219,7 +222,7 @@ impl Shared {
 
     /// When the server logs an error holding `text`, `end` is called with
     /// the line: the server can no longer answer although it runs.
-    pub fn on_fatal_log(&self, text: String, end: Box<dyn Fn(String) + Send + Sync>) {
+    pub fn on_fatal_log(&self, text: String, end: EndServer) {
         let _ = self.fatal.set((text, end));
     }
 
