@@ -641,3 +641,20 @@ async fn a_typescript_server_whose_tsserver_died_is_restarted_never_answering_em
     }
     assert!(lsp_ok(&h, ask).await.contains("app.ts (2)"));
 }
+
+#[tokio::test]
+async fn workspace_symbols_of_a_typescript_project_are_found_beside_a_stray_javascript_file() {
+    tsls();
+    // A `.js` file outside the tsconfig is a project of its own; asked
+    // through it, tsserver found nothing and the answer read "no symbols".
+    let h = Harness::new(&[
+        ("tsconfig.json", r#"{"compilerOptions": {"strict": true}, "include": ["src/**/*.ts"]}"#),
+        ("src/ops.ts", "export function mapValues(x: number): number {\n  return x * 2;\n}\n"),
+        ("src/use.ts", "import { mapValues } from './ops';\nexport const y = mapValues(1);\n"),
+        ("a_build.js", "module.exports = { ok: true };\n"),
+    ]);
+    // A JavaScript query first, so the stray file is open and handled last.
+    let _ = lsp(&h, json!({"action": "symbols", "query": "ok", "language": "javascript"})).await;
+    let found = lsp_ok(&h, json!({"action": "symbols", "query": "mapValues"})).await;
+    assert!(found.contains("mapValues (function) src/ops.ts:1:"), "{found}");
+}

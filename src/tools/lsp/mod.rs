@@ -710,6 +710,13 @@ async fn workspace_symbols(
     };
     let mut places = Vec::new();
     let mut notes = Vec::new();
+    // One server may serve several languages (typescript-language-server:
+    // TypeScript and JavaScript); it is asked once, through a file of the
+    // language it is built for — a `.js` file outside every tsconfig is
+    // a project of its own, and tsserver searches only that one.
+    let mut langs = langs;
+    langs.sort_by_key(|l| *l == "javascript");
+    let mut asked = std::collections::BTreeSet::new();
     for lang in langs {
         let probe_root = root.clone();
         let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
@@ -721,7 +728,17 @@ async fn workspace_symbols(
                 continue;
             }
         };
+        if !asked.insert(session.key.clone()) {
+            continue;
+        }
         let ready = ready_for(&session).await;
+        // typescript-language-server searches the project of the document
+        // it last handled a request for: make that the sample, not a file
+        // another call left in a project of its own.
+        if let Some(doc) = &session.doc {
+            let here = json!({"textDocument": {"uri": doc.uri}, "position": {"line": 0, "character": 0}});
+            let _ = session.request("textDocument/hover", here, REQUEST_TIMEOUT).await;
+        }
         for note in taken_in_notes(&session, &root, &synced, &ready) {
             notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
         }
