@@ -7,6 +7,10 @@
 //! throughput of batches of concurrent calls; a second pass prints p50/p99
 //! latency of single calls under the same load.
 //!
+//! Beside it, in the same run and with the same callers, a raw actix echo
+//! (an actor answering a message with its own payload): the floor any
+//! actor-based router stands on. The figure to watch is the ratio.
+//!
 //! Run: `cargo bench --bench router`.
 
 use std::sync::Arc;
@@ -94,6 +98,87 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
+/// The raw actix echo: one actor on a thread of its own, answering at once.
+struct Echo;
+
+impl actix::Actor for Echo {
+    type Context = actix::Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(4096);
+    }
+}
+
+struct Ping2(u64);
+
+impl actix::Message for Ping2 {
+    type Result = u64;
+}
+
+impl actix::Handler<Ping2> for Echo {
+    type Result = actix::MessageResult<Ping2>;
+
+    fn handle(&mut self, msg: Ping2, _ctx: &mut Self::Context) -> Self::Result {
+        actix::MessageResult(msg.0)
+    }
+}
+
+/// Calls per second of the router and of the raw echo, `in_flight` at a
+/// time, measured back to back; each the median of `trials`.
+fn ratio_report(in_flight: usize, total: usize, trials: usize) {
+    let (_dir, rt) = runtime();
+    let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let system = actix::System::new();
+        system.block_on(async {
+            let _ = tx.send(actix::Actor::start(Echo));
+        });
+        system.run().unwrap();
+    });
+    let echo = rx.recv().unwrap();
+    let echo_rate = |total: usize| {
+        tokio.block_on(async {
+            let start = Instant::now();
+            let mut tasks = Vec::new();
+            for worker in 0..in_flight {
+                let echo = echo.clone();
+                let share = total / in_flight + usize::from(worker < total % in_flight);
+                tasks.push(tokio::spawn(async move {
+                    for n in 0..share {
+                        assert_eq!(echo.send(Ping2(n as u64)).await.unwrap(), n as u64);
+                    }
+                }));
+            }
+            for t in tasks {
+                t.await.unwrap();
+            }
+            total as f64 / start.elapsed().as_secs_f64()
+        })
+    };
+    let router_rate = |total: usize| {
+        let start = Instant::now();
+        tokio.block_on(drive(&rt, total, in_flight));
+        total as f64 / start.elapsed().as_secs_f64()
+    };
+    echo_rate(total / 10);
+    router_rate(total / 10);
+    let (mut echoes, mut routers) = (Vec::new(), Vec::new());
+    for _ in 0..trials {
+        echoes.push(echo_rate(total));
+        routers.push(router_rate(total));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let (e, r) = (median(&mut echoes), median(&mut routers));
+    println!(
+        "router vs raw actix echo, {in_flight} in flight, median of {trials}: router {r:.0} calls/s, echo {e:.0} msgs/s, ratio {:.2}",
+        r / e
+    );
+}
+
 fn latency_report(in_flight: usize, total: usize) {
     let (_dir, rt) = runtime();
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -121,5 +206,7 @@ fn main() {
     benches();
     latency_report(CONCURRENCY, 200_000);
     latency_report(1, 50_000);
+    ratio_report(CONCURRENCY, 200_000, 5);
+    ratio_report(1, 30_000, 5);
     Criterion::default().configure_from_args().final_summary();
 }

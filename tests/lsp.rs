@@ -627,18 +627,10 @@ async fn a_typescript_server_whose_tsserver_died_is_restarted_never_answering_em
         // SAFETY: kill(2) on a pid just read from /proc.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The next answers: an error that names what happened, or — once
-    // restarted — the right list; never "ready and found none".
-    for _ in 0..3 {
-        let r = lsp(&h, ask.clone()).await;
-        assert!(
-            (r.is_error && r.text.contains("can no longer answer") && r.text.contains("tsserver"))
-                || r.text.contains("app.ts (2)"),
-            "{}",
-            r.text
-        );
-    }
+    // typescript-language-server logs the death at once; the next call
+    // finds the server ended and starts it afresh: the right list, never
+    // "ready and found none".
+    tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(lsp_ok(&h, ask).await.contains("app.ts (2)"));
 }
 

@@ -294,9 +294,47 @@ impl Actor for RouterActor {
 }
 
 impl Handler<Call> for RouterActor {
-    type Result = ResponseFuture<ToolResult>;
+    type Result = Routed;
 
     fn handle(&mut self, call: Call, _ctx: &mut Self::Context) -> Self::Result {
+        Routed(self.dispatch(call))
+    }
+}
+
+/// A call's answer on its way: answered in the handler when the work is
+/// ready at its first poll (a refusal, a bad argument, a tool with nothing
+/// to wait for) — no task spawned for it — or else from a task of its own
+/// on the router's thread, as actix does for a `ResponseFuture`.
+pub struct Routed(ToolFuture);
+
+impl actix::dev::MessageResponse<RouterActor, Call> for Routed {
+    fn handle(self, _ctx: &mut Context<RouterActor>, tx: Option<actix::dev::OneshotSender<ToolResult>>) {
+        let mut work = self.0;
+        let mut once = std::task::Context::from_waker(std::task::Waker::noop());
+        match work.as_mut().poll(&mut once) {
+            std::task::Poll::Ready(result) => {
+                if let Some(tx) = tx {
+                    let _ = tx.send(result);
+                }
+            }
+            // Polled again with a real waker there; a future stores the
+            // waker of its latest poll.
+            std::task::Poll::Pending => {
+                actix::spawn(async move {
+                    let result = work.await;
+                    if let Some(tx) = tx {
+                        let _ = tx.send(result);
+                    }
+                });
+            }
+        }
+    }
+}
+
+impl RouterActor {
+    /// The call's whole path after the checks, as one future: cancellation,
+    /// the serial lane, the permission card, the in-flight count.
+    fn dispatch(&mut self, call: Call) -> ToolFuture {
         self.calls += 1;
         let started = Instant::now();
         let tool = call.tool.clone();
@@ -308,53 +346,51 @@ impl Handler<Call> for RouterActor {
                 return Box::pin(std::future::ready(refused));
             }
         };
-        // Dropping the work on cancellation is what cancels it: an LSP
-        // request sends `$/cancelRequest` when its future is dropped, and a
-        // queued exclusive call never starts.
-        let work = cancellable(work, cancel.clone(), tool.clone(), grace);
-        let work: ToolFuture = if alone {
-            let lane = self.lane.clone();
+        let lane = alone.then(|| {
             self.lane_queued.fetch_add(1, Ordering::Relaxed);
-            let exclusive = Exclusive { work, tool: tool.clone(), cancel: cancel.clone() };
-            Box::pin(async move {
-                lane.send(exclusive).await.unwrap_or_else(|e| {
-                    ToolResult::error(format!(
-                        "the serial lane stopped before the call ran ({e}); nothing ran, call again"
-                    ))
-                })
-            })
-        } else {
-            work
-        };
-        let work: ToolFuture = match (permission, self.gate.clone()) {
-            (Some(card), Some(gate)) => {
-                let tool = tool.clone();
-                Box::pin(async move {
-                    let asked = gate.send(Ask { card, cancel }).await;
-                    match asked {
-                        Ok(Ok(reply)) if reply.grants() => work.await,
-                        Ok(Ok(_)) => ToolResult::error(format!(
-                            "the operator denied permission to run `{tool}`; it did not run. Do not retry it — continue without it, or ask the operator (ask_user) what they want instead"
-                        )),
-                        Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
-                            "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
-                            tether_actors::question::human_duration(d)
-                        )),
-                        Ok(Err(e)) => ToolResult::error(format!(
-                            "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
-                        )),
-                        Err(e) => ToolResult::error(format!(
-                            "the question gate is not running ({e}); `{tool}` was refused and did not run"
-                        )),
-                    }
-                })
-            }
-            _ => work,
-        };
+            self.lane.clone()
+        });
+        let gate = permission.and_then(|card| self.gate.clone().map(|gate| (card, gate)));
         let in_flight = self.in_flight.clone();
         in_flight.fetch_add(1, Ordering::Relaxed);
         Box::pin(async move {
-            let result = work.await;
+            // Dropping the work on cancellation is what cancels it: an LSP
+            // request sends `$/cancelRequest` when its future is dropped,
+            // and a queued exclusive call never starts.
+            let work = cancellable(work, cancel.clone(), tool.clone(), grace);
+            let work = async {
+                match lane {
+                    Some(lane) => {
+                        let exclusive =
+                            Exclusive { work: Box::pin(work), tool: tool.clone(), cancel: cancel.clone() };
+                        lane.send(exclusive).await.unwrap_or_else(|e| {
+                            ToolResult::error(format!(
+                                "the serial lane stopped before the call ran ({e}); nothing ran, call again"
+                            ))
+                        })
+                    }
+                    None => work.await,
+                }
+            };
+            let result = match gate {
+                Some((card, gate)) => match gate.send(Ask { card, cancel: cancel.clone() }).await {
+                    Ok(Ok(reply)) if reply.grants() => work.await,
+                    Ok(Ok(_)) => ToolResult::error(format!(
+                        "the operator denied permission to run `{tool}`; it did not run. Do not retry it — continue without it, or ask the operator (ask_user) what they want instead"
+                    )),
+                    Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
+                        "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
+                        tether_actors::question::human_duration(d)
+                    )),
+                    Ok(Err(e)) => ToolResult::error(format!(
+                        "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
+                    )),
+                    Err(e) => ToolResult::error(format!(
+                        "the question gate is not running ({e}); `{tool}` was refused and did not run"
+                    )),
+                },
+                None => work.await,
+            };
             in_flight.fetch_sub(1, Ordering::Relaxed);
             tracing::debug!(
                 tool = %tool,
@@ -367,16 +403,13 @@ impl Handler<Call> for RouterActor {
     }
 }
 
-/// The work, or a "cancelled" result once `cancel` fires and the work has
-/// not answered within `grace` (the work is dropped then). A tool that
-/// watches the token answers within the grace with what state it left.
-fn cancellable(
+async fn cancellable(
     mut work: ToolFuture,
     cancel: CancellationToken,
     tool: String,
     grace: std::time::Duration,
-) -> ToolFuture {
-    Box::pin(async move {
+) -> ToolResult {
+    {
         tokio::select! {
             biased;
             result = &mut work => return result,
@@ -388,7 +421,7 @@ fn cancellable(
             return result;
         }
         ToolResult::error(format!("the `{tool}` call was cancelled by the caller before it finished"))
-    })
+    }
 }
 
 /// The permission card for a write/exec call: the tool, what it says it

@@ -838,6 +838,20 @@ fn start(
     act: &mut LspServerActor,
     ctx: &mut Context<LspServerActor>,
 ) -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
+    // A server whose client closed — it exited, or said it can no longer
+    // answer — and whose exit report has not been handled yet is crashed:
+    // the call that finds it so starts it afresh instead of failing.
+    if let Some(running) = act.running.take_if(|r| r.client.is_closed()) {
+        act.generation += 1;
+        act.pids.lock().remove(&act.key);
+        act.docs.clear();
+        let status = running.shared.closed().unwrap_or_else(|| format!("{} stopped answering", act.name()));
+        act.last_crash = Some(ExitInfo { status: status.clone(), code: None, stderr_tail: Vec::new() });
+        act.state = State::Crashed(ExitInfo { status, code: None, stderr_tail: Vec::new() });
+        act.crashes_in_row += 1;
+        act.crashed_at = Some(Instant::now());
+        drop(running.guard);
+    }
     if act.running.is_some() {
         return Box::pin(fut::ready(Ok(())));
     }

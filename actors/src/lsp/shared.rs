@@ -415,7 +415,9 @@ impl PeerEvents for Shared {
                     && let Some((text, end)) = self.fatal.get()
                     && message.contains(text.as_str())
                 {
-                    end(message.lines().next().unwrap_or(message).to_string());
+                    let line = message.lines().next().unwrap_or(message).to_string();
+                    self.close(&format!("it can no longer answer (it logged: {line})"));
+                    end(line);
                 }
                 return;
             }

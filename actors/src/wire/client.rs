@@ -134,6 +134,11 @@ impl Client {
         self.pending.close(reason);
     }
 
+    /// Whether the peer is gone (or was given up on): requests fail at once.
+    pub fn is_closed(&self) -> bool {
+        self.pending.is_closed()
+    }
+
     /// Requests waiting for an answer.
     pub fn pending(&self) -> usize {
         self.pending.len()

@@ -81,6 +81,11 @@ impl Pending {
         }
     }
 
+    /// Whether the stream has closed (every new request fails at once).
+    pub fn is_closed(&self) -> bool {
+        self.inner.lock().closed.is_some()
+    }
+
     /// How many requests are waiting.
     pub fn len(&self) -> usize {
         self.inner.lock().waiters.len()

@@ -721,6 +721,14 @@ async fn workspace_symbols(
         let probe_root = root.clone();
         let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
         let Some(sample) = sample else { continue };
+        // Routed before it is opened: opening a second language's file in
+        // a server already asked would make it the one the server searches
+        // for the next caller.
+        if let Ok(Ok(routed)) = sup.send(Route { file: sample.clone() }).await
+            && !asked.insert(routed.key)
+        {
+            continue;
+        }
         let (session, synced) = match open(&sup, &sample, false).await {
             Ok(s) => s,
             Err(e) => {
@@ -728,9 +736,6 @@ async fn workspace_symbols(
                 continue;
             }
         };
-        if !asked.insert(session.key.clone()) {
-            continue;
-        }
         let ready = ready_for(&session).await;
         // typescript-language-server searches the project of the document
         // it last handled a request for: make that the sample, not a file
