@@ -161,17 +161,28 @@ class World:
         self.modules: list[int] = []
         self.branch = False
         self.broken_base = open(os.path.join(p.root, p.broken_file)).read()
+        # Every state the disk passed through during the current change: a
+        # change of several files is written one file at a time, and an
+        # answer computed between two of them is right for that state.
+        self.trail: list = []
 
-    def state(self):
-        return (tuple(self.callers), self.broken, tuple(self.modules), self.branch)
+    def mark(self):
+        self.trail.append(self.state())
+
+    def state(self, branch_files: int | None = None):
+        """What is on disk; the last part counts the branch's files present."""
+        if branch_files is None:
+            branch_files = self.BRANCH_FILES if self.branch else 0
+        return (tuple(self.callers), self.broken, tuple(self.modules), branch_files)
 
     def refs_delta(self, state) -> int:
-        callers, _, modules, branch = state
+        callers, _, modules, branch_files = state
         per_module = self.p.module(0)[2]
-        return self.p.refs_per_caller * len(callers) + per_module * len(modules) + (per_module * self.BRANCH_FILES if branch else 0)
+        return self.p.refs_per_caller * len(callers) + per_module * (len(modules) + branch_files)
 
     def write_host(self):
         self.p.write(self.p.host, self.p.host_head + "".join(self.p.caller(k) for k in self.callers))
+        self.mark()
 
     def change(self, rng: random.Random, serial: int) -> str:
         p = self.p
@@ -189,18 +200,22 @@ class World:
             if self.broken is None:
                 self.broken = serial
                 p.write(p.broken_file, self.broken_base + p.error(serial))
+                self.mark()
                 return f"broke {p.broken_file}"
             self.broken = None
             p.write(p.broken_file, self.broken_base)
+            self.mark()
             return f"fixed {p.broken_file}"
         if pick <= 7:
             if len(self.modules) < 3:
                 self.modules.append(serial)
                 rel, text, _ = p.module(serial)
                 p.write(rel, text)
+                self.mark()
                 return "created a module"
             k = self.modules.pop(0)
             os.remove(os.path.join(p.root, p.module(k)[0]))
+            self.mark()
             return "deleted a module"
         if dirty:
             self.callers.clear()
@@ -208,12 +223,18 @@ class World:
             if self.broken is not None:
                 self.broken = None
                 p.write(p.broken_file, self.broken_base)
-            for k in self.modules:
+                self.mark()
+            while self.modules:
+                k = self.modules.pop(0)
                 os.remove(os.path.join(p.root, p.module(k)[0]))
-            self.modules.clear()
+                self.mark()
             return "reverted every change"
         self.branch = not self.branch
         git(p.root, "checkout", "-q", "more" if self.branch else "main")
+        # git writes the branch's files one by one.
+        for present in range(1, self.BRANCH_FILES):
+            self.trail.append(self.state(present))
+        self.mark()
         return f"checked out {'more' if self.branch else 'main'}"
 
 
@@ -355,6 +376,7 @@ async def main():
                     changes += 1
                 op = rng.choice(names)
                 before = world.state()
+                world.trail = []
                 mid = rnd > 2 and rnd != kill_round and rng.random() < 0.2
                 answers = []
 
@@ -386,8 +408,8 @@ async def main():
                     for who, c in clients:
                         tg.start_soon(one, who, c)
                     tg.start_soon(side)
-                after = world.state()
-                states = [before] if after == before else [before, after]
+                states = [before] + world.trail
+                world.trail = []
                 for who, text, is_error, ms in answers:
                     latencies.append(ms)
                     verdict = judge(op, text, is_error, states)

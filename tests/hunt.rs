@@ -57,6 +57,9 @@ struct World {
     created: Vec<usize>,
     /// Whether the `more` branch is checked out.
     branch_more: bool,
+    /// How many of that branch's files are on disk (a checkout writes
+    /// them one by one).
+    branch_files: usize,
 }
 
 impl World {
@@ -66,6 +69,7 @@ impl World {
             broken: vec![false; MODULES],
             created: Vec::new(),
             branch_more: false,
+            branch_files: 0,
         }
     }
 
@@ -73,7 +77,7 @@ impl World {
     /// import and calls, and the branch's extras.
     fn references(&self) -> usize {
         let modules: usize = self.appended.iter().map(|a| 2 + a.len()).sum();
-        let extras = if self.branch_more { 2 * BRANCH_EXTRAS } else { 0 };
+        let extras = 2 * self.branch_files;
         1 + modules + 2 * self.created.len() + extras
     }
 
@@ -233,8 +237,17 @@ fn project(dir: &Path) {
     git(dir, &["checkout", "-q", "main"]);
 }
 
-/// One outside change, made with plain file I/O (or git); returns what it was.
-fn change(dir: &Path, world: &mut World, rng: &mut Rng, serial: &mut usize) -> String {
+/// One outside change, made with plain file I/O (or git); returns what it
+/// was. `trail` gets every state the disk passes through on the way: a
+/// change of several files is written one file at a time, and an answer
+/// computed between two of them is right for that state.
+fn change(
+    dir: &Path,
+    world: &mut World,
+    rng: &mut Rng,
+    serial: &mut usize,
+    trail: &mut Vec<World>,
+) -> String {
     *serial += 1;
     let n = *serial;
     let dirty = world.appended.iter().any(|a| !a.is_empty())
@@ -242,31 +255,36 @@ fn change(dir: &Path, world: &mut World, rng: &mut Rng, serial: &mut usize) -> S
         || !world.created.is_empty();
     let pick = rng.below(10);
     let i = rng.below(MODULES);
-    let module = |w: &World, i: usize| std::fs::write(dir.join(format!("pkg/m{i}.py")), w.module(i)).unwrap();
+    let module = |w: &World, i: usize, trail: &mut Vec<World>| {
+        std::fs::write(dir.join(format!("pkg/m{i}.py")), w.module(i)).unwrap();
+        trail.push(w.clone());
+    };
     match pick {
         0..=2 => {
             world.appended[i].push(n);
-            module(world, i);
+            module(world, i, trail);
             format!("appended a call to m{i}")
         }
         3 if !world.appended[i].is_empty() => {
             world.appended[i].pop();
-            module(world, i);
+            module(world, i, trail);
             format!("removed a call from m{i}")
         }
         3..=5 => {
             world.broken[i] = !world.broken[i];
-            module(world, i);
+            module(world, i, trail);
             format!("{} m{i}", if world.broken[i] { "broke" } else { "fixed" })
         }
         6..=7 if world.created.len() < 3 => {
             world.created.push(n);
             std::fs::write(dir.join(format!("pkg/new{n}.py")), created_module(n)).unwrap();
+            trail.push(world.clone());
             format!("created new{n}")
         }
         6..=7 => {
             let k = world.created.remove(0);
             std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+            trail.push(world.clone());
             format!("deleted new{k}")
         }
         _ if dirty => {
@@ -274,16 +292,23 @@ fn change(dir: &Path, world: &mut World, rng: &mut Rng, serial: &mut usize) -> S
             for i in 0..MODULES {
                 world.appended[i].clear();
                 world.broken[i] = false;
-                module(world, i);
+                module(world, i, trail);
             }
-            for k in world.created.drain(..) {
+            while !world.created.is_empty() {
+                let k = world.created.remove(0);
                 std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+                trail.push(world.clone());
             }
             "reverted every change".to_string()
         }
         _ => {
             world.branch_more = !world.branch_more;
             git(dir, &["checkout", "-q", if world.branch_more { "more" } else { "main" }]);
+            for present in 1..BRANCH_EXTRAS {
+                trail.push(World { branch_files: present, ..world.clone() });
+            }
+            world.branch_files = if world.branch_more { BRANCH_EXTRAS } else { 0 };
+            trail.push(world.clone());
             format!("checked out {}", if world.branch_more { "more" } else { "main" })
         }
     }
@@ -403,7 +428,7 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
 
     for round in 0..ROUNDS {
         if round > 0 && rng.chance(60) {
-            let what = change(&root, &mut world, &mut rng, &mut serial);
+            let what = change(&root, &mut world, &mut rng, &mut serial, &mut Vec::new());
             changes += 1;
             eprintln!("round {round}: {what}");
         }
@@ -430,10 +455,11 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
         let api = tokio::time::timeout(ROUND_BOUND, futures::future::join_all(calls));
         // A change while the calls are in flight, or the kill.
         let mut world_during = world.clone();
+        let mut trail = Vec::new();
         let side = async {
             if during {
                 tokio::time::sleep(Duration::from_millis(30)).await;
-                let what = change(&root, &mut world_during, &mut rng, &mut serial);
+                let what = change(&root, &mut world_during, &mut rng, &mut serial, &mut trail);
                 eprintln!("round {round}: {what} (during the calls)");
                 Some(what)
             } else if round == KILL_ROUND {

@@ -263,6 +263,34 @@ pub(crate) async fn open(
     }
 }
 
+/// [`open`], then the symbol on its line. A file caught in the middle of
+/// being written by another program (truncated, not yet refilled) reads
+/// short: when the symbol is not where the call says and the file on disk
+/// no longer holds what was read, it is taken in again, once.
+pub(crate) async fn open_at(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    rel: &str,
+    line: u32,
+    symbol: &str,
+) -> Result<(Session, Synced, tether_actors::lsp::server::SyncedDoc, SymbolAt), String> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let (session, synced) = open(sup, path, false).await?;
+        let doc = session.doc.clone().expect("a file was synced");
+        match locate(&doc.text, rel, line, symbol) {
+            Ok(at) => return Ok((session, synced, doc, at)),
+            Err(e) => {
+                let moved = std::fs::read_to_string(path).ok().is_some_and(|now| now != *doc.text);
+                if !moved || tries > 1 {
+                    return Err(e.0);
+                }
+            }
+        }
+    }
+}
+
 /// What a query found when it waited for its server: changed files not
 /// yet re-read, whether the server had loaded the document at all.
 #[derive(Debug, Default)]
@@ -345,14 +373,9 @@ async fn navigate(
 ) -> ToolResult {
     let name = action_name(action);
     let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced) = match open(&sup, &path, false).await {
-        Ok(s) => s,
+    let (session, synced, doc, at) = match open_at(&sup, &path, &rel, line, &symbol).await {
+        Ok(found) => found,
         Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
-    };
-    let doc = session.doc.clone().expect("a file was synced");
-    let at = match locate(&doc.text, &rel, line, &symbol) {
-        Ok(at) => at,
-        Err(e) => return ToolResult::error(format!("lsp {name}: {}", e.0)),
     };
     let ready = ready_for(&session).await;
     // The position is computed on the text the server holds when it reads

@@ -27,8 +27,7 @@ use tether_actors::lsp::server::OnError;
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 
-use super::position::locate;
-use super::{REQUEST_TIMEOUT, open, sync_disk};
+use super::{REQUEST_TIMEOUT, sync_disk};
 use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
@@ -118,14 +117,9 @@ async fn rename(
 ) -> ToolResult {
     let root = ctx.root().to_path_buf();
     let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced) = match open(&sup, &path, false).await {
-        Ok(s) => s,
+    let (session, synced, doc, at) = match super::open_at(&sup, &path, &rel, args.line, &args.symbol).await {
+        Ok(found) => found,
         Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
-    };
-    let doc = session.doc.clone().expect("a file was synced");
-    let at = match locate(&doc.text, &rel, args.line, &args.symbol) {
-        Ok(at) => at,
-        Err(e) => return ToolResult::error(format!("lsp_rename: {}", e.0)),
     };
     let ready = super::ready_for(&session).await;
     if ready.unloaded {
