@@ -119,9 +119,10 @@ pub struct ServerConfig {
     pub phased_diagnostics: bool,
     /// The work-done token prefix of a checker the server runs on every
     /// save, whose findings join its own diagnostics when that run ends
-    /// (rust-analyzer's `cargo check`: `rust-analyzer/flycheck`). tether
-    /// then saves every content it syncs (it is what is on disk), and a
-    /// diagnostics answer waits for a check begun after that save to end.
+    /// (rust-analyzer's `cargo check`: `rust-analyzer/flycheck`). A
+    /// diagnostics answer then tells the server the content it synced is
+    /// saved (it is what is on disk), and waits for a check begun after
+    /// that save — and after every other save since — to end.
     #[serde(default)]
     pub check_progress: Option<String>,
     /// A text in an error the server logs (`window/logMessage` or

@@ -56,6 +56,10 @@ const STABLE_AFTER: Duration = Duration::from_secs(60);
 /// How long a barrier request may take to be answered (it is answered
 /// at once, behind whatever the server is doing on its message thread).
 pub const BARRIER_WAIT: Duration = Duration::from_secs(10);
+/// The least time a barrier is given, even when the caller's own bound is
+/// nearly spent: a barrier given no time fails, and reads as a server
+/// that stopped answering.
+pub const BARRIER_FLOOR: Duration = Duration::from_secs(1);
 /// The barrier's method: unknown to every server, which must answer it
 /// "method not found" (the specification's rule for `$/` requests).
 const BARRIER_METHOD: &str = "$/tether/barrier";
@@ -178,6 +182,7 @@ impl Session {
     /// with a publication (pyright's next analysis pass, say) is then
     /// known. Returns whether the server answered.
     pub async fn barrier(&self, timeout: Duration) -> bool {
+        let timeout = timeout.clamp(BARRIER_FLOOR, BARRIER_WAIT);
         match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
             Ok(_) | Err(RequestError::Rpc(_)) => true,
             Err(RequestError::TimedOut(_) | RequestError::Closed(_)) => false,
@@ -193,13 +198,21 @@ impl Session {
     pub async fn wait_loaded(&self, timeout: Duration) -> bool {
         let Some(doc) = &self.doc else { return true };
         let key = doc.uri.to_string();
+        if self.shared.waited_out(&key) {
+            return true;
+        }
         let (version, seq) = (doc.opened_version, doc.opened_seq);
-        self.shared
+        let loaded = self
+            .shared
             .wait_until(timeout, |s| {
                 s.diagnostics(&key).filter(|e| e.version.map_or(e.seq > seq, |v| v >= version)).map(|_| ())
             })
             .await
-            .is_some()
+            .is_some();
+        if !loaded && self.shared.closed().is_none() {
+            self.shared.wait_was_in_vain(&key);
+        }
+        loaded
     }
 
     /// Waits, at most `timeout`, until the server has said that the work
@@ -842,14 +855,23 @@ fn start(
     // answer — and whose exit report has not been handled yet is crashed:
     // the call that finds it so starts it afresh instead of failing.
     if let Some(running) = act.running.take_if(|r| r.client.is_closed()) {
+        // Its exit report, when it comes, is of an older generation: the
+        // crash is counted and reported here instead.
         act.generation += 1;
         act.pids.lock().remove(&act.key);
         act.docs.clear();
+        if running.started.elapsed() > STABLE_AFTER {
+            act.crashes_in_row = 0;
+        }
         let status = running.shared.closed().unwrap_or_else(|| format!("{} stopped answering", act.name()));
-        act.last_crash = Some(ExitInfo { status: status.clone(), code: None, stderr_tail: Vec::new() });
-        act.state = State::Crashed(ExitInfo { status, code: None, stderr_tail: Vec::new() });
+        let info = ExitInfo { status, code: None, stderr_tail: Vec::new() };
+        act.last_crash = Some(info.clone());
+        act.state = State::Crashed(info.clone());
         act.crashes_in_row += 1;
         act.crashed_at = Some(Instant::now());
+        if let Some(supervisor) = &act.supervisor {
+            supervisor.do_send(ServerCrashed { key: act.key.clone(), info });
+        }
         drop(running.guard);
     }
     if act.running.is_some() {

@@ -112,6 +112,13 @@ pub struct Shared {
     /// For a server with an on-save checker: the version last saved of
     /// each document, and the progress mark taken when it was.
     saved: Mutex<HashMap<String, (i32, u64)>>,
+    /// Documents whose first publication a caller waited out in vain: a
+    /// server that never publishes for a file does not cost every later
+    /// call the whole wait (the first answer said it may be incomplete).
+    unpublished: Mutex<std::collections::HashSet<String>>,
+    /// The mark of the latest save of any document: a save restarts the
+    /// checker, cancelling the run begun before it.
+    last_save: AtomicU64,
     seq: AtomicU64,
     changed: Notify,
     watched: Mutex<WatchedFiles>,
@@ -144,6 +151,8 @@ impl Shared {
             checks: Mutex::new(HashMap::new()),
             check_done: AtomicU64::new(0),
             saved: Mutex::new(HashMap::new()),
+            last_save: AtomicU64::new(0),
+            unpublished: Mutex::new(std::collections::HashSet::new()),
             seq: AtomicU64::new(0),
             changed: Notify::new(),
             watched: Mutex::new(WatchedFiles::default()),
@@ -200,7 +209,11 @@ impl Shared {
         if let Some(p) = self.progress.lock().values().min_by_key(|p| p.percentage.unwrap_or(0)) {
             return Some(p.clone());
         }
-        let announced = self.created.lock().values().any(|at| at.elapsed() < CREATED_PROGRESS_GRACE);
+        let announced = {
+            let mut created = self.created.lock();
+            created.retain(|_, at| at.elapsed() < CREATED_PROGRESS_GRACE);
+            !created.is_empty()
+        };
         if announced {
             return Some(Progress { title: "announced".into(), percentage: None });
         }
@@ -224,6 +237,16 @@ impl Shared {
     /// the line: the server can no longer answer although it runs.
     pub fn on_fatal_log(&self, text: String, end: EndServer) {
         let _ = self.fatal.set((text, end));
+    }
+
+    /// Whether a caller already waited out the first publication of `uri`.
+    pub fn waited_out(&self, uri: &str) -> bool {
+        self.unpublished.lock().contains(&doc_key(uri))
+    }
+
+    /// A caller waited out the first publication of `uri`.
+    pub fn wait_was_in_vain(&self, uri: &str) {
+        self.unpublished.lock().insert(doc_key(uri));
     }
 
     /// Whether the server has an on-save checker.
@@ -258,12 +281,16 @@ impl Shared {
         let mark = self.progress_mark();
         send().ok()?;
         saved.insert(doc_key(uri), (version, mark));
+        self.last_save.fetch_max(mark, Ordering::SeqCst);
         Some(mark)
     }
 
-    /// Whether a check begun after `mark` has ended.
+    /// Whether a check begun after `mark`, and after every save since,
+    /// has ended: a check cancelled by a later save (its `end` comes all
+    /// the same) does not count.
     pub fn checked_since(&self, mark: u64) -> bool {
-        self.check_done.load(Ordering::SeqCst) > mark
+        let after = mark.max(self.last_save.load(Ordering::SeqCst));
+        self.check_done.load(Ordering::SeqCst) > after
     }
 
     /// Whether the server reports its status (`experimental/serverStatus`):
@@ -335,9 +362,12 @@ impl Shared {
                 return None;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
+            if left.is_zero() {
                 return ready(self);
             }
+            // Nothing is published when an announced token's grace runs
+            // out: look again by then at the latest.
+            let _ = tokio::time::timeout(left.min(CREATED_PROGRESS_GRACE), notified).await;
         }
     }
 
@@ -414,6 +444,7 @@ impl PeerEvents for Shared {
                 if error
                     && let Some((text, end)) = self.fatal.get()
                     && message.contains(text.as_str())
+                    && self.closed().is_none()
                 {
                     let line = message.lines().next().unwrap_or(message).to_string();
                     self.close(&format!("it can no longer answer (it logged: {line})"));

@@ -389,7 +389,12 @@ async fn navigate(
                 moved_note = note;
                 moved
             }
-            _ => at.clone(),
+            Some(_) => at.clone(),
+            None => {
+                return Err(format!(
+                    "`{rel}` was removed from disk while the call waited for the server; nothing to ask about"
+                ));
+            }
         };
         Ok(request_params(action, &session, &doc.uri, &here))
     };

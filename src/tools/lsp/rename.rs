@@ -143,7 +143,7 @@ async fn rename(
     // Computed on the text the server holds when it reads the request:
     // a file changed while the call waited is never renamed at the old spot.
     let mut build = |held: Option<&Held>| -> Result<Value, String> {
-        if held.is_some_and(|h| h.version != doc.version) {
+        if held.is_none_or(|h| h.version != doc.version) {
             return Err(format!(
                 "`{rel}` changed on disk while the call waited for the server, so nothing was written; call it again with the line as it is now"
             ));
