@@ -297,7 +297,7 @@ impl Handler<Call> for RouterActor {
     type Result = Routed;
 
     fn handle(&mut self, call: Call, _ctx: &mut Self::Context) -> Self::Result {
-        Routed(self.dispatch(call))
+        self.dispatch(call)
     }
 }
 
@@ -305,11 +305,24 @@ impl Handler<Call> for RouterActor {
 /// ready at its first poll (a refusal, a bad argument, a tool with nothing
 /// to wait for) — no task spawned for it — or else from a task of its own
 /// on the router's thread, as actix does for a `ResponseFuture`.
-pub struct Routed(ToolFuture);
+pub enum Routed {
+    /// Answered already.
+    Ready(ToolResult),
+    /// Still to run.
+    Work(ToolFuture),
+}
 
 impl actix::dev::MessageResponse<RouterActor, Call> for Routed {
     fn handle(self, _ctx: &mut Context<RouterActor>, tx: Option<actix::dev::OneshotSender<ToolResult>>) {
-        let mut work = self.0;
+        let mut work = match self {
+            Routed::Ready(result) => {
+                if let Some(tx) = tx {
+                    let _ = tx.send(result);
+                }
+                return;
+            }
+            Routed::Work(work) => work,
+        };
         let mut once = std::task::Context::from_waker(std::task::Waker::noop());
         match work.as_mut().poll(&mut once) {
             std::task::Poll::Ready(result) => {
@@ -334,18 +347,27 @@ impl actix::dev::MessageResponse<RouterActor, Call> for Routed {
 impl RouterActor {
     /// The call's whole path after the checks, as one future: cancellation,
     /// the serial lane, the permission card, the in-flight count.
-    fn dispatch(&mut self, call: Call) -> ToolFuture {
+    fn dispatch(&mut self, call: Call) -> Routed {
         self.calls += 1;
         let started = Instant::now();
         let tool = call.tool.clone();
         let cancel = call.cancel.clone();
-        let Prepared { work, alone, permission, grace } = match self.prepare(call) {
+        let Prepared { mut work, alone, permission, grace } = match self.prepare(call) {
             Ok(prepared) => prepared,
             Err(refused) => {
                 tracing::debug!(tool = %tool, refused = true, "tool call");
-                return Box::pin(std::future::ready(refused));
+                return Routed::Ready(refused);
             }
         };
+        // Work that needs neither the lane nor a card, and is done at its
+        // first poll, is the answer: nothing to cancel, count or wrap.
+        if !alone && permission.is_none() {
+            let mut once = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(result) = work.as_mut().poll(&mut once) {
+                tracing::debug!(tool = %tool, is_error = result.is_error, micros = started.elapsed().as_micros() as u64, "tool call");
+                return Routed::Ready(result);
+            }
+        }
         let lane = alone.then(|| {
             self.lane_queued.fetch_add(1, Ordering::Relaxed);
             self.lane.clone()
@@ -353,7 +375,7 @@ impl RouterActor {
         let gate = permission.and_then(|card| self.gate.clone().map(|gate| (card, gate)));
         let in_flight = self.in_flight.clone();
         in_flight.fetch_add(1, Ordering::Relaxed);
-        Box::pin(async move {
+        Routed::Work(Box::pin(async move {
             // Dropping the work on cancellation is what cancels it: an LSP
             // request sends `$/cancelRequest` when its future is dropped,
             // and a queued exclusive call never starts.
@@ -399,7 +421,7 @@ impl RouterActor {
                 "tool call"
             );
             result
-        })
+        }))
     }
 }
 
