@@ -53,6 +53,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benches", "support"))
+from served import serve_http  # noqa: E402
 PEERS = os.path.join(REPO, "target", "bench-peers")
 TOKEN = "hunt-bench-token-0123456789abcdef"
 LABELS = ["may be incomplete", "still indexing", "still re-reading", "still analysing", "(pending",
@@ -297,13 +299,7 @@ async def main():
     kill_round = rounds // 2
     busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.busy)]
     port = 50000 + os.getpid() % 1000
-    server = subprocess.Popen([args.tether, "serve", "--workdir", root, "--http", f"127.0.0.1:{port}"],
-                              env=dict(os.environ, TETHER_TOKEN=TOKEN), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while "MCP over HTTP" not in server.stderr.readline():
-        pass
-    import threading
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    server = serve_http(args.tether, root, TOKEN, port)
     tally = {"right": 0, "labelled": 0, "error": 0, "wrong": 0}
     wrong: list[str] = []
     latencies: list[float] = []

@@ -29,6 +29,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benches", "support"))
+from served import serve_http, tree_rss_kib  # noqa: E402
 TOKEN = "many-sessions-bench-token-0123456789"
 HOVER = {"action": "hover", "file": "app.py", "line": 5, "symbol": "area"}
 SEARCH = {"pattern": "print($A)", "language": "python"}
@@ -36,28 +38,6 @@ SEARCH = {"pattern": "print($A)", "language": "python"}
 
 def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def tree_rss_kib(root: int) -> int:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        try:
-            for line in open(f"/proc/{pid}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-        todo.extend(children.get(pid, []))
-    return total
 
 
 async def main() -> None:
@@ -70,14 +50,7 @@ async def main() -> None:
     project = os.path.join(work, "project")
     shutil.copytree(os.path.join(REPO, "tests", "fixtures", "lsp", "python"), project)
     port = 49000 + os.getpid() % 1000
-    server = subprocess.Popen([args.tether, "serve", "--workdir", project, "--http", f"127.0.0.1:{port}"],
-                              env=dict(os.environ, TETHER_TOKEN=TOKEN), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while "MCP over HTTP" not in server.stderr.readline():
-        pass
-    # Keep its stderr drained.
-    import threading
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    server = serve_http(args.tether, project, TOKEN, port)
     url = f"http://127.0.0.1:{port}/mcp"
     latencies: dict[str, list[float]] = {"hover": [], "ast_grep": []}
     failures: list[str] = []
@@ -131,7 +104,7 @@ async def main() -> None:
                 for i, c in enumerate(clients):
                     tg.start_soon(agent, i, c)
             wall = time.monotonic() - started
-            rss = tree_rss_kib(server.pid)
+            rss = tree_rss_kib([server.pid])
     finally:
         server.terminate()
         server.wait()

@@ -41,6 +41,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benches", "support"))
+from served import tree_rss_kib  # noqa: E402
 PROJECT = os.path.join(REPO, "target", "bench-peers", "fastapi-src")
 TETHER = os.path.join(REPO, "target", "release", "tether")
 TOKEN = "shared-run-bench-token-0123456789"
@@ -58,34 +60,6 @@ def depends_line() -> int:
 
 def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def tree_rss_kib(roots: list[int]) -> int:
-    """Summed VmRSS of `roots` and every descendant."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{entry}/stat").read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    total, seen, todo = 0, set(), list(roots)
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            for line in open(f"/proc/{pid}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-        todo.extend(children.get(pid, []))
-    return total
 
 
 def tether_pids(kind: str) -> list[int]:

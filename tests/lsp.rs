@@ -650,3 +650,26 @@ async fn workspace_symbols_of_a_typescript_project_are_found_beside_a_stray_java
     let found = lsp_ok(&h, json!({"action": "symbols", "query": "mapValues"})).await;
     assert!(found.contains("mapValues (function) src/ops.ts:1:"), "{found}");
 }
+
+#[tokio::test]
+async fn workspace_symbols_that_no_server_could_answer_are_an_error_not_none() {
+    // Every Python candidate of the table pointed at a binary that is not there.
+    let absent_python_servers: String = ["pyright", "basedpyright", "pylsp"]
+        .iter()
+        .map(|id| {
+            format!("[[server]]\nid = \"{id}\"\ncommand = \"no-such-{id}-binary\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n\n")
+        })
+        .collect();
+    let h = Harness::new(&[
+        ("pyproject.toml", ""),
+        ("app.py", "def present():\n    return 1\n"),
+        ("tether.toml", &absent_python_servers),
+    ]);
+    let r = lsp(&h, json!({"action": "symbols", "query": "present", "language": "python"})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("no server could answer for `present`") && r.text.contains("no-such-pyright-binary"),
+        "{}",
+        r.text
+    );
+}

@@ -745,6 +745,9 @@ async fn workspace_symbols(
     let mut langs = langs;
     langs.sort_by_key(|l| *l == "javascript");
     let mut asked = std::collections::BTreeSet::new();
+    // Servers that could not be asked or did not answer: with no symbol
+    // from any other, "none match" would be a guess.
+    let mut failed = 0;
     for lang in langs {
         let probe_root = root.clone();
         let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
@@ -761,6 +764,7 @@ async fn workspace_symbols(
             Ok(s) => s,
             Err(e) => {
                 notes.push(format!("{lang}: {e}"));
+                failed += 1;
                 continue;
             }
         };
@@ -787,6 +791,7 @@ async fn workspace_symbols(
             Ok(v) => v,
             Err(e) => {
                 notes.push(format!("{lang}: {} failed: {e}", session.key.server));
+                failed += 1;
                 continue;
             }
         };
@@ -804,6 +809,12 @@ async fn workspace_symbols(
         }
     }
     let total = places.len();
+    if total == 0 && failed > 0 {
+        return ToolResult::error(format!(
+            "lsp symbols: no server could answer for `{query}`: {}; ask again (a crashed server restarts on the next call)",
+            notes.join("; ")
+        ));
+    }
     let mut text = if total == 0 {
         format!("no workspace symbols match `{query}`")
     } else {
