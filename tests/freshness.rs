@@ -344,7 +344,7 @@ async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_di
     let moved = format!(
         "{clean}\npub fn g() -> String {{\n    let s = String::new();\n    let t = s;\n    drop(t);\n    s\n}}\n"
     );
-    for round in 0..2 {
+    for round in 0..4 {
         std::fs::write(h.path("src/lib.rs"), &moved).unwrap();
         let r = h.ok("lsp", ask.clone()).await;
         assert!(

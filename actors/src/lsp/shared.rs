@@ -285,6 +285,11 @@ impl Shared {
         Some(mark)
     }
 
+    /// Whether a check is running now.
+    pub fn checking(&self) -> bool {
+        !self.checks.lock().is_empty()
+    }
+
     /// Whether a check begun after `mark`, and after every save since,
     /// has ended: a check cancelled by a later save (its `end` comes all
     /// the same) does not count.

@@ -19,6 +19,7 @@ use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use parking_lot::Mutex;
 use tether_actors::lsp::server::{BARRIER_WAIT, Open, Session};
+use tether_actors::lsp::shared::Shared;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
 use crate::handler::AfterWrite;
@@ -164,7 +165,21 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
         let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
         return (items, Freshness::Stale { since: doc.changed_at, why });
     };
-    let done = session.shared.wait_until(left(), |s| s.checked_since(mark).then_some(())).await;
+    // A check begun after the save has ended, and none runs — behind a
+    // barrier, so a restart announced with that end (rust-analyzer
+    // restarts its check when it sees a file change) is seen and awaited.
+    let mut done = None;
+    while !left().is_zero() {
+        let settled = |s: &Shared| (s.checked_since(mark) && !s.checking()).then_some(());
+        if session.shared.wait_until(left(), settled).await.is_none() {
+            break;
+        }
+        session.barrier(left()).await;
+        if settled(&session.shared).is_some() {
+            done = Some(());
+            break;
+        }
+    }
     let working = match done {
         None if session.shared.closed().is_some() => session.shared.closed(),
         None => Some(format!("its on-save check had not finished within {} s", wait.as_secs())),
