@@ -1,6 +1,7 @@
 //! Language servers as live resources: the server table and the
 //! intersection rule ([`config`], [`discovery`]), one [`server`] actor per
-//! (server, root) with its process and documents, the state the reader
+//! (server, root) with its process and documents, the [`session`] a
+//! caller queries it through, the state the reader
 //! task shares ([`shared`]), the files each server asked to hear about
 //! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
 //! the run's file watcher (`crate::watch`) and hands every change on
@@ -11,6 +12,7 @@ pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod server;
+pub mod session;
 pub mod shared;
 pub mod supervisor;
 pub mod watched;

@@ -33,12 +33,12 @@ use serde_json::{Value, json};
 
 use super::config::language_of;
 use super::discovery::Usable;
-use super::shared::{DiagEntry, Held, Progress, Shared};
+pub use super::session::{BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Session, SyncedDoc};
+use super::shared::{DiagEntry, Held, Shared};
 use crate::describe::{ActorNode, Describe};
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::watch::{Batch, ChangeKind};
-use crate::wire::client::{Client, Started};
-use crate::wire::jsonrpc::CONTENT_MODIFIED;
+use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
 
 /// How long `initialize` may take (a cold pyright or clangd answers in well under a second).
@@ -53,18 +53,6 @@ const BACKOFF_START: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(8);
 /// A server up this long is no longer "crashing in a row".
 const STABLE_AFTER: Duration = Duration::from_secs(60);
-/// How long a barrier request may take to be answered (it is answered
-/// at once, behind whatever the server is doing on its message thread).
-pub const BARRIER_WAIT: Duration = Duration::from_secs(10);
-/// The least time a barrier is given, even when the caller's own bound is
-/// nearly spent: a barrier given no time fails, and reads as a server
-/// that stopped answering.
-pub const BARRIER_FLOOR: Duration = Duration::from_secs(1);
-/// The barrier's method: unknown to every server, which must answer it
-/// "method not found" (the specification's rule for `$/` requests).
-const BARRIER_METHOD: &str = "$/tether/barrier";
-/// How long a request answered "content modified" is retried.
-pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
 /// Largest file synced to a server.
 pub const MAX_SYNC_BYTES: u64 = 8 * 1024 * 1024;
 /// How long a file opened for re-reading waits for the server's
@@ -123,234 +111,6 @@ impl From<RequestError> for LspError {
     fn from(e: RequestError) -> Self {
         LspError::Request(e.to_string())
     }
-}
-
-/// What a caller gets after `Open`: a client to query, the shared state,
-/// and what was synced.
-#[derive(Clone)]
-pub struct Session {
-    /// Which server.
-    pub key: ServerKey,
-    /// Its client.
-    pub client: Client,
-    /// Its published state.
-    pub shared: Arc<Shared>,
-    /// The synced document, if a file was given.
-    pub doc: Option<SyncedDoc>,
-    /// What the server said it can do.
-    pub capabilities: Arc<Value>,
-    /// Whether its first diagnostics for new content may be partial, the
-    /// full list following the analysis it reports as progress.
-    pub phased_diagnostics: bool,
-}
-
-/// A document as last synced.
-#[derive(Debug, Clone)]
-pub struct SyncedDoc {
-    /// Its URI.
-    pub uri: lsp_types::Url,
-    /// Its version.
-    pub version: i32,
-    /// Its text as synced.
-    pub text: Arc<String>,
-    /// The publication number before the content was last synced: any
-    /// later publication without a version is about this content or newer.
-    pub seq_before: u64,
-    /// The version it was opened at (by this call or an earlier one) and
-    /// the publication number then: the server has loaded the document,
-    /// and the project behind it, once it has published for it since.
-    pub opened_version: i32,
-    /// See `opened_version`.
-    pub opened_seq: u64,
-    /// Whether this call changed what the server has.
-    pub changed: bool,
-    /// Whether this call opened the document (`didOpen`).
-    pub opened: bool,
-    /// When the server was last given new content for it (by this call,
-    /// by an earlier one, or because the file changed on disk).
-    pub changed_at: SystemTime,
-    /// The diagnostics the server had published for the content before
-    /// that, if they were about it: the file's previous fresh state.
-    pub previous: Option<DiagEntry>,
-}
-
-impl Session {
-    /// Waits, at most `timeout`, until every message the server wrote
-    /// before it read this point has been read here: a request it must
-    /// answer (with "method not found" — any answer will do), queued
-    /// behind everything sent so far. What a server announces together
-    /// with a publication (pyright's next analysis pass, say) is then
-    /// known. Returns whether the server answered.
-    pub async fn barrier(&self, timeout: Duration) -> bool {
-        let timeout = timeout.clamp(BARRIER_FLOOR, BARRIER_WAIT);
-        match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
-            Ok(_) | Err(RequestError::Rpc(_)) => true,
-            Err(RequestError::TimedOut(_) | RequestError::Closed(_)) => false,
-        }
-    }
-
-    /// Waits, at most `timeout`, until the server has published for the
-    /// session's document since it was opened — whoever opened it: the one
-    /// sign every server gives that it has loaded the file and the project
-    /// behind it (pyright answers an early `references` from a workspace
-    /// it has not loaded with a short, plausible and wrong list). Every
-    /// caller waits for it, not only the one whose call opened the file.
-    pub async fn wait_loaded(&self, timeout: Duration) -> bool {
-        let Some(doc) = &self.doc else { return true };
-        let key = doc.uri.to_string();
-        if self.shared.waited_out(&key) {
-            return true;
-        }
-        let (version, seq) = (doc.opened_version, doc.opened_seq);
-        let loaded = self
-            .shared
-            .wait_until(timeout, |s| {
-                s.diagnostics(&key).filter(|e| e.version.map_or(e.seq > seq, |v| v >= version)).map(|_| ())
-            })
-            .await
-            .is_some();
-        if !loaded && self.shared.closed().is_none() {
-            self.shared.wait_was_in_vain(&key);
-        }
-        loaded
-    }
-
-    /// Waits, at most `timeout`, until the server has said that the work
-    /// it announced has ended: no progress running or announced, and —
-    /// where it reports a status — quiescent. Every wait ends on the
-    /// server's own word, checked behind a [`barrier`](Self::barrier), so
-    /// a next phase announced together with the end of the last one is
-    /// seen; never on a quiet period, which a loaded machine overruns.
-    /// Returns the work still running if it did not end.
-    pub async fn wait_idle(&self, timeout: Duration) -> Option<Progress> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if !self.barrier(left.min(BARRIER_WAIT)).await {
-                return Some(
-                    self.shared
-                        .indexing()
-                        .unwrap_or_else(|| Progress { title: "not answering".into(), percentage: None }),
-                );
-            }
-            // Nothing announced or running, behind the barrier: done.
-            self.shared.indexing()?;
-            let left = deadline.saturating_duration_since(Instant::now());
-            if self.shared.wait_until(left, |s| s.indexing().is_none().then_some(())).await.is_none() {
-                return self.shared.indexing();
-            }
-        }
-    }
-
-    /// For a server with an on-save checker (rust-analyzer's `cargo
-    /// check`): tells it the synced content is saved — it is what is on
-    /// disk — unless that version was saved already, and returns the
-    /// progress mark to wait past: a check begun after it ran on this
-    /// content. A barrier first, so that a check begun before is read
-    /// before the mark is taken. `None` when the server holds newer
-    /// content (a newer call saves that) or has no checker.
-    pub async fn save_for_check(&self, timeout: Duration) -> Option<u64> {
-        let doc = self.doc.as_ref()?;
-        if !self.shared.has_checker() {
-            return None;
-        }
-        let uri = doc.uri.to_string();
-        if let Some(mark) = self.shared.saved_mark(&uri, doc.version) {
-            return Some(mark);
-        }
-        self.barrier(timeout.min(BARRIER_WAIT)).await;
-        self.shared.save_held(&uri, doc.version, || {
-            self.client.notify("textDocument/didSave", json!({"textDocument": {"uri": doc.uri}}))
-        })
-    }
-
-    /// Waits, at most `timeout`, until the server has re-read every file
-    /// changed on disk that it is re-reading; returns those it has not.
-    pub async fn wait_reread(&self, timeout: Duration) -> Vec<PathBuf> {
-        self.shared.wait_until(timeout, |s| s.reindexing().is_empty().then_some(())).await;
-        self.shared.reindexing()
-    }
-
-    /// Sends a request about the session's server. A server still loading
-    /// its project may answer "content modified" (rust-analyzer does while
-    /// it indexes); such a request is retried, after waiting for progress
-    /// to finish, for up to [`CONTENT_MODIFIED_RETRY`].
-    pub async fn request(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, RequestError> {
-        let mut build = |_: Option<&Held>| Ok::<_, String>(params.clone());
-        match self.request_on(None, method, &mut build, timeout).await {
-            Ok(value) => Ok(value),
-            Err(OnError::Request(e)) => Err(e),
-            Err(OnError::Build(never)) => Err(RequestError::Closed(never)),
-        }
-    }
-
-    /// Sends a request whose parameters `build` computes from what the
-    /// server holds of `uri` when it reads the request (`None` when it
-    /// holds nothing of it): built and queued with no change to the
-    /// document sent in between, so a position computed on that text is a
-    /// position in the text the server has. Retried like [`request`](Self::request)
-    /// on "content modified", rebuilt each time.
-    pub async fn request_on(
-        &self,
-        uri: Option<&str>,
-        method: &str,
-        build: &mut (dyn FnMut(Option<&Held>) -> Result<Value, String> + Send),
-        timeout: Duration,
-    ) -> Result<Value, OnError> {
-        let deadline = Instant::now() + CONTENT_MODIFIED_RETRY;
-        loop {
-            let started: Result<Started, OnError> = match uri {
-                Some(uri) => self.shared.with_held(uri, |held| {
-                    let params = with_own_progress(build(held).map_err(OnError::Build)?);
-                    self.client.start(method, params).map_err(OnError::Request)
-                }),
-                None => {
-                    let params = with_own_progress(build(None).map_err(OnError::Build)?);
-                    self.client.start(method, params).map_err(OnError::Request)
-                }
-            };
-            match started?.answer(timeout).await {
-                Err(RequestError::Rpc(e)) if e.code == CONTENT_MODIFIED && Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                    self.wait_idle(deadline.saturating_duration_since(Instant::now())).await;
-                }
-                Ok(value) => return Ok(value),
-                Err(e) => return Err(OnError::Request(e)),
-            }
-        }
-    }
-}
-
-/// Gives a request a work-done token of tether's own: the progress a
-/// server reports for it (pyright's "Finding references") then comes on
-/// that token, which [`Shared`] does not count as the server's own work —
-/// one caller's long request is not another caller's "still indexing".
-fn with_own_progress(mut params: Value) -> Value {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    if let Some(object) = params.as_object_mut()
-        && !object.contains_key("workDoneToken")
-    {
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        object
-            .insert("workDoneToken".into(), Value::String(format!("{}{n}", super::shared::OWN_TOKEN_PREFIX)));
-    }
-    params
-}
-
-/// Why [`Session::request_on`] did not answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OnError {
-    /// The parameters could not be built on the text the server holds
-    /// (the file changed so the symbol is no longer there, say); the
-    /// text says why.
-    Build(String),
-    /// The request failed.
-    Request(RequestError),
 }
 
 /// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
