@@ -20,18 +20,19 @@ async fn staging_writes_nothing_and_accept_writes_everything() {
     let h = three_files();
     let r = h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     assert!(
-        r.text.starts_with("(proposed) 4 replacements in 3 files"),
-        "nested old(old(3)) counts once (the outer match): {}",
+        r.text.starts_with("(proposed) 5 replacements in 3 files"),
+        "nested old(old(3)) is two matches, both rewritten: {}",
         r.text
     );
+    assert!(r.text.contains("1 replacement sits inside another match"), "{}", r.text);
     assert!(r.text.contains("edit_id \"edit_1\""), "{}", r.text);
     assert!(r.text.contains("-old(1)\n+new(1)"), "the preview is a unified diff: {}", r.text);
     assert_eq!(h.read("a.py"), "import os\nold(1)\n", "staging writes nothing");
 
     let r = h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
-    assert!(r.text.contains("wrote 4 replacements in 3 files"), "{}", r.text);
+    assert!(r.text.contains("wrote 5 replacements in 3 files"), "{}", r.text);
     assert_eq!(h.read("a.py"), "import os\nnew(1)\n");
-    assert_eq!(h.read("pkg/b.py"), "new(2)\nnew(old(3))\n");
+    assert_eq!(h.read("pkg/b.py"), "new(2)\nnew(new(3))\n");
     assert_eq!(h.read("pkg/c.py"), "def f():\n    return new(4)\n");
     assert_eq!(h.read("untouched.py"), "new(0)\n");
 

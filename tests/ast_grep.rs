@@ -129,7 +129,7 @@ async fn a_directory_without_language_searches_every_language_present_and_says_w
 
 #[tokio::test]
 async fn empty_results_say_what_was_searched() {
-    let h = Harness::new(&[("a.py", "x = 1\n"), ("docs/readme.md", "# hi\n")]);
+    let h = Harness::new(&[("a.py", "x = 1\n"), ("docs/readme.txt", "hi\n")]);
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(r.text.starts_with("no matches for `print($A)`; searched 1 file (python 1)"), "{}", r.text);
     let r = h.ok("ast_grep", json!({"pattern": "print($A)", "path": "docs"})).await;

@@ -53,7 +53,7 @@ fn generated_python_gives_identical_results_with_and_without_the_prefilter() {
     ];
     let mut skipped_some = false;
     for pattern in patterns {
-        let (matches, prefiltered) = both(dir.path(), Some(Lang::Python), pattern);
+        let (matches, prefiltered) = both(dir.path(), Some(Lang::PYTHON), pattern);
         assert!(!matches.is_empty(), "`{pattern}` should match something in the corpus");
         skipped_some |= prefiltered > 0;
     }
@@ -78,7 +78,7 @@ fn the_python_standard_library_gives_identical_results_with_and_without_the_pref
     let stdlib = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     for package in ["json", "email", "asyncio", "logging", "unittest"] {
         for pattern in ["print($A)", "1 if $X else $Y", "self.$A = $A", "isinstance($O, $T)", "'utf-8'"] {
-            both(&stdlib.join(package), Some(Lang::Python), pattern);
+            both(&stdlib.join(package), Some(Lang::PYTHON), pattern);
         }
     }
 }

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use std::fmt::Write as _;
 use tether_actors::ast::actor::{AstActor, Stage, StageOutcome};
 
-use super::{coverage_phrase, nothing_to_search, plural, scope};
+use super::plural;
+use super::structural::{coverage_phrase, lower_case_hint, nothing_to_search, scope};
 use crate::args::parse;
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
@@ -23,7 +24,7 @@ pub struct AstEditArgs {
     pub rewrite: String,
     /// File or directory to rewrite in, relative to the working directory; default the whole workspace.
     pub path: Option<String>,
-    /// Grammar id (dart, python, rust, c, cpp, javascript, typescript, tsx, go); inferred from a file's extension.
+    /// Grammar id, as for ast_grep; inferred from a file's extension.
     pub language: Option<String>,
 }
 
@@ -77,10 +78,16 @@ fn render(
     let Some(staged) = &outcome.staged else {
         let text = match nothing_to_search(scope, rel).filter(|_| outcome.coverage.files == 0) {
             Some(text) => text,
-            None => format!(
-                "no matches for `{pattern}`, so nothing was staged; {}",
-                coverage_phrase(&outcome.coverage)
-            ),
+            None => {
+                let mut text = format!(
+                    "no matches for `{pattern}`, so nothing was staged; {}",
+                    coverage_phrase(&outcome.coverage)
+                );
+                if let Some(hint) = lower_case_hint(pattern) {
+                    text.push_str(&format!("\nnote: {hint}"));
+                }
+                text
+            }
         };
         return ToolResult::text(text).with_data(&outcome);
     };
@@ -97,7 +104,26 @@ fn render(
     );
     // What the rewrite could not see: those occurrences stay as they are.
     let cov = &outcome.coverage;
-    if cov.skipped() > 0 || !cov.pattern_unparseable_in.is_empty() {
+    if staged.nested > 0 || staged.nested_left > 0 {
+        let one = staged.nested == 1;
+        let _ = write!(
+            text,
+            "{} replacement{} inside another match and {} rewritten first (inside out)",
+            staged.nested,
+            if one { " sits" } else { "s sit" },
+            if one { "was" } else { "were" }
+        );
+        if staged.nested_left > 0 {
+            let _ = write!(
+                text,
+                "; {} nested match{} went with text the rewrite does not keep",
+                staged.nested_left,
+                if staged.nested_left == 1 { "" } else { "es" }
+            );
+        }
+        text.push('\n');
+    }
+    if cov.skipped() > 0 || !cov.unparseable_files.is_empty() {
         let _ = writeln!(
             text,
             "not every file was covered: {}; matches there are not in this edit",

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use tether_actors::ast::actor::{AstActor, Search};
 use tether_actors::ast::search::{MAX_RESULTS_LIMIT, SearchOutcome};
 
-use super::{coverage_phrase, nothing_to_search, plural, scope};
+use super::plural;
+use super::structural::{coverage_phrase, lower_case_hint, nothing_to_search, scope};
 use crate::args::{in_range, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
@@ -24,7 +25,7 @@ pub struct AstGrepArgs {
     pub pattern: String,
     /// File or directory to search, relative to the working directory; default the whole workspace.
     pub path: Option<String>,
-    /// Grammar id: dart, python, rust, c, cpp, javascript, typescript, tsx, go. Inferred from a file's extension; a directory search without it searches every bundled language present.
+    /// Grammar id, any language the ast-grep CLI knows (python, java, csharp, kotlin, ruby, php, swift, go, rust, tsx, yaml, …; `status` lists them). Inferred from a file's extension; a directory search without it searches every language present.
     pub language: Option<String>,
     /// How many matches to return (default 50, at most 100000).
     pub max_results: Option<usize>,
@@ -84,6 +85,7 @@ fn render(
     let searched_strictly = cov
         .per_language
         .keys()
+        .chain(cov.embedded.keys())
         .any(|l| !loose.contains_key(l) && !cov.pattern_unparseable_in.contains_key(l));
     if outcome.total == 0 && !loose.is_empty() && !searched_strictly {
         // A pattern that parses nowhere and found nothing is a pattern to
@@ -99,6 +101,9 @@ fn render(
     let mut text = String::new();
     if outcome.total == 0 {
         let _ = write!(text, "no matches for `{pattern}`; {}", coverage_phrase(cov));
+        if let Some(hint) = lower_case_hint(pattern) {
+            let _ = write!(text, "\nnote: {hint}");
+        }
     } else {
         let _ = writeln!(
             text,

@@ -1,121 +1,127 @@
-//! The bundled grammars and their glue to ast-grep-core.
+//! The grammars: every language the `ast-grep-language` crate bundles, the
+//! same set the ast-grep CLI knows.
 //!
-//! Each [`Lang`] is a tree-sitter grammar compiled into the binary. The glue
-//! does two things ast-grep-core cannot know on its own:
-//!
-//! - **Metavariable spelling.** Patterns spell metavariables with `$`. In
-//!   grammars where `$` cannot start an identifier (python, rust, c, c++, go)
-//!   the pattern is rewritten to use an *expando* character (`µ`) that the
-//!   grammar accepts inside identifiers, so `$X` parses as a name and is then
-//!   recognised as a metavariable. Dart, JavaScript and TypeScript accept `$`
-//!   in identifiers and keep it.
-//! - **File association.** Extensions map to a language, so a search over a
-//!   file needs no `language` argument.
+//! The crate holds the parsers, each language's metavariable handling (the
+//! *expando* character that stands in for `$` where a grammar rejects it in
+//! names: `µ` in Python, `𐀀` in C) and its file associations. [`Lang`] wraps
+//! it only for what tether adds: lower-case ids in answers (`csharp`, not
+//! `CSharp`), a few more spellings of them (`terraform`, `c#`, `sh`), an
+//! order for maps.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use ast_grep_core::matcher::PatternBuilder;
-use ast_grep_core::tree_sitter::{LanguageExt, StrDoc, TSLanguage};
-use ast_grep_core::{Language, Pattern, PatternError};
-
-/// The character that stands in for `$` where a grammar rejects `$` in names.
-const EXPANDO: char = 'µ';
+use ast_grep_core::meta_var::MetaVariable;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc, TSLanguage, TSRange};
+use ast_grep_core::{Language, Node, Pattern, PatternError};
+use ast_grep_language::SupportLang;
 
 /// A bundled tree-sitter grammar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lang {
-    /// Dart (`.dart`).
-    Dart,
-    /// Python (`.py`, `.pyi`).
-    Python,
-    /// Rust (`.rs`).
-    Rust,
-    /// C (`.c`, `.h`).
-    C,
-    /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`).
-    Cpp,
-    /// JavaScript (`.js`, `.mjs`, `.cjs`, `.jsx`).
-    JavaScript,
-    /// TypeScript (`.ts`, `.mts`, `.cts`).
-    TypeScript,
-    /// TypeScript with JSX (`.tsx`).
-    Tsx,
-    /// Go (`.go`).
-    Go,
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lang(SupportLang);
+
+macro_rules! langs {
+    ($($konst:ident = $variant:ident, $id:literal;)*) => {
+        impl Lang {
+            $(
+                #[doc = concat!("The `", $id, "` grammar.")]
+                pub const $konst: Lang = Lang(SupportLang::$variant);
+            )*
+
+            /// Every bundled grammar, in the order `status` lists them.
+            pub const ALL: [Lang; [$($id),*].len()] = [$(Lang::$konst),*];
+
+            /// The id used in tool arguments and answers (`language: "python"`).
+            pub fn id(self) -> &'static str {
+                match self.0 {
+                    $(SupportLang::$variant => $id,)*
+                }
+            }
+        }
+    };
 }
 
+langs! {
+    BASH = Bash, "bash";
+    C = C, "c";
+    CPP = Cpp, "cpp";
+    CSHARP = CSharp, "csharp";
+    CSS = Css, "css";
+    DART = Dart, "dart";
+    ELIXIR = Elixir, "elixir";
+    GO = Go, "go";
+    HASKELL = Haskell, "haskell";
+    HCL = Hcl, "hcl";
+    HTML = Html, "html";
+    JAVA = Java, "java";
+    JAVASCRIPT = JavaScript, "javascript";
+    JSON = Json, "json";
+    KOTLIN = Kotlin, "kotlin";
+    LUA = Lua, "lua";
+    MARKDOWN = Markdown, "markdown";
+    NIX = Nix, "nix";
+    PHP = Php, "php";
+    PYTHON = Python, "python";
+    RUBY = Ruby, "ruby";
+    RUST = Rust, "rust";
+    SCALA = Scala, "scala";
+    SOLIDITY = Solidity, "solidity";
+    SWIFT = Swift, "swift";
+    TSX = Tsx, "tsx";
+    TYPESCRIPT = TypeScript, "typescript";
+    YAML = Yaml, "yaml";
+    ZIG = Zig, "zig";
+}
+
+// A language the crate adds in a later release must be added above, or it
+// would be silently missing from every walk.
+const _: () = assert!(Lang::ALL.len() == SupportLang::all_langs().len());
+
+/// Spellings beyond the ids and the crate's own aliases (`py`, `rs`, `cs`, `kt`…).
+const MORE_SPELLINGS: &[(&str, Lang)] = &[
+    ("terraform", Lang::HCL),
+    ("tf", Lang::HCL),
+    ("c#", Lang::CSHARP),
+    ("sh", Lang::BASH),
+    ("shell", Lang::BASH),
+    ("zsh", Lang::BASH),
+    ("objc++", Lang::CPP),
+    ("mjs", Lang::JAVASCRIPT),
+    ("cjs", Lang::JAVASCRIPT),
+];
+
 impl Lang {
-    /// Every bundled grammar, in the order `status` lists them.
-    pub const ALL: [Lang; 9] = [
-        Lang::Dart,
-        Lang::Python,
-        Lang::Rust,
-        Lang::C,
-        Lang::Cpp,
-        Lang::JavaScript,
-        Lang::TypeScript,
-        Lang::Tsx,
-        Lang::Go,
-    ];
-
-    /// The id used in tool arguments (`language: "python"`).
-    pub fn id(self) -> &'static str {
-        match self {
-            Lang::Dart => "dart",
-            Lang::Python => "python",
-            Lang::Rust => "rust",
-            Lang::C => "c",
-            Lang::Cpp => "cpp",
-            Lang::JavaScript => "javascript",
-            Lang::TypeScript => "typescript",
-            Lang::Tsx => "tsx",
-            Lang::Go => "go",
-        }
+    /// The position in [`Lang::ALL`], for tables indexed by language.
+    pub fn index(self) -> usize {
+        Lang::ALL.iter().position(|l| *l == self).expect("every language is in ALL")
     }
 
-    /// File extensions associated with the language.
-    pub fn extensions(self) -> &'static [&'static str] {
-        match self {
-            Lang::Dart => &["dart"],
-            Lang::Python => &["py", "pyi"],
-            Lang::Rust => &["rs"],
-            Lang::C => &["c", "h"],
-            Lang::Cpp => &["cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "h++"],
-            Lang::JavaScript => &["js", "mjs", "cjs", "jsx"],
-            Lang::TypeScript => &["ts", "mts", "cts"],
-            Lang::Tsx => &["tsx"],
-            Lang::Go => &["go"],
-        }
+    /// The crate's language.
+    pub fn support(self) -> SupportLang {
+        self.0
     }
 
-    /// The language a file belongs to, from its extension.
-    pub fn from_extension(path: &Path) -> Option<Lang> {
+    /// File extensions associated with the language, as the CLI maps them.
+    pub fn extensions(self) -> &'static [String] {
+        &associations().by_lang[self.index()]
+    }
+
+    /// The language a file belongs to, from its extension, case as
+    /// written, as the CLI reads it: `.eslintrc.js` is JavaScript, while
+    /// `.env`, `.bashrc` and `Makefile` have none.
+    pub fn for_path(path: &Path) -> Option<Lang> {
         let ext = path.extension()?.to_str()?;
-        Lang::ALL.into_iter().find(|lang| lang.extensions().iter().any(|e| e.eq_ignore_ascii_case(ext)))
+        associations().by_ext.get(ext).copied()
     }
 
     /// The compiled tree-sitter grammar.
     pub fn grammar(self) -> TSLanguage {
-        match self {
-            Lang::Dart => tree_sitter_dart::LANGUAGE.into(),
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::C => tree_sitter_c::LANGUAGE.into(),
-            Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
-            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Lang::Go => tree_sitter_go::LANGUAGE.into(),
-        }
-    }
-
-    /// Whether the grammar rejects `$` in identifiers, so patterns need the
-    /// expando rewrite.
-    fn needs_expando(self) -> bool {
-        matches!(self, Lang::Python | Lang::Rust | Lang::C | Lang::Cpp | Lang::Go)
+        self.0.get_ts_language()
     }
 
     /// Loads the grammar into a parser; returns its ABI version, or why it
@@ -130,6 +136,48 @@ impl Lang {
     /// The comma-separated list of ids, for error messages.
     pub fn id_list() -> String {
         Lang::ALL.map(Lang::id).join(", ")
+    }
+}
+
+/// Extensions to languages and back, read once from the crate's file types.
+struct Associations {
+    by_ext: HashMap<String, Lang>,
+    by_lang: Vec<Vec<String>>,
+}
+
+fn associations() -> &'static Associations {
+    static TABLE: OnceLock<Associations> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut by_ext = HashMap::new();
+        let mut by_lang = Vec::with_capacity(Lang::ALL.len());
+        for lang in Lang::ALL {
+            let types = lang.0.file_types();
+            let exts: Vec<String> = types
+                .definitions()
+                .iter()
+                .flat_map(|def| def.globs())
+                .filter_map(|glob| glob.strip_prefix("*.").map(str::to_string))
+                .collect();
+            for ext in &exts {
+                // The first language to claim an extension keeps it, as
+                // the CLI's lookup does (`.h` is C).
+                by_ext.entry(ext.clone()).or_insert(lang);
+            }
+            by_lang.push(exts);
+        }
+        Associations { by_ext, by_lang }
+    })
+}
+
+impl PartialOrd for Lang {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Lang {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.index().cmp(&other.index())
     }
 }
 
@@ -148,39 +196,44 @@ impl FromStr for Lang {
     type Err = UnknownLang;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let lower = s.trim().to_ascii_lowercase();
-        let found = match lower.as_str() {
-            "js" | "jsx" => Some(Lang::JavaScript),
-            "ts" => Some(Lang::TypeScript),
-            "py" => Some(Lang::Python),
-            "rs" => Some(Lang::Rust),
-            "c++" | "cxx" => Some(Lang::Cpp),
-            "golang" => Some(Lang::Go),
-            other => Lang::ALL.into_iter().find(|l| l.id() == other),
-        };
-        found.ok_or_else(|| UnknownLang(s.to_string()))
+        let wanted = s.trim();
+        if let Some(lang) = Lang::ALL.into_iter().find(|l| l.id().eq_ignore_ascii_case(wanted)) {
+            return Ok(lang);
+        }
+        if let Some((_, lang)) = MORE_SPELLINGS.iter().find(|(name, _)| name.eq_ignore_ascii_case(wanted)) {
+            return Ok(*lang);
+        }
+        wanted.parse::<SupportLang>().map(Lang).map_err(|_| UnknownLang(s.to_string()))
     }
 }
 
 impl Language for Lang {
-    fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
-        if self.needs_expando() { Cow::Owned(expand_metavars(query)) } else { Cow::Borrowed(query) }
-    }
-
-    fn expando_char(&self) -> char {
-        if self.needs_expando() { EXPANDO } else { '$' }
-    }
-
-    fn from_path<P: AsRef<Path>>(path: P) -> Option<Self> {
-        Lang::from_extension(path.as_ref())
-    }
-
     fn kind_to_id(&self, kind: &str) -> u16 {
-        self.grammar().id_for_node_kind(kind, true)
+        self.0.kind_to_id(kind)
     }
 
     fn field_to_id(&self, field: &str) -> Option<u16> {
-        self.grammar().field_id_for_name(field).map(|f| f.get())
+        self.0.field_to_id(field)
+    }
+
+    fn meta_var_char(&self) -> char {
+        self.0.meta_var_char()
+    }
+
+    fn expando_char(&self) -> char {
+        self.0.expando_char()
+    }
+
+    fn extract_meta_var(&self, source: &str) -> Option<MetaVariable> {
+        self.0.extract_meta_var(source)
+    }
+
+    fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
+        self.0.pre_process_pattern(query)
+    }
+
+    fn from_path<P: AsRef<Path>>(path: P) -> Option<Self> {
+        Lang::for_path(path.as_ref())
     }
 
     fn build_pattern(&self, builder: &PatternBuilder) -> Result<Pattern, PatternError> {
@@ -190,35 +243,16 @@ impl Language for Lang {
 
 impl LanguageExt for Lang {
     fn get_ts_language(&self) -> TSLanguage {
-        self.grammar()
+        self.0.get_ts_language()
     }
-}
 
-/// Rewrites the `$` of every metavariable (`$A`, `$$$ARGS`, `$_`, bare `$$$`)
-/// to the expando character; any other `$` is left alone.
-pub(crate) fn expand_metavars(query: &str) -> String {
-    let mut out = String::with_capacity(query.len() + 8);
-    let mut dollars = 0usize;
-    let flush = |out: &mut String, dollars: usize, is_metavar: bool| {
-        let sigil = if is_metavar { EXPANDO } else { '$' };
-        out.extend(std::iter::repeat_n(sigil, dollars));
-    };
-    for c in query.chars() {
-        if c == '$' {
-            dollars += 1;
-            continue;
-        }
-        if dollars > 0 {
-            let is_metavar = c.is_ascii_uppercase() || c == '_' || dollars == 3;
-            flush(&mut out, dollars, is_metavar);
-            dollars = 0;
-        }
-        out.push(c);
+    fn injectable_languages(&self) -> Option<&'static [&'static str]> {
+        self.0.injectable_languages()
     }
-    if dollars > 0 {
-        flush(&mut out, dollars, dollars == 3);
+
+    fn extract_injections<L: LanguageExt>(&self, root: Node<StrDoc<L>>) -> Vec<(String, Vec<TSRange>)> {
+        self.0.extract_injections(root)
     }
-    out
 }
 
 #[cfg(test)]
@@ -226,35 +260,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn extensions_map_to_languages() {
-        assert_eq!(Lang::from_extension(Path::new("a/b.py")), Some(Lang::Python));
-        assert_eq!(Lang::from_extension(Path::new("x.TSX")), Some(Lang::Tsx));
-        assert_eq!(Lang::from_extension(Path::new("x.h")), Some(Lang::C));
-        assert_eq!(Lang::from_extension(Path::new("Makefile")), None);
+    fn extensions_map_to_languages_as_the_cli_maps_them() {
+        assert_eq!(Lang::for_path(Path::new("a/b.py")), Some(Lang::PYTHON));
+        assert_eq!(Lang::for_path(Path::new("x.tsx")), Some(Lang::TSX));
+        assert_eq!(Lang::for_path(Path::new("x.h")), Some(Lang::C));
+        assert_eq!(Lang::for_path(Path::new("Foo.java")), Some(Lang::JAVA));
+        assert_eq!(Lang::for_path(Path::new("x.gemspec")), Some(Lang::RUBY));
+        assert_eq!(Lang::for_path(Path::new("main.tf")), Some(Lang::HCL));
+        assert_eq!(Lang::for_path(Path::new(".eslintrc.js")), Some(Lang::JAVASCRIPT));
+        assert_eq!(Lang::for_path(Path::new(".env")), None);
+        assert_eq!(Lang::for_path(Path::new("Makefile")), None);
+        assert_eq!(Lang::for_path(Path::new("x.TSX")), None, "the CLI compares extensions case-sensitively");
     }
 
     #[test]
-    fn ids_round_trip_and_unknown_ids_list_the_choices() {
+    fn ids_round_trip_aliases_parse_and_unknown_ids_list_the_choices() {
         for lang in Lang::ALL {
             assert_eq!(lang.id().parse::<Lang>(), Ok(lang));
+            assert!(!lang.extensions().is_empty(), "{lang}");
+        }
+        for (alias, lang) in
+            [("rb", Lang::RUBY), ("cs", Lang::CSHARP), ("Terraform", Lang::HCL), ("yml", Lang::YAML)]
+        {
+            assert_eq!(alias.parse::<Lang>(), Ok(lang), "{alias}");
         }
         let err = "cobol".parse::<Lang>().unwrap_err().to_string();
-        assert!(err.contains("cobol") && err.contains("python"), "{err}");
-    }
-
-    #[test]
-    fn expando_rewrites_only_metavariables() {
-        assert_eq!(expand_metavars("print($A)"), "print(µA)");
-        assert_eq!(expand_metavars("f($$$ARGS, $_)"), "f(µµµARGS, µ_)");
-        assert_eq!(expand_metavars("g($$$)"), "g(µµµ)");
-        assert_eq!(expand_metavars("'$x' + $1"), "'$x' + $1");
+        assert!(err.contains("cobol") && err.contains("kotlin"), "{err}");
     }
 
     #[test]
     fn every_grammar_loads() {
         for lang in Lang::ALL {
-            let mut parser = tree_sitter::Parser::new();
-            parser.set_language(&lang.grammar()).expect("grammar ABI matches");
+            lang.check().unwrap_or_else(|e| panic!("{lang}: {e}"));
         }
     }
 }

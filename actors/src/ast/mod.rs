@@ -1,7 +1,10 @@
 pub mod actor;
+pub mod coverage;
 pub mod lang;
 pub mod pattern;
 pub mod rewrite;
 pub mod scan;
 pub mod search;
 pub mod staging;
+pub mod template;
+mod walk;

@@ -59,7 +59,8 @@ const DECLARATION: &str = "a top-level declaration";
 const TOP_LEVEL: &str = "a whole file";
 const LOOSE: &str = "a whole file with syntax errors";
 
-/// The ladder for each language, in the order it is tried.
+/// The ladder for each language, in the order it is tried. Languages
+/// without statements (data and markup) have only the whole file.
 fn ladder(lang: Lang) -> &'static [Scaffold] {
     const DART: &[Scaffold] = &[
         rung(STATEMENT, "void __tetherScaffold() {\n", "\n}\n", ""),
@@ -103,20 +104,140 @@ fn ladder(lang: Lang) -> &'static [Scaffold] {
         rung(MEMBER, "package p\ntype __tetherScaffold struct {\n", "\n}\n", ""),
         rung(DECLARATION, "package p\n", "\n", ""),
     ];
+    const JAVA: &[Scaffold] = &[
+        rung(STATEMENT, "class __TetherScaffold { void __tetherScaffold() {\n", "\n} }\n", ""),
+        rung(EXPRESSION, "class __TetherScaffold { Object __tetherScaffold = ", "; }\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const CSHARP: &[Scaffold] = &[
+        rung(STATEMENT, "class __TetherScaffold { void __TetherMethod() {\n", "\n} }\n", ""),
+        rung(EXPRESSION, "class __TetherScaffold { object __tetherScaffold = ", "; }\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const KOTLIN: &[Scaffold] = &[
+        rung(STATEMENT, "fun __tetherScaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "val __tetherScaffold = ", "\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const SWIFT: &[Scaffold] = &[
+        rung(STATEMENT, "func __tetherScaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "let __tetherScaffold = ", "\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const SCALA: &[Scaffold] = &[
+        rung(STATEMENT, "object __TetherScaffold {\ndef __tetherScaffold() = {\n", "\n}\n}\n", ""),
+        rung(EXPRESSION, "object __TetherScaffold {\nval __tetherScaffold = ", "\n}\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const PHP: &[Scaffold] = &[
+        rung(STATEMENT, "function __tether_scaffold() {\n", "\n}\n", ""),
+        rung(EXPRESSION, "$__tether_scaffold = ", ";\n", ""),
+        rung(MEMBER, "class __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const SOLIDITY: &[Scaffold] = &[
+        rung(STATEMENT, "contract __TetherScaffold { function __tetherScaffold() public {\n", "\n} }\n", ""),
+        rung(
+            EXPRESSION,
+            "contract __TetherScaffold { function __tetherScaffold() public { __tetherValue = ",
+            "; } }\n",
+            "",
+        ),
+        rung(MEMBER, "contract __TetherScaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const ZIG: &[Scaffold] = &[
+        rung(STATEMENT, "fn __tetherScaffold() void {\n", "\n}\n", ""),
+        rung(EXPRESSION, "const __tetherScaffold = ", ";\n", ""),
+        rung(MEMBER, "const __TetherScaffold = struct {\n", "\n};\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const RUBY: &[Scaffold] = &[
+        rung(STATEMENT, "def __tether_scaffold\n", "\nend\n", ""),
+        rung(EXPRESSION, "__tether_scaffold = (", ")\n", ""),
+        rung(MEMBER, "class TetherScaffold\n", "\nend\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const LUA: &[Scaffold] = &[
+        rung(STATEMENT, "function __tether_scaffold()\n", "\nend\n", ""),
+        rung(EXPRESSION, "local __tether_scaffold = ", "\n", ""),
+        rung(MEMBER, "local __tether_scaffold = {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const BASH: &[Scaffold] =
+        &[rung(STATEMENT, "__tether_scaffold() {\n", "\n}\n", ""), rung(DECLARATION, "", "\n", "")];
+    const ELIXIR: &[Scaffold] = &[
+        rung(STATEMENT, "def __tether_scaffold do\n", "\nend\n", ""),
+        rung(MEMBER, "defmodule TetherScaffold do\n", "\nend\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const HASKELL: &[Scaffold] = &[
+        rung(EXPRESSION, "tetherScaffold =\n  ", "\n", "  "),
+        rung(STATEMENT, "tetherScaffold = do\n  ", "\n", "  "),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const HCL: &[Scaffold] = &[
+        rung(EXPRESSION, "__tether_scaffold = ", "\n", ""),
+        rung(MEMBER, "__tether_scaffold {\n", "\n}\n", ""),
+        rung(DECLARATION, "", "\n", ""),
+    ];
+    const NIX: &[Scaffold] = &[rung(MEMBER, "{\n", "\n}\n", ""), rung(DECLARATION, "", "\n", "")];
+    const CSS: &[Scaffold] =
+        &[rung(MEMBER, "__tether_scaffold {\n", "\n}\n", ""), rung(DECLARATION, "", "\n", "")];
+    const WHOLE_FILE: &[Scaffold] = &[rung(DECLARATION, "", "\n", "")];
     match lang {
-        Lang::Dart => DART,
-        Lang::Python => PYTHON,
-        Lang::Rust => RUST,
+        Lang::DART => DART,
+        Lang::PYTHON => PYTHON,
+        Lang::RUST => RUST,
         Lang::C => C,
-        Lang::Cpp => CPP,
-        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => JS,
-        Lang::Go => GO,
+        Lang::CPP => CPP,
+        Lang::JAVASCRIPT | Lang::TYPESCRIPT | Lang::TSX => JS,
+        Lang::GO => GO,
+        Lang::JAVA => JAVA,
+        Lang::CSHARP => CSHARP,
+        Lang::KOTLIN => KOTLIN,
+        Lang::SWIFT => SWIFT,
+        Lang::SCALA => SCALA,
+        Lang::PHP => PHP,
+        Lang::SOLIDITY => SOLIDITY,
+        Lang::ZIG => ZIG,
+        Lang::RUBY => RUBY,
+        Lang::LUA => LUA,
+        Lang::BASH => BASH,
+        Lang::ELIXIR => ELIXIR,
+        Lang::HASKELL => HASKELL,
+        Lang::HCL => HCL,
+        Lang::NIX => NIX,
+        Lang::CSS => CSS,
+        _ => WHOLE_FILE,
     }
 }
 
-/// Whether statements in the language end with `;`, so the ladder may append one.
+/// Whether statements (or declarations) in the language end with `;`, so
+/// the ladder may append one to a fragment written without it.
 fn uses_semicolons(lang: Lang) -> bool {
-    !matches!(lang, Lang::Python | Lang::Go)
+    [
+        Lang::DART,
+        Lang::RUST,
+        Lang::C,
+        Lang::CPP,
+        Lang::JAVASCRIPT,
+        Lang::TYPESCRIPT,
+        Lang::TSX,
+        Lang::JAVA,
+        Lang::CSHARP,
+        Lang::PHP,
+        Lang::SOLIDITY,
+        Lang::ZIG,
+        Lang::CSS,
+        Lang::NIX,
+    ]
+    .contains(&lang)
 }
 
 /// Why a pattern could not be compiled.
@@ -391,7 +512,7 @@ mod tests {
 
     #[test]
     fn dart_call_compiles_as_a_statement_not_a_signature() {
-        let p = compile("dispose($X)", Lang::Dart).unwrap();
+        let p = compile("dispose($X)", Lang::DART).unwrap();
         assert_eq!(p.context, STATEMENT);
         let token = RequiredToken { text: "dispose".to_string(), whole_word: true };
         assert_eq!(p.required_tokens, vec![token]);
@@ -400,12 +521,12 @@ mod tests {
 
     #[test]
     fn identifiers_must_stand_as_whole_words_other_tokens_need_not() {
-        let p = compile("print($A)", Lang::Python).unwrap();
+        let p = compile("print($A)", Lang::PYTHON).unwrap();
         assert!(p.may_match(b"x = 1\nprint(x)\n"));
         assert!(p.may_match(b"f\"{print}\""));
         assert!(!p.may_match(b"pprint(x)\nprint_function(y)\nsprint"));
         // Only identifiers are whole words; string pieces sit next to anything.
-        let s = compile("f(\"\\nabc\")", Lang::Python).unwrap();
+        let s = compile("f(\"\\nabc\")", Lang::PYTHON).unwrap();
         for token in &s.required_tokens {
             assert_eq!(token.whole_word, token.text == "f", "{s:?}");
         }
@@ -414,7 +535,7 @@ mod tests {
 
     #[test]
     fn python_multiline_fragment_is_indented_into_the_scaffold() {
-        let p = compile("def $F($$$ARGS):\n    return $X", Lang::Python).unwrap();
+        let p = compile("def $F($$$ARGS):\n    return $X", Lang::PYTHON).unwrap();
         assert_eq!(p.context, STATEMENT);
         let vars: Vec<_> = p.bound_vars.iter().cloned().collect();
         assert_eq!(vars, ["ARGS", "F", "X"]);
@@ -422,21 +543,21 @@ mod tests {
 
     #[test]
     fn class_members_fall_through_to_the_member_rung() {
-        let p = compile("private $NAME: $T;", Lang::TypeScript);
+        let p = compile("private $NAME: $T;", Lang::TYPESCRIPT);
         // `private` is not a statement or an expression in TypeScript.
         assert_eq!(p.unwrap().context, MEMBER);
     }
 
     #[test]
     fn go_declarations_reach_the_last_rung() {
-        let p = compile("func $F() {}", Lang::Go).unwrap();
+        let p = compile("func $F() {}", Lang::GO).unwrap();
         assert_eq!(p.context, DECLARATION);
     }
 
     #[test]
     fn preprocessor_directives_compile_and_match_what_the_cli_matches() {
         let source = "#include <stdio.h>\n#include \"local.h\"\n#define LIMIT 10\n#define EMPTY\nint x;\n";
-        for lang in [Lang::C, Lang::Cpp] {
+        for lang in [Lang::C, Lang::CPP] {
             // A `#define` node owns its line's end: only the whole file holds it.
             let define = compile("#define $NAME $VALUE", lang).unwrap();
             assert_eq!(define.context, TOP_LEVEL);
@@ -453,19 +574,19 @@ mod tests {
     #[test]
     fn the_ladder_still_wins_where_the_top_level_reads_the_fragment_wrongly() {
         // At a Go file's top level `fmt.Errorf($$$A)` is no call at all.
-        assert_eq!(compile("fmt.Errorf($$$A)", Lang::Go).unwrap().context, STATEMENT);
-        assert_eq!(compile("dispose($X)", Lang::Dart).unwrap().context, STATEMENT);
+        assert_eq!(compile("fmt.Errorf($$$A)", Lang::GO).unwrap().context, STATEMENT);
+        assert_eq!(compile("dispose($X)", Lang::DART).unwrap().context, STATEMENT);
     }
 
     #[test]
     fn a_multi_metavariable_may_stand_where_the_grammar_wants_items() {
-        let p = compile("impl $T for $U { $$$ITEMS }", Lang::Rust).unwrap();
+        let p = compile("impl $T for $U { $$$ITEMS }", Lang::RUST).unwrap();
         assert!(p.bound_vars.contains("ITEMS"), "{p:?}");
     }
 
     #[test]
     fn a_pattern_no_context_parses_is_read_loosely_and_says_why() {
-        let p = compile("print((", Lang::Python).unwrap();
+        let p = compile("print((", Lang::PYTHON).unwrap();
         assert_eq!(p.context, LOOSE);
         let err = p.loose.unwrap().to_string();
         for context in [STATEMENT, EXPRESSION, MEMBER, DECLARATION, TOP_LEVEL] {
@@ -476,18 +597,18 @@ mod tests {
 
     #[test]
     fn empty_and_lone_multi_patterns_are_refused() {
-        assert_eq!(compile("  ", Lang::Rust).unwrap_err(), PatternCompileError::Empty);
-        assert!(matches!(compile("$$$A", Lang::JavaScript), Err(PatternCompileError::LoneMulti(_))));
+        assert_eq!(compile("  ", Lang::RUST).unwrap_err(), PatternCompileError::Empty);
+        assert!(matches!(compile("$$$A", Lang::JAVASCRIPT), Err(PatternCompileError::LoneMulti(_))));
     }
 
     #[test]
     fn a_keyword_read_as_a_name_is_no_reading_and_the_cli_reading_stands() {
         // The class-member rung would take `for` as a type name; the loop
         // the fragment spells is only in the whole file, read loosely.
-        let p = compile("for ($$$I) $S", Lang::Cpp).unwrap();
+        let p = compile("for ($$$I) $S", Lang::CPP).unwrap();
         assert_eq!(p.context, LOOSE, "{p:?}");
         let source = "int f(int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i) s += i;\n  for (;;) { break; }\n  return s;\n}\n";
-        let root = Lang::Cpp.ast_grep(source);
+        let root = Lang::CPP.ast_grep(source);
         assert_eq!(root.root().find_all(&p.pattern).count(), 2);
     }
 }

@@ -7,13 +7,14 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use ast_grep_core::replacer::TemplateFix;
-use ast_grep_core::tree_sitter::LanguageExt;
-use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{Doc, NodeMatch};
+use std::ops::Range;
+
+use ast_grep_core::NodeMatch;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
 
 use super::lang::Lang;
-use super::scan::{Coverage, Reading, ScanError, Scope, scan};
+use super::scan::{Coverage, ParsedFile, Reading, ScanError, Scope, scan};
+use super::template::{Render, Template, indented_with_tabs};
 
 /// One file's planned change.
 #[derive(Debug, Clone)]
@@ -28,6 +29,12 @@ pub struct FileRewrite {
     pub after: String,
     /// How many matches were replaced.
     pub replacements: usize,
+    /// How many of those sat inside another match's capture (rewritten
+    /// inside out).
+    pub nested: usize,
+    /// Matches nested inside a rewritten one whose text the rewrite did
+    /// not carry over (the template leaves their capture out).
+    pub nested_left: usize,
 }
 
 /// Every file's planned change.
@@ -95,19 +102,13 @@ fn bound_phrase(bound: &[String]) -> String {
 /// The metavariable names a text spells, by ast-grep's own rules; names
 /// starting with `_` bind nothing and are left out.
 fn spelled_vars(text: &str) -> BTreeSet<String> {
-    TemplateFix::try_new(text, &Lang::Python)
-        .map(|fix| {
-            fix.used_vars().into_iter().filter(|name| !name.starts_with('_')).map(str::to_string).collect()
-        })
-        .unwrap_or_default()
+    Template::parse(text).used_vars().into_iter().filter(|name| !name.starts_with('_')).collect()
 }
 
 /// Every metavariable `rewrite` uses must be bound by `pattern`.
 pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> {
     let bound = spelled_vars(pattern);
-    let used: BTreeSet<String> = TemplateFix::try_new(rewrite, &Lang::Python)
-        .map(|fix| fix.used_vars().into_iter().map(str::to_string).collect())
-        .unwrap_or_default();
+    let used = Template::parse(rewrite).used_vars();
     let unbound: Vec<String> = used.difference(&bound).cloned().collect();
     if unbound.is_empty() {
         Ok(())
@@ -117,9 +118,11 @@ pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> 
 }
 
 /// Plans replacing every match of `pattern` in `scope` with `rewrite`.
-/// Where matches nest, the outermost one is rewritten.
+/// Matches nested inside another's captures are rewritten too, inside out.
 pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, RewriteError> {
     check_template(pattern, rewrite)?;
+    let spaced = Template::parse(rewrite);
+    let tabbed = Template::with_tabs(rewrite);
     // The spelled check above is fast but cannot see that `"$A"` inside a
     // string literal binds nothing; the compiled pattern can.
     let unbound: parking_lot::Mutex<Option<RewriteError>> = parking_lot::Mutex::new(None);
@@ -130,36 +133,40 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     // replacing the node would drop the `;` the pattern never showed.
     let keeps_semicolon = !pattern.trim_end().ends_with(';');
     let (per_file, coverage) = scan(scope, pattern, Reading::Strict, |file| {
-        let fix = TemplateFix::try_new(rewrite, &file.pattern.lang).ok()?;
-        let missing: Vec<String> = fix
-            .used_vars()
-            .into_iter()
-            .filter(|v| !file.pattern.bound_vars.contains(*v))
-            .map(str::to_string)
-            .collect();
-        if !missing.is_empty() {
-            let bound = file.pattern.bound_vars.iter().cloned().collect();
-            *unbound.lock() = Some(RewriteError::UnboundMetavariables { unbound: missing, bound });
-            return None;
-        }
-        let root = file.root.root();
-        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = root.find_all(&file.pattern.pattern).collect();
-        let source = root.get_doc().get_source().as_str();
-        let (after, replacements) = apply(source, &matches, &fix, keeps_semicolon);
-        if replacements > 0 && after != source && !root.get_inner_node().has_error() {
-            let reparsed = file.pattern.lang.ast_grep(&after);
-            if reparsed.root().get_inner_node().has_error() {
-                let line = reparsed.root().dfs().find(|n| n.is_error()).map(|n| n.start_pos().line() + 1);
-                broken.lock().get_or_insert(RewriteError::BreaksSyntax { file: file.rel.to_string(), line });
+        for region in file.regions {
+            let missing: Vec<String> =
+                spaced.used_vars().into_iter().filter(|v| !region.pattern.bound_vars.contains(v)).collect();
+            if !missing.is_empty() {
+                let bound = region.pattern.bound_vars.iter().cloned().collect();
+                *unbound.lock() = Some(RewriteError::UnboundMetavariables { unbound: missing, bound });
                 return None;
             }
         }
-        (replacements > 0 && after != source).then(|| FileRewrite {
+        let template = if indented_with_tabs(file.source) { &tabbed } else { &spaced };
+        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = file
+            .regions
+            .iter()
+            .flat_map(|r| r.root.root().find_all(&r.pattern.pattern).collect::<Vec<_>>())
+            .collect();
+        let nest = Nest::new(matches, file.source, template, keeps_semicolon);
+        let after = nest.apply();
+        let (replacements, nested, nested_left) = nest.counts();
+        if replacements > 0
+            && after != file.source
+            && !has_syntax_error(file, file.source)
+            && let Some(line) = syntax_error_line(file, &after)
+        {
+            broken.lock().get_or_insert(RewriteError::BreaksSyntax { file: file.rel.to_string(), line });
+            return None;
+        }
+        (replacements > 0 && after != file.source).then(|| FileRewrite {
             rel: file.rel.to_string(),
             path: file.path.to_path_buf(),
-            before: source.to_string(),
+            before: file.source.to_string(),
             after,
             replacements,
+            nested,
+            nested_left,
         })
     })?;
     if let Some(e) = unbound.into_inner().or(broken.into_inner()) {
@@ -168,37 +175,126 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     Ok(RewritePlan { files: per_file.into_iter().map(|(_, f)| f).collect(), coverage })
 }
 
-/// Replaces each non-overlapping match (outermost first) in `source`;
-/// with `keeps_semicolon`, a match that ends in `;` keeps it when the
-/// rewrite does not write one.
-fn apply(
-    source: &str,
-    matches: &[NodeMatch<'_, StrDoc<Lang>>],
-    fix: &TemplateFix,
-    keeps_semicolon: bool,
-) -> (String, usize) {
-    let mut out = String::with_capacity(source.len());
-    let mut cursor = 0;
-    let mut count = 0;
-    // find_all yields matches in document (pre-)order, so an outer match
-    // comes before the matches nested inside it.
-    for m in matches {
-        let edit = m.replace_by(fix);
-        if edit.position < cursor {
-            continue;
-        }
-        let inserted = String::from_utf8_lossy(&edit.inserted_text);
-        let matched = &source[edit.position..edit.position + edit.deleted_length];
-        out.push_str(&source[cursor..edit.position]);
-        out.push_str(&inserted);
-        if keeps_semicolon && matched.trim_end().ends_with(';') && !inserted.trim_end().ends_with(';') {
-            out.push(';');
-        }
-        cursor = edit.position + edit.deleted_length;
-        count += 1;
+/// Whether `text`, parsed as the file's regions were, has a syntax error.
+fn has_syntax_error(file: &ParsedFile<'_>, text: &str) -> bool {
+    syntax_error_line(file, text).is_some()
+}
+
+/// The first line (1-based) of a syntax error in `text` read as `file`'s
+/// language and the embedded languages searched in it; `Some(None)` for an
+/// error without a line.
+fn syntax_error_line(file: &ParsedFile<'_>, text: &str) -> Option<Option<usize>> {
+    let root = file.lang.ast_grep(text);
+    let mut trees = vec![root.clone()];
+    let embedded: Vec<Lang> =
+        file.regions.iter().map(|r| *r.root.lang()).filter(|l| *l != file.lang).collect();
+    if !embedded.is_empty() {
+        let wanted = |name: &str| embedded.iter().copied().find(|l| name.parse::<Lang>().ok() == Some(*l));
+        trees.extend(root.get_injections(wanted));
     }
-    out.push_str(&source[cursor..]);
-    (out, count)
+    trees
+        .iter()
+        .find(|t| t.root().get_inner_node().has_error())
+        .map(|t| t.root().dfs().find(|n| n.is_error() || n.is_missing()).map(|n| n.start_pos().line() + 1))
+}
+
+/// A file's matches, nested by containment, rewritten inside out.
+struct Nest<'t, 's> {
+    matches: Vec<NodeMatch<'t, StrDoc<Lang>>>,
+    /// Indices of the matches inside each match (its nearest), in order.
+    children: Vec<Vec<usize>>,
+    /// Indices of the outermost matches, in order.
+    top: Vec<usize>,
+    source: &'s str,
+    template: &'s Template,
+    keeps_semicolon: bool,
+    /// Which matches a rendering used.
+    applied: std::cell::RefCell<BTreeSet<usize>>,
+}
+
+impl<'t, 's> Nest<'t, 's> {
+    fn new(
+        mut matches: Vec<NodeMatch<'t, StrDoc<Lang>>>,
+        source: &'s str,
+        template: &'s Template,
+        keeps_semicolon: bool,
+    ) -> Self {
+        // Outer before inner: by start, then the longer first; a node and
+        // its only child can span the same text, and match once.
+        matches.sort_by_key(|m| (m.range().start, std::cmp::Reverse(m.range().end)));
+        matches.dedup_by_key(|m| m.range());
+        let mut children = vec![Vec::new(); matches.len()];
+        let mut top = Vec::new();
+        let mut open: Vec<usize> = Vec::new();
+        for (i, m) in matches.iter().enumerate() {
+            let range = m.range();
+            while open.last().is_some_and(|&o| matches[o].range().end <= range.start) {
+                open.pop();
+            }
+            match open.last() {
+                Some(&parent) if matches[parent].range().end >= range.end => children[parent].push(i),
+                _ => top.push(i),
+            }
+            open.push(i);
+        }
+        Nest { matches, children, top, source, template, keeps_semicolon, applied: Default::default() }
+    }
+
+    /// The whole source with every outermost match rewritten.
+    fn apply(&self) -> String {
+        self.splice(0..self.source.len(), &self.top)
+    }
+
+    /// `range` of the source with those of `inside` that lie within it rewritten.
+    fn splice(&self, range: Range<usize>, inside: &[usize]) -> String {
+        let mut out = String::with_capacity(range.len());
+        let mut cursor = range.start;
+        for &i in inside {
+            let at = self.matches[i].range();
+            if at.start < cursor || at.end > range.end || at.start < range.start {
+                continue;
+            }
+            out.push_str(&self.source[cursor..at.start]);
+            out.push_str(&self.rewrite(i));
+            cursor = at.end;
+        }
+        out.push_str(&self.source[cursor..range.end]);
+        out
+    }
+
+    /// The text match `i` becomes; a match that ends in `;` keeps it when
+    /// the rewrite does not write one.
+    fn rewrite(&self, i: usize) -> String {
+        self.applied.borrow_mut().insert(i);
+        let m = &self.matches[i];
+        let mut text = self.template.render(m, self.source, &Within { nest: self, of: i });
+        let matched = &self.source[m.range()];
+        if self.keeps_semicolon && matched.trim_end().ends_with(';') && !text.trim_end().ends_with(';') {
+            text.push(';');
+        }
+        text
+    }
+
+    /// Matches rewritten, how many of them were nested in another, and
+    /// nested matches whose text the rewrite did not carry.
+    fn counts(&self) -> (usize, usize, usize) {
+        let applied = self.applied.borrow();
+        let nested = applied.len() - self.top.len();
+        let inside_applied: usize = applied.iter().map(|&i| self.children[i].len()).sum::<usize>();
+        (applied.len(), nested, inside_applied - nested)
+    }
+}
+
+/// A capture's text within one match: its nested matches rewritten.
+struct Within<'n, 't, 's> {
+    nest: &'n Nest<'t, 's>,
+    of: usize,
+}
+
+impl Render for Within<'_, '_, '_> {
+    fn span(&self, range: Range<usize>) -> String {
+        self.nest.splice(range, &self.nest.children[self.of])
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use ast_grep_core::NodeMatch;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::StrDoc;
-use ast_grep_core::{Doc, NodeMatch};
 use serde::Serialize;
 
 use super::lang::Lang;
-use super::scan::{Coverage, ParsedFile, Reading, ScanError, Scope, scan};
+use super::scan::{Coverage, ParsedFile, Reading, Region, ScanError, Scope, scan};
 
 /// Longest match text carried in a result; longer ones are cut and flagged.
 pub const MAX_MATCH_TEXT: usize = 4 * 1024;
@@ -69,12 +69,16 @@ pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<Search
     let (per_file, coverage) = scan(scope, pattern, Reading::Loose, |file| {
         let mut count = 0usize;
         let mut described = Vec::new();
-        for m in file.root.root().find_all(&file.pattern.pattern) {
-            count += 1;
-            if described.len() < max_results {
-                described.push(describe_match(file, &m));
+        for region in file.regions {
+            for m in region.root.root().find_all(&region.pattern.pattern) {
+                count += 1;
+                if described.len() < max_results {
+                    described.push(describe_match(file, region, &m));
+                }
             }
         }
+        // Regions are searched one after another; the answer is in file order.
+        described.sort_by_key(|m| (m.start_byte, std::cmp::Reverse(m.end_byte)));
         (count > 0).then_some((count, described))
     })?;
     let total = per_file.iter().map(|(_, (count, _))| count).sum();
@@ -82,8 +86,8 @@ pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<Search
     Ok(SearchOutcome { matches, total, max_results, coverage })
 }
 
-fn describe_match(file: &ParsedFile<'_>, m: &NodeMatch<'_, StrDoc<Lang>>) -> Match {
-    let source = file.root.root().get_doc().get_source().as_str();
+fn describe_match(file: &ParsedFile<'_>, region: &Region<'_>, m: &NodeMatch<'_, StrDoc<Lang>>) -> Match {
+    let source = file.source;
     let range = m.range();
     let (start, end) = (m.start_pos(), m.end_pos());
     let line = start.line() + 1;
@@ -97,7 +101,7 @@ fn describe_match(file: &ParsedFile<'_>, m: &NodeMatch<'_, StrDoc<Lang>>) -> Mat
     let (line_text, _) = cut(source[line_start..line_end].trim_end(), MAX_LINE_TEXT);
     Match {
         path: file.rel.to_string(),
-        language: file.pattern.lang.id().to_string(),
+        language: region.pattern.lang.id().to_string(),
         line,
         column,
         end_line,

@@ -41,6 +41,10 @@ pub struct StagedSummary {
     pub edit_id: String,
     /// Replacements across all files.
     pub replacements: usize,
+    /// How many of them sat inside another match (rewritten inside out).
+    pub nested: usize,
+    /// Nested matches whose text the rewrite of their outer match drops.
+    pub nested_left: usize,
     /// Files that change, with their replacement counts, ordered by path.
     pub files: BTreeMap<String, usize>,
     /// A unified diff, cut at [`MAX_PREVIEW_LINES`].
@@ -248,6 +252,8 @@ fn summarise(id: &str, plan: &RewritePlan) -> StagedSummary {
     StagedSummary {
         edit_id: id.to_string(),
         replacements: plan.replacements(),
+        nested: plan.files.iter().map(|f| f.nested).sum(),
+        nested_left: plan.files.iter().map(|f| f.nested_left).sum(),
         files: plan.files.iter().map(|f| (f.rel.clone(), f.replacements)).collect(),
         preview,
         preview_lines_omitted: omitted,

@@ -262,7 +262,15 @@ async fn rename(
         };
         if after != before {
             counts.insert(frel.clone(), edits.len());
-            files.push(FileRewrite { rel: frel, path: file, before, after, replacements: edits.len() });
+            files.push(FileRewrite {
+                rel: frel,
+                path: file,
+                before,
+                after,
+                replacements: edits.len(),
+                nested: 0,
+                nested_left: 0,
+            });
         }
     }
     if files.is_empty() {
