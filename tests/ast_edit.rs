@@ -189,3 +189,87 @@ async fn a_metavariable_spelled_inside_a_string_binds_nothing() {
     assert!(text.contains("$A") && text.contains("does not bind"), "{text}");
     assert_eq!(h.read("a.js"), "console.log(\"x: $A\");\n");
 }
+
+/// Stages `pattern` → `rewrite` over the whole workspace and accepts it.
+async fn rewrite_all(h: &Harness, args: serde_json::Value) -> String {
+    let staged = h.ok("ast_edit", args).await;
+    let id = staged.data.as_ref().unwrap()["staged"]["edit_id"].as_str().unwrap().to_string();
+    h.ok("resolve", json!({"edit_id": id, "action": "accept"})).await;
+    staged.text
+}
+
+#[tokio::test]
+async fn a_multi_line_rewrite_in_tab_indented_code_is_indented_with_tabs() {
+    let go = "package p\n\nfunc f(items []int) {\n\tfor _, x := range items {\n\t\tif x > 0 {\n\t\t\tuse(x)\n\t\t\tlog(x)\n\t\t}\n\t}\n}\n";
+    let py = "def f(x):\n\tif x:\n\t\ta()\n\t\tb()\n";
+    let h = Harness::new(&[("a.go", go), ("a.py", py)]);
+    // The template is written with spaces, as a model writes it.
+    rewrite_all(
+        &h,
+        json!({"pattern": "if $C { $$$B }", "rewrite": "if !($C) {\n    continue\n}\n$$$B", "language": "go"}),
+    )
+    .await;
+    assert_eq!(
+        h.read("a.go"),
+        "package p\n\nfunc f(items []int) {\n\tfor _, x := range items {\n\t\tif !(x > 0) {\n\t\t\tcontinue\n\t\t}\n\t\tuse(x)\n\t\tlog(x)\n\t}\n}\n"
+    );
+    rewrite_all(
+        &h,
+        json!({"pattern": "if $C:\n    $$$B", "rewrite": "if not $C:\n    return\n$$$B", "language": "python"}),
+    )
+    .await;
+    assert_eq!(h.read("a.py"), "def f(x):\n\tif not x:\n\t\treturn\n\ta()\n\tb()\n");
+}
+
+#[tokio::test]
+async fn nested_matches_are_rewritten_inside_out_and_dropped_ones_are_counted() {
+    let h = Harness::new(&[
+        ("a.py", "x = old(old(old(1)), old(2))\ny = old(old(3))\n"),
+        ("b.py", "wrap(wrap(1))\n"),
+    ]);
+    let text = rewrite_all(&h, json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
+    // The outermost call has two arguments: it is no match of `old($A)`.
+    assert_eq!(h.read("a.py"), "x = old(new(new(1)), new(2))\ny = new(new(3))\n");
+    assert!(text.starts_with("(proposed) 5 replacements"), "{text}");
+    assert!(text.contains("2 replacements sit inside another match"), "{text}");
+    let text = rewrite_all(&h, json!({"pattern": "wrap($A)", "rewrite": "done()"})).await;
+    assert_eq!(h.read("b.py"), "done()\n");
+    assert!(text.contains("1 nested match went with text the rewrite does not keep"), "{text}");
+}
+
+#[tokio::test]
+async fn a_script_inside_html_is_rewritten_in_place() {
+    let page =
+        "<html>\n<body>\n<script>\n  console.log(1);\n</script>\n<p>console.log(2)</p>\n</body>\n</html>\n";
+    let h = Harness::new(&[("index.html", page)]);
+    rewrite_all(
+        &h,
+        json!({"pattern": "console.log($A)", "rewrite": "logger.info($A)", "language": "javascript"}),
+    )
+    .await;
+    assert_eq!(h.read("index.html"), page.replace("console.log(1)", "logger.info(1)"));
+}
+
+#[tokio::test]
+async fn a_rewrite_keeps_its_guarantees_in_the_languages_ast_grep_adds() {
+    let h = Harness::new(&[
+        (
+            "A.java",
+            "class A {\n    void f() {\n        dispose(x);\n    }\n    void dispose(Object o) {}\n}\n",
+        ),
+        ("a.rb", "def f\n  dispose(x)\nend\n"),
+        ("a.kt", "fun f() {\n    dispose(x)\n}\n"),
+    ]);
+    rewrite_all(&h, json!({"pattern": "dispose($X)", "rewrite": "close($X)"})).await;
+    assert_eq!(
+        h.read("A.java"),
+        "class A {\n    void f() {\n        close(x);\n    }\n    void dispose(Object o) {}\n}\n"
+    );
+    assert_eq!(h.read("a.rb"), "def f\n  close(x)\nend\n");
+    assert_eq!(h.read("a.kt"), "fun f() {\n    close(x)\n}\n");
+    // A rewrite that would break a file's syntax is refused there too.
+    let text =
+        h.err("ast_edit", json!({"pattern": "close($X)", "rewrite": "close($X", "language": "java"})).await;
+    assert!(text.contains("syntax error"), "{text}");
+    assert!(h.read("A.java").contains("close(x);"), "nothing written");
+}

@@ -169,7 +169,7 @@ async fn the_cap_is_stated_and_data_carries_up_to_max_results() {
 }
 
 #[tokio::test]
-async fn every_bundled_grammar_finds_a_call() {
+async fn every_language_with_calls_finds_a_call_by_the_file_extension_alone() {
     let files = [
         ("a.dart", "void main() { foo(1); }\n"),
         ("a.py", "foo(1)\n"),
@@ -180,6 +180,18 @@ async fn every_bundled_grammar_finds_a_call() {
         ("a.ts", "foo(1);\n"),
         ("a.tsx", "foo(1);\n"),
         ("a.go", "package main\nfunc main() { foo(1) }\n"),
+        ("A.java", "class A { void m() { foo(1); } }\n"),
+        ("a.kt", "fun main() { foo(1) }\n"),
+        ("a.cs", "class A { void M() { foo(1); } }\n"),
+        ("a.php", "<?php\nfoo(1);\n"),
+        ("a.swift", "foo(1)\n"),
+        ("a.scala", "object A { foo(1) }\n"),
+        ("a.rb", "foo(1)\n"),
+        ("a.lua", "foo(1)\n"),
+        ("a.ex", "foo(1)\n"),
+        ("a.sol", "contract A { function f() public { foo(1); } }\n"),
+        ("a.zig", "fn f() void { foo(1); }\n"),
+        ("main.tf", "locals { a = foo(1) }\n"),
     ];
     let h = Harness::new(&files);
     for (path, _) in files {
@@ -197,4 +209,112 @@ async fn a_file_of_unknown_type_needs_a_language() {
     assert_eq!(positions(&r), vec!["script:1:1"]);
     let text = h.err("ast_grep", json!({"pattern": "x", "language": "cobol"})).await;
     assert!(text.contains("`language`") && text.contains("dart"), "{text}");
+}
+
+#[tokio::test]
+async fn a_small_java_project_is_searched_as_a_new_user_would_search_it() {
+    let h = Harness::new(&[
+        (
+            "src/main/java/app/Main.java",
+            "package app;\n\npublic class Main {\n    public static void main(String[] args) {\n        System.out.println(greet(\"world\"));\n    }\n\n    static String greet(String who) {\n        return \"hello \" + who;\n    }\n}\n",
+        ),
+        ("build.gradle.kts", "plugins { java }\n"),
+    ]);
+    let r = h.ok("ast_grep", json!({"pattern": "System.out.println($A)"})).await;
+    assert_eq!(positions(&r), vec!["src/main/java/app/Main.java:5:9"], "{}", r.text);
+    assert!(r.text.contains("java 1"), "{}", r.text);
+    let r = h.ok("ast_grep", json!({"pattern": "greet($W)", "language": "java"})).await;
+    assert_eq!(
+        positions(&r),
+        vec!["src/main/java/app/Main.java:5:28"],
+        "the call, not the declaration: {}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn dotfiles_are_searched_and_what_the_walk_left_out_is_counted() {
+    let h = Harness::new(&[
+        (".gitignore", "node_modules/\ndist/\n"),
+        (".eslintrc.js", "module.exports = config({});\n"),
+        (".storybook/main.js", "export default config({ stories: [] });\n"),
+        ("src/a.js", "config(1);\n"),
+        ("src/latin1.js", "config(2);\n"),
+        ("node_modules/x/index.js", "config(3);\n"),
+        ("dist/bundle.js", "config(4);\n"),
+        (".git/hooks/pre-commit.js", "config(5);\n"),
+    ]);
+    std::fs::write(h.path("src/latin1.js"), b"config(2); // caf\xe9\n").unwrap();
+    std::os::unix::fs::symlink(h.path("src/a.js"), h.path("src/link.js")).unwrap();
+    let r = h.ok("ast_grep", json!({"pattern": "config($A)", "language": "javascript"})).await;
+    assert_eq!(
+        positions(&r),
+        vec![".eslintrc.js:1:18", ".storybook/main.js:1:16", "src/a.js:1:1"],
+        "{}",
+        r.text
+    );
+    for said in [
+        "2 paths left out by .gitignore/.ignore (dist/, node_modules/)",
+        "1 not UTF-8",
+        "1 symlink, not followed",
+    ] {
+        assert!(r.text.contains(said), "{said}: {}", r.text);
+    }
+    assert!(!r.text.contains(".git/"), "a version-control store is neither searched nor counted: {}", r.text);
+    let cov = &r.data.as_ref().unwrap()["coverage"];
+    assert_eq!(cov["skipped_ignored"], 2);
+    assert_eq!(cov["skipped_symlinks"], 1);
+}
+
+#[tokio::test]
+async fn scripts_and_styles_in_html_are_searched_in_their_own_languages() {
+    let page = "<!doctype html>\n<html>\n<head>\n<style>\na { color: red; }\n</style>\n</head>\n<body>\n<script>\n  console.log(1);\n</script>\n<script lang=\"ts\">\n  console.log(2 as number);\n</script>\n<p>console.log(3)</p>\n</body>\n</html>\n";
+    let h = Harness::new(&[("index.html", page), ("app.js", "console.log(4);\n")]);
+    let r = h.ok("ast_grep", json!({"pattern": "console.log($A)", "language": "javascript"})).await;
+    assert_eq!(positions(&r), vec!["app.js:1:1", "index.html:10:3"], "{}", r.text);
+    assert!(r.text.contains("1 javascript region embedded"), "{}", r.text);
+    let data = r.data.as_ref().unwrap();
+    assert_eq!(data["matches"][1]["language"], "javascript");
+    let r = h.ok("ast_grep", json!({"pattern": "console.log($A)"})).await;
+    assert_eq!(
+        positions(&r),
+        vec!["app.js:1:1", "index.html:10:3", "index.html:13:3"],
+        "every language: {}",
+        r.text
+    );
+    let r = h.ok("ast_grep", json!({"pattern": "a { color: $C; }", "language": "css"})).await;
+    assert_eq!(positions(&r), vec!["index.html:5:1"], "{}", r.text);
+}
+
+#[tokio::test]
+async fn headers_left_out_of_a_cpp_search_are_said_and_a_named_header_is_read_as_asked() {
+    let h = Harness::new(&[
+        ("lib.h", "int twice(int x);\nvoid f(void) { twice(2); }\n"),
+        ("main.cpp", "int main() { return twice(1); }\n"),
+    ]);
+    let r = h.ok("ast_grep", json!({"pattern": "twice($A)", "language": "cpp"})).await;
+    assert_eq!(positions(&r), vec!["main.cpp:1:21"], "{}", r.text);
+    assert!(
+        r.text.contains("1 c file not searched (.h files are C, as the ast-grep CLI reads them"),
+        "{}",
+        r.text
+    );
+    let r = h.ok("ast_grep", json!({"pattern": "twice($A)", "language": "cpp", "path": "lib.h"})).await;
+    assert_eq!(positions(&r), vec!["lib.h:2:16"], "{}", r.text);
+    assert!(r.text.contains("by its extension it is c"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_lower_case_metavariable_that_matches_nothing_gets_a_hint() {
+    let h = Harness::new(&[("a.py", "print(1)\n"), ("a.js", "print(1);\n")]);
+    let hint = "`$x` is literal text, not a metavariable: metavariables are upper case (`$X`";
+    // In JavaScript `$x` is a name, and no call passes it.
+    let r = h.ok("ast_grep", json!({"pattern": "print($x)", "language": "javascript"})).await;
+    assert!(r.text.starts_with("no matches"), "{}", r.text);
+    assert!(r.text.contains(hint), "{}", r.text);
+    // In Python it is no code at all.
+    let text = h.err("ast_grep", json!({"pattern": "print($x)", "language": "python"})).await;
+    assert!(text.contains(hint), "{text}");
+    let r = h.ok("ast_grep", json!({"pattern": "print($X)"})).await;
+    assert!(!r.text.contains("literal text"), "{}", r.text);
 }

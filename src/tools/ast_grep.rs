@@ -91,8 +91,9 @@ fn render(
         // A pattern that parses nowhere and found nothing is a pattern to
         // fix, not an answer that the code has no such thing.
         let why: Vec<&str> = loose.values().map(String::as_str).collect();
+        let hint = lower_case_hint(pattern).map(|h| format!(". {h}")).unwrap_or_default();
         return ToolResult::error(format!(
-            "ast_grep: {}; read loosely, as the ast-grep CLI reads such a pattern, it matched nothing",
+            "ast_grep: {}; read loosely, as the ast-grep CLI reads such a pattern, it matched nothing{hint}",
             why.join("; ")
         ))
         .with_data(&outcome);

@@ -129,8 +129,11 @@ impl Template {
             };
             if let Some(range) = range {
                 let own = line_indent(source, range.start);
+                // Some grammars end a statement list with the newline after
+                // it; carried into a template, it would leave a blank line.
                 let text = caller.span(range);
-                out.push_str(&reindent(&text, own, indent));
+                let text = text.trim_end_matches(['\n', '\r']);
+                out.push_str(&reindent(text, own, indent));
             }
             out.push_str(fragment);
         }
