@@ -279,11 +279,15 @@ pub fn exists(root: &Path, rel: &str) -> bool {
     root.join(rel).exists()
 }
 
-/// Copies the directory `src` into `dst`, recursively.
+/// Copies the directory `src` into `dst`, recursively; symbolic links
+/// are left out (a package's links can dangle).
 pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for entry in std::fs::read_dir(src).unwrap().flatten() {
         let target = dst.join(entry.file_name());
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {

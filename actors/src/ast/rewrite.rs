@@ -143,11 +143,8 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
             }
         }
         let template = if indented_with_tabs(file.source) { &tabbed } else { &spaced };
-        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = file
-            .regions
-            .iter()
-            .flat_map(|r| r.root.root().find_all(&r.pattern.pattern).collect::<Vec<_>>())
-            .collect();
+        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> =
+            file.regions.iter().flat_map(|r| r.pattern.find_all(&r.root.root())).collect();
         let nest = Nest::new(matches, file.source, template, keeps_semicolon);
         let after = nest.apply();
         let (replacements, nested, nested_left) = nest.counts();

@@ -70,7 +70,7 @@ pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<Search
         let mut count = 0usize;
         let mut described = Vec::new();
         for region in file.regions {
-            for m in region.root.root().find_all(&region.pattern.pattern) {
+            for m in region.pattern.find_all(&region.root.root()) {
                 count += 1;
                 if described.len() < max_results {
                     described.push(describe_match(file, region, &m));
