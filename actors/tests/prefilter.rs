@@ -82,3 +82,110 @@ fn the_python_standard_library_gives_identical_results_with_and_without_the_pref
         }
     }
 }
+
+/// A registry corpus the test command fetches (`scripts/corpora.sh`).
+fn corpus(lang: &str, inside: &str) -> PathBuf {
+    let base = std::env::var_os("TETHER_CORPORA").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tether-test/corpora")
+    });
+    let dir = base.join(lang).join(inside);
+    assert!(
+        dir.is_dir(),
+        "{} is missing; run `scripts/corpora.sh {lang}` (the README's test command does)",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn the_languages_ast_grep_adds_give_identical_results_with_and_without_the_prefilter() {
+    // Selective patterns, whose literal tokens most files lack, in
+    // grammars whose names are not all called `identifier`.
+    let cases: &[(Lang, &str, &str, &[&str])] = &[
+        (
+            Lang::JAVA,
+            "java",
+            "out/package/capacitor/src/main/java",
+            &["Logger.debug($$$A)", "$A.getString($K)", "new JSObject()"],
+        ),
+        (
+            Lang::KOTLIN,
+            "kotlin",
+            "out/package/android/src",
+            &["Log.e($$$A)", "$A.toString()", "listOf($$$A)"],
+        ),
+        (
+            Lang::SWIFT,
+            "swift",
+            "out/package/ios",
+            &["DispatchQueue.main.async { $$$B }", "$A.append($B)", "guard $C else { $$$B }"],
+        ),
+        (
+            Lang::CSHARP,
+            "csharp",
+            "out/pythonnet-3.0.5/src",
+            &["Console.WriteLine($$$A)", "throw new ArgumentException($$$A);", "$A.Dispose()"],
+        ),
+        (
+            Lang::RUBY,
+            "ruby",
+            "out/usr/lib/ruby/3.1.0",
+            &["raise ArgumentError, $M", "require_relative $P", "$A.freeze"],
+        ),
+        (
+            Lang::PHP,
+            "php",
+            "out/usr/share/php",
+            &["PEAR::raiseError($$$A)", "$O->_close()", "array_key_exists($K, $A)"],
+        ),
+        (
+            Lang::LUA,
+            "lua",
+            "out/usr/share/lua/5.1/pl",
+            &["error($$$A)", "utils.assert_arg($$$A)", "local $A = require($M)"],
+        ),
+        (Lang::BASH, "bash", "out/usr/lib/dracut", &["inst_multiple $$$A", "dinfo $$$A", "local $A"]),
+        (Lang::SCALA, "scala", "src/lessons", &["println($A)", "forward($N)", "$A.length"]),
+        (Lang::SOLIDITY, "solidity", "out/package", &["emit $E($$$A);", "revert $E($$$A);", "_msgSender()"]),
+        (
+            Lang::HASKELL,
+            "haskell",
+            "out/usr/lib/hugs/packages/base",
+            &["error $M", "fromIntegral $X", "unsafePerformIO $A"],
+        ),
+        (Lang::ZIG, "zig", "out/pydust", &["@import($M)", "py.object($$$A)", "return $A;"]),
+        (Lang::YAML, "yaml", "out/ansible_core-2.16.14", &["version_added: $V", "when: $C", "type: bool"]),
+        (
+            Lang::HCL,
+            "hcl",
+            "out/usr/share/gocode/src/github.com/hashicorp/terraform-json/testdata",
+            &["source = $S", "$K = $V"],
+        ),
+        (
+            Lang::ELIXIR,
+            "elixir",
+            "out/package/elixirsrc",
+            &["Jason.encode!($$$A)", "defp $F($$$A) do $$$B end"],
+        ),
+        (Lang::NIX, "nix", "out/nixpkgs-fmt-1.3.0/test_data", &["import $P", "inherit $$$A;"]),
+        (Lang::CSS, "css", "out/package/src", &["color: $V;", "@media $Q { $$$B }"]),
+        (
+            Lang::DART,
+            "dart",
+            "out/flutter_rust_bridge_codegen-2.13.0/assets/integration_template",
+            &["print($A)", "await $A"],
+        ),
+    ];
+    for &(lang, name, inside, patterns) in cases {
+        let dir = corpus(name, inside);
+        let mut skipped = 0;
+        let mut found = 0;
+        for pattern in patterns {
+            let (matches, prefiltered) = both(&dir, Some(lang), pattern);
+            found += matches.len();
+            skipped += prefiltered;
+        }
+        assert!(found > 0, "{lang}: the patterns match something in the corpus");
+        assert!(skipped > 0, "{lang}: the prefilter skipped no file for any of {patterns:?}");
+    }
+}
