@@ -138,7 +138,7 @@ async fn empty_results_say_what_was_searched() {
 
 #[tokio::test]
 async fn gitignored_binary_and_large_files_are_skipped_and_counted() {
-    let big = format!("x = 1\n{}", "# pad\n".repeat(800_000));
+    let big = format!("x = 1\n{}", "# pad\n".repeat(3_000_000));
     let h = Harness::new(&[
         (".gitignore", "build/\n"),
         ("build/gen.py", "print(1)\n"),
@@ -150,7 +150,7 @@ async fn gitignored_binary_and_large_files_are_skipped_and_counted() {
     std::fs::create_dir(h.path(".git")).unwrap();
     let r = h.ok("ast_grep", json!({"pattern": "print($A)"})).await;
     assert_eq!(positions(&r), vec!["src/a.py:1:1"], "{}", r.text);
-    assert!(r.text.contains("1 binary") && r.text.contains("1 over 4 MiB"), "{}", r.text);
+    assert!(r.text.contains("1 binary") && r.text.contains("1 over 16 MiB"), "{}", r.text);
 }
 
 #[tokio::test]

@@ -194,3 +194,14 @@ fn every_language_with_calls_is_in_the_table() {
         assert!(covered || data.contains(&lang), "{lang} has no ladder case");
     }
 }
+
+#[test]
+fn a_multi_line_string_in_a_pattern_is_matched_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.py"), "def f():\n    x = \"\"\"\nfoo\n\"\"\"\n\nx = \"\"\"\nfoo\n\"\"\"\n")
+        .unwrap();
+    let scope = Scope { root: root.clone(), path: root, lang: Some(Lang::PYTHON), prefilter: true };
+    let found = search(&scope, "x = \"\"\"\nfoo\n\"\"\"", 100).unwrap();
+    assert_eq!(found.matches.iter().map(|m| m.line).collect::<Vec<_>>(), [2, 6]);
+}

@@ -571,6 +571,11 @@ fn try_rung(scaffold: &Scaffold, variant: &Variant, lang: Lang, tolerant: bool) 
     let kind = node.kind().to_string();
     let node = root.adopt(node);
     let mut pattern = Pattern::from(node);
+    if !scaffold.indent.is_empty() {
+        // Lines inside a multi-line token (a string, a comment) got the
+        // rung's indent too; the token is as the fragment wrote it.
+        unindent_terminals(&mut pattern.node, scaffold.indent);
+    }
     if let PatternNode::Internal { children, .. } = &mut pattern.node {
         if variant.blocks {
             unwrap_block_metavars(children);
@@ -605,6 +610,21 @@ fn unwrap_statement_metavar(children: &mut Vec<PatternNode>) {
             *last = PatternNode::MetaVar { meta_var: meta_var.clone() };
         }
         _ => unwrap_statement_metavar(inner),
+    }
+}
+
+/// Takes `indent` back out after every newline inside a terminal's text.
+fn unindent_terminals(node: &mut PatternNode, indent: &str) {
+    match node {
+        PatternNode::Terminal { text, .. } if text.contains('\n') => {
+            *text = text.replace(&format!("\n{indent}"), "\n");
+        }
+        PatternNode::Internal { children, .. } => {
+            for child in children {
+                unindent_terminals(child, indent);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -133,25 +133,28 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     // replacing the node would drop the `;` the pattern never showed.
     let keeps_semicolon = !pattern.trim_end().ends_with(';');
     let (per_file, coverage) = scan(scope, pattern, Reading::Strict, |file| {
+        let template = if indented_with_tabs(file.source) { &tabbed } else { &spaced };
+        let mut matches: Vec<NodeMatch<'_, StrDoc<Lang>>> = Vec::new();
         for region in file.regions {
+            let found = region.pattern.find_all(&region.root.root());
+            // A region where the pattern reads as text binding nothing (a
+            // Markdown file, for a search in every language) matters only
+            // where it matches.
             let missing: Vec<String> =
                 spaced.used_vars().into_iter().filter(|v| !region.pattern.bound_vars.contains(v)).collect();
-            if !missing.is_empty() {
+            if !missing.is_empty() && !found.is_empty() {
                 let bound = region.pattern.bound_vars.iter().cloned().collect();
                 *unbound.lock() = Some(RewriteError::UnboundMetavariables { unbound: missing, bound });
                 return None;
             }
+            matches.extend(found);
         }
-        let template = if indented_with_tabs(file.source) { &tabbed } else { &spaced };
-        let matches: Vec<NodeMatch<'_, StrDoc<Lang>>> =
-            file.regions.iter().flat_map(|r| r.pattern.find_all(&r.root.root())).collect();
         let nest = Nest::new(matches, file.source, template, keeps_semicolon);
         let after = nest.apply();
         let (replacements, nested, nested_left) = nest.counts();
         if replacements > 0
             && after != file.source
-            && !has_syntax_error(file, file.source)
-            && let Some(line) = syntax_error_line(file, &after)
+            && let Some(line) = newly_broken(file, &after)
         {
             broken.lock().get_or_insert(RewriteError::BreaksSyntax { file: file.rel.to_string(), line });
             return None;
@@ -172,15 +175,30 @@ pub fn plan(scope: &Scope, pattern: &str, rewrite: &str) -> Result<RewritePlan, 
     Ok(RewritePlan { files: per_file.into_iter().map(|(_, f)| f).collect(), coverage })
 }
 
-/// Whether `text`, parsed as the file's regions were, has a syntax error.
-fn has_syntax_error(file: &ParsedFile<'_>, text: &str) -> bool {
-    syntax_error_line(file, text).is_some()
+/// Where the rewrite broke a tree that parsed: `Some(line)` (1-based,
+/// when found) if a tree of `after` — the file in its language, or a region
+/// of an embedded language searched in it — has a syntax error its
+/// counterpart in the file as it is did not have. A tree that was broken
+/// before does not turn the check off for the others.
+fn newly_broken(file: &ParsedFile<'_>, after: &str) -> Option<Option<usize>> {
+    let before = tree_errors(file, file.source);
+    let now = tree_errors(file, after);
+    let broken_before = before.iter().filter(|e| e.is_some()).count();
+    let broken_now = now.iter().filter(|e| e.is_some()).count();
+    let newly = now.iter().zip(&before).find(|(n, b)| n.is_some() && b.is_none()).map(|(n, _)| *n);
+    match newly {
+        Some(line) => line,
+        None if broken_now > broken_before || now.len() != before.len() => {
+            Some(now.iter().flatten().next().copied().flatten())
+        }
+        None => None,
+    }
 }
 
-/// The first line (1-based) of a syntax error in `text` read as `file`'s
-/// language and the embedded languages searched in it; `Some(None)` for an
-/// error without a line.
-fn syntax_error_line(file: &ParsedFile<'_>, text: &str) -> Option<Option<usize>> {
+/// Per tree of `text` read as `file` was read (its own language first,
+/// then each embedded region searched in it): `None` when it parses, or
+/// the first line (1-based) of an error in it when one is found.
+fn tree_errors(file: &ParsedFile<'_>, text: &str) -> Vec<Option<Option<usize>>> {
     let root = file.lang.ast_grep(text);
     let mut trees = vec![root.clone()];
     let embedded: Vec<Lang> =
@@ -191,8 +209,13 @@ fn syntax_error_line(file: &ParsedFile<'_>, text: &str) -> Option<Option<usize>>
     }
     trees
         .iter()
-        .find(|t| t.root().get_inner_node().has_error())
-        .map(|t| t.root().dfs().find(|n| n.is_error() || n.is_missing()).map(|n| n.start_pos().line() + 1))
+        .map(|t| {
+            let node = t.root();
+            node.get_inner_node().has_error().then(|| {
+                node.dfs().find(|n| n.is_error() || n.is_missing()).map(|n| n.start_pos().line() + 1)
+            })
+        })
+        .collect()
 }
 
 /// A file's matches, nested by containment, rewritten inside out.
@@ -265,8 +288,10 @@ impl<'t, 's> Nest<'t, 's> {
         self.applied.borrow_mut().insert(i);
         let m = &self.matches[i];
         let mut text = self.template.render(m, self.source, &Within { nest: self, of: i });
-        let matched = &self.source[m.range()];
-        if self.keeps_semicolon && matched.trim_end().ends_with(';') && !text.trim_end().ends_with(';') {
+        // The node's own `;` (not one of a statement it holds: C#
+        // `if (v) return;` keeps its `return;` inside the rewrite).
+        let owns_semicolon = m.get_node().children().last().is_some_and(|last| last.kind() == ";");
+        if self.keeps_semicolon && owns_semicolon && !text.trim_end().ends_with(';') {
             text.push(';');
         }
         text
@@ -276,9 +301,20 @@ impl<'t, 's> Nest<'t, 's> {
     /// nested matches whose text the rewrite did not carry.
     fn counts(&self) -> (usize, usize, usize) {
         let applied = self.applied.borrow();
-        let nested = applied.len() - self.top.len();
-        let inside_applied: usize = applied.iter().map(|&i| self.children[i].len()).sum::<usize>();
-        (applied.len(), nested, inside_applied - nested)
+        let top = self.top.iter().filter(|i| applied.contains(i)).count();
+        (applied.len(), applied.len() - top, self.matches.len() - applied.len())
+    }
+
+    /// Every match inside match `i`, at any depth, in document order.
+    fn descendants(&self, i: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = self.children[i].clone();
+        while let Some(j) = stack.pop() {
+            out.push(j);
+            stack.extend(self.children[j].iter().copied());
+        }
+        out.sort_unstable();
+        out
     }
 }
 
@@ -290,7 +326,10 @@ struct Within<'n, 't, 's> {
 
 impl Render for Within<'_, '_, '_> {
     fn span(&self, range: Range<usize>) -> String {
-        self.nest.splice(range, &self.nest.children[self.of])
+        // Not only the nearest matches: one nested in a match the capture
+        // leaves out (`f(f($X))` over `f(f(f(f(1))))`) stands in it too.
+        // Sorted by position, outer first, `splice` takes the outermost.
+        self.nest.splice(range, &self.nest.descendants(self.of))
     }
 }
 

@@ -28,9 +28,10 @@ use super::lang::Lang;
 use super::pattern::{CompiledPattern, PatternCompileError, compile};
 use super::walk::{Found, walk};
 
-/// Files larger than this are skipped: they are generated or data, and one
-/// of them would dominate a search's time and memory.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Files larger than this are skipped (and counted): one would dominate a
+/// search's time and memory. Bundles such as TypeScript's 6 MB `_tsc.js`
+/// are code the ast-grep CLI searches, so they stay under it.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How many leading bytes are checked for a NUL to call a file binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;

@@ -70,15 +70,17 @@ pub fn search(scope: &Scope, pattern: &str, max_results: usize) -> Result<Search
         let mut count = 0usize;
         let mut described = Vec::new();
         for region in file.regions {
-            for m in region.pattern.find_all(&region.root.root()) {
+            for (n, m) in region.pattern.find_all(&region.root.root()).iter().enumerate() {
                 count += 1;
-                if described.len() < max_results {
-                    described.push(describe_match(file, region, &m));
+                if n < max_results {
+                    described.push(describe_match(file, region, m));
                 }
             }
         }
-        // Regions are searched one after another; the answer is in file order.
+        // Regions are searched one after another; the answer is in file
+        // order, and a file gives at most `max_results` of it.
         described.sort_by_key(|m| (m.start_byte, std::cmp::Reverse(m.end_byte)));
+        described.truncate(max_results);
         (count > 0).then_some((count, described))
     })?;
     let total = per_file.iter().map(|(_, (count, _))| count).sum();

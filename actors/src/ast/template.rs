@@ -89,6 +89,7 @@ impl Template {
         let step = text
             .lines()
             .skip(1)
+            .filter(|line| !line.trim().is_empty())
             .map(|line| line.len() - line.trim_start_matches(' ').len())
             .filter(|&n| n > 0)
             .min();
