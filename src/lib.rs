@@ -21,7 +21,8 @@
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
 //!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   `resources` (the supervision tree for the model), and the minimal
-//!   host tools `read`, `write`, `edit`, `apply_patch`.
+//!   host tools `read`, `write`, `edit`, `apply_patch`; `tools::structural`
+//!   holds what `ast_grep` and `ast_edit` say of a scan's scope.
 //! - [`conversations`] — the conversations of a run, each with its own
 //!   kernels and debug session; everything else is the run's.
 //! - [`result`] — what a call returns (text, data, images).

@@ -8,7 +8,11 @@
 //!   one actor per (server, root), their supervisor; [`watch`] — the run's
 //!   file watcher, which carries every change on disk to those servers
 //!   before the next query.
-//! - [`ast`] — tree-sitter grammars, structural search and staged rewrites.
+//! - [`ast`] — structural search and staged rewrites in the 29 grammars of
+//!   `ast-grep-language` (`ast::lang`): the walk and what it counts
+//!   (`walk`, `coverage`), the scan over files and their embedded regions
+//!   (`scan`), the pattern ladder (`ladder`, `reading`, `pattern`), search,
+//!   rewrite templates and plans (`template`, `rewrite`), staging.
 //! - [`dap`] — debug adapters, one session actor per conversation
 //!   (`dap::session`: starting, the ops, stop snapshots, breakpoints).
 //! - [`kernel`] — persistent Python and JavaScript interpreters.

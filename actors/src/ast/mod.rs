@@ -1,7 +1,15 @@
+//! Structural search and rewrite: the grammars (`lang`), the walk
+//! (`walk`, `coverage`), the scan of each file's regions (`scan`), patterns
+//! read through a ladder of contexts (`ladder`, `reading`, `pattern`),
+//! search (`search`), rewrites (`template`, `rewrite`, `staging`) and the
+//! actor that holds them (`actor`).
+
 pub mod actor;
 pub mod coverage;
+mod ladder;
 pub mod lang;
 pub mod pattern;
+mod reading;
 pub mod rewrite;
 pub mod scan;
 pub mod search;
