@@ -673,3 +673,11 @@ async fn workspace_symbols_that_no_server_could_answer_are_an_error_not_none() {
         r.text
     );
 }
+
+#[tokio::test]
+async fn workspace_symbols_where_no_server_language_is_present_are_an_error_not_none() {
+    // Ruby has a grammar but no server: "no symbols match" would be about nothing.
+    let h = Harness::new(&[("app.rb", "def total_area\nend\n"), ("notes.md", "# total_area\n")]);
+    let text = h.err("lsp", json!({"action": "symbols", "query": "total_area"})).await;
+    assert!(text.contains("no server was asked for `total_area`"), "{text}");
+}

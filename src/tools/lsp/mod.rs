@@ -696,12 +696,17 @@ fn present_languages(root: &Path, wanted: Option<&str>) -> Result<Vec<&'static s
     }
     let (counts, _) = tether_actors::ast::scan::count_files_by_language(root, 20_000);
     let mut langs = Vec::new();
+    // A grammar's extensions, through the server table: any of them that
+    // names a server language (python's first, in order, is `.bazel`).
     for (lang, _) in counts {
-        let probe = PathBuf::from(format!("x.{}", lang.extensions()[0]));
-        if let Some(l) = config::language_of(&probe)
-            && !langs.contains(&l)
-        {
-            langs.push(l);
+        let server_langs = lang
+            .extensions()
+            .iter()
+            .filter_map(|ext| config::language_of(&PathBuf::from(format!("x.{ext}"))));
+        for l in server_langs {
+            if !langs.contains(&l) {
+                langs.push(l);
+            }
         }
     }
     Ok(langs)

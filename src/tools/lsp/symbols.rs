@@ -51,6 +51,8 @@ pub(super) async fn workspace_symbols(
     // Servers that could not be asked or did not answer: with no symbol
     // from any other, "none match" would be a guess.
     let mut failed = 0;
+    // Servers a file was opened in, to be asked.
+    let mut reached = 0;
     for lang in langs {
         let probe_root = root.clone();
         let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
@@ -71,6 +73,7 @@ pub(super) async fn workspace_symbols(
                 continue;
             }
         };
+        reached += 1;
         let ready = ready_for(&session).await;
         // typescript-language-server searches the project of the document
         // it last handled a request for: make that the sample, not a file
@@ -112,6 +115,13 @@ pub(super) async fn workspace_symbols(
         }
     }
     let total = places.len();
+    if reached == 0 && failed == 0 {
+        // No server was asked: "none match" would be about nothing.
+        return ToolResult::error(format!(
+            "lsp symbols: no server was asked for `{query}`: no file under the working directory is of a language a server is configured for{}; pass `language`, or check `tether status`",
+            language.as_deref().map(|l| format!(" (asked for {l})")).unwrap_or_default()
+        ));
+    }
     if total == 0 && failed > 0 {
         return ToolResult::error(format!(
             "lsp symbols: no server could answer for `{query}`: {}; ask again (a crashed server restarts on the next call)",
