@@ -426,13 +426,21 @@ fn read_source(path: &Path, cov: &mut Coverage) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Files per bundled language under `dir` (walked as a scan walks it),
-/// counting at most `cap` files; the flag says whether the cap was hit.
+/// Files per bundled language under `dir`, counting at most `cap` files;
+/// the flag says whether the cap was hit. What languages a project holds:
+/// ignore files honoured, dotfiles counted, but not what hidden
+/// directories hold (`.venv`, `.tox`, `.git`: tools' files, which would
+/// use up the cap before the project's own).
 pub fn count_files_by_language(dir: &Path, cap: usize) -> (BTreeMap<Lang, usize>, bool) {
     let mut counts = BTreeMap::new();
     let mut seen = 0;
-    let walker =
-        ignore::WalkBuilder::new(dir).hidden(false).filter_entry(|e| e.file_name() != ".git").build();
+    let walker = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .filter_entry(|e| {
+            let hidden = e.file_name().to_str().is_some_and(|n| n.starts_with('.'));
+            !(hidden && e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()))
+        })
+        .build();
     for entry in walker.flatten() {
         if seen >= cap {
             return (counts, true);
