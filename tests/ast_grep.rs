@@ -295,7 +295,7 @@ async fn headers_left_out_of_a_cpp_search_are_said_and_a_named_header_is_read_as
     let r = h.ok("ast_grep", json!({"pattern": "twice($A)", "language": "cpp"})).await;
     assert_eq!(positions(&r), vec!["main.cpp:1:21"], "{}", r.text);
     assert!(
-        r.text.contains("1 c file not searched (.h files are C, as the ast-grep CLI reads them"),
+        r.text.contains("1 c file not searched (.c and .h files are C, as the ast-grep CLI reads them"),
         "{}",
         r.text
     );

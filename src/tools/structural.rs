@@ -82,7 +82,7 @@ pub(crate) fn coverage_phrase(cov: &Coverage) -> String {
     for (lang, n) in &cov.other_language {
         let why = match lang.as_str() {
             "c" => {
-                ".h files are C, as the ast-grep CLI reads them; pass language c, or name a header as `path` to read it as C++"
+                ".c and .h files are C, as the ast-grep CLI reads them; pass language c, or name a header as `path` to read it as C++"
             }
             "cpp" => "pass language cpp to search them",
             "tsx" => ".tsx is its own language id; pass language tsx to search them",
