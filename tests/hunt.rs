@@ -179,7 +179,9 @@ fn judge(op: &Op, text: &str, is_error: bool, states: &[&World]) -> Verdict {
                 let shows = text.contains("Operator \"+\" not supported");
                 text.contains("(fresh)") && shows == w.broken[*i]
             }
-            Op::Symbols => (0..MODULES).all(|i| text.contains(&format!("use_{i} (function) pkg/m{i}.py"))),
+            Op::Symbols => {
+                (0..MODULES).all(|i| text.contains(&format!("use_{i} (function, python) pkg/m{i}.py")))
+            }
         }
     };
     if states.iter().any(|w| right(w)) {

@@ -76,7 +76,7 @@ async fn pyright_answers_every_action() {
     assert!(syms.contains("Square (class) 8:7") && syms.contains("  area (method) 12:9"), "{syms}");
 
     let ws = lsp_ok(&h, json!({"action": "symbols", "query": "total_area"})).await;
-    assert!(ws.contains("total_area (function) shapes.py:16:5"), "{ws}");
+    assert!(ws.contains("total_area (function, python) shapes.py:16:5"), "{ws}");
 
     let actions =
         lsp(&h, json!({"action": "code_actions", "file": "app.py", "line": 5, "symbol": "area"})).await;
@@ -177,7 +177,7 @@ async fn clangd_answers_navigation_and_diagnostics() {
     let syms = lsp_ok(&h, json!({"action": "symbols", "file": "geometry.h"})).await;
     assert!(syms.contains("point (class) 4:8") && syms.contains("manhattan (function) 10:5"), "{syms}");
     let ws = lsp_ok(&h, json!({"action": "symbols", "query": "manhattan"})).await;
-    assert!(ws.contains("manhattan (function)"), "{ws}");
+    assert!(ws.contains("manhattan (function, c)") || ws.contains("manhattan (function, cpp)"), "{ws}");
     // A missing `;`: clangd's fix-it is offered at the line it reports.
     h.write("semi.c", "int main(void) {\n    int x = 1\n    return x;\n}\n");
     let actions =
@@ -648,7 +648,7 @@ async fn workspace_symbols_of_a_typescript_project_are_found_beside_a_stray_java
     // A JavaScript query first, so the stray file is open and handled last.
     let _ = lsp(&h, json!({"action": "symbols", "query": "ok", "language": "javascript"})).await;
     let found = lsp_ok(&h, json!({"action": "symbols", "query": "mapValues"})).await;
-    assert!(found.contains("mapValues (function) src/ops.ts:1:"), "{found}");
+    assert!(found.contains("mapValues (function, typescript) src/ops.ts:1:"), "{found}");
 }
 
 #[tokio::test]
@@ -680,4 +680,31 @@ async fn workspace_symbols_where_no_server_language_is_present_are_an_error_not_
     let h = Harness::new(&[("app.rb", "def total_area\nend\n"), ("notes.md", "# total_area\n")]);
     let text = h.err("lsp", json!({"action": "symbols", "query": "total_area"})).await;
     assert!(text.contains("no server was asked for `total_area`"), "{text}");
+}
+
+#[tokio::test]
+async fn workspace_symbols_rank_the_exact_name_first() {
+    pyright();
+    // pyright's fuzzy matching lists these in its own order; the exact
+    // name the model asked for must lead.
+    let h = Harness::new(&[
+        ("pyrightconfig.json", "{}\n"),
+        (
+            "a_deps.py",
+            "dependencies = []\nsub_dependencies = []\n\n\ndef get_depends_list():\n    return dependencies\n\n\nclass DependsOn:\n    pass\n",
+        ),
+        ("z_params.py", "def Depends(dependency=None):\n    return dependency\n"),
+    ]);
+    let text = lsp_ok(&h, json!({"action": "symbols", "query": "Depends"})).await;
+    let first = text.lines().nth(1).unwrap_or_default();
+    assert!(first.starts_with("Depends (function, python) z_params.py:1:5"), "{text}");
+    let r = lsp(&h, json!({"action": "symbols", "query": "Depends"})).await;
+    let symbols = r.data.unwrap()["symbols"].clone();
+    let matches: Vec<&str> =
+        symbols.as_array().unwrap().iter().map(|s| s["match"].as_str().unwrap()).collect();
+    let mut sorted = matches.clone();
+    sorted.sort_by_key(|m| {
+        ["exact", "exact-ignoring-case", "prefix", "contains", "fuzzy"].iter().position(|k| k == m)
+    });
+    assert_eq!(matches, sorted, "exact, then prefix, then the rest: {text}");
 }

@@ -373,7 +373,11 @@ async fn every_outside_change_reaches(p: Project) {
     let syms = h.ok("lsp", json!({"action": "symbols", "file": p.decl.0})).await.text;
     assert!(syms.contains(&format!("{} (function) {line}:", p.new_function.1)), "{who}: {syms}");
     let ws = h.ok("lsp", json!({"action": "symbols", "query": p.new_function.1})).await.text;
-    assert!(ws.contains(&format!("{} (function) {}:{line}:", p.new_function.1, p.decl.0)), "{who}: {ws}");
+    assert!(
+        ws.contains(&format!("{} (function, ", p.new_function.1))
+            && ws.contains(&format!(" {}:{line}:", p.decl.0)),
+        "{who}: {ws}"
+    );
 
     // 8. Diagnostics of a file changed outside: fresh, then fresh again once fixed.
     let clean = h.read(p.user.0);

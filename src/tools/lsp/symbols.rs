@@ -29,6 +29,60 @@ fn sample_file(root: &Path, language: &str) -> Option<PathBuf> {
         .map(|e| e.into_path())
 }
 
+/// How a symbol's name answers the query, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// The name itself.
+    Exact,
+    /// The name in another case.
+    ExactIgnoringCase,
+    /// The name starts with the query.
+    Prefix,
+    /// The name holds the query.
+    Contains,
+    /// Whatever else the server's fuzzy matching found.
+    Fuzzy,
+}
+
+impl Rank {
+    fn of(name: &str, query: &str) -> Rank {
+        let (lower, wanted) = (name.to_lowercase(), query.to_lowercase());
+        if name == query {
+            Rank::Exact
+        } else if lower == wanted {
+            Rank::ExactIgnoringCase
+        } else if lower.starts_with(&wanted) {
+            Rank::Prefix
+        } else if lower.contains(&wanted) {
+            Rank::Contains
+        } else {
+            Rank::Fuzzy
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Rank::Exact => "exact",
+            Rank::ExactIgnoringCase => "exact-ignoring-case",
+            Rank::Prefix => "prefix",
+            Rank::Contains => "contains",
+            Rank::Fuzzy => "fuzzy",
+        }
+    }
+}
+
+/// One symbol a server answered with.
+struct Found {
+    name: String,
+    kind: &'static str,
+    place: super::render::Place,
+    lang: &'static str,
+    /// The root of the server that answered, relative to the working directory.
+    root: String,
+    outside: bool,
+    rank: Rank,
+}
+
 pub(super) async fn workspace_symbols(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
@@ -111,9 +165,18 @@ pub(super) async fn workspace_symbols(
                 continue;
             };
             let place = lines.place(&loc.uri, &loc.range);
-            places.push((name, kind, place));
+            let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(&root));
+            let rank = Rank::of(&name, &query);
+            let root_rel = tether_actors::fs::relative(&root, &session.key.root);
+            places.push(Found { name, kind, place, lang, root: root_rel, outside, rank });
         }
     }
+    // What the model asked for first: exact names, then prefixes, then what
+    // the servers' fuzzy matching let through; the project's before what
+    // lies outside the working directory (a toolchain's standard library).
+    // Stable: within a rank, each server's own order.
+    places.sort_by_key(|f| (f.outside, f.rank));
+    let several_roots = places.iter().any(|f| f.root != places[0].root);
     let total = places.len();
     if reached == 0 && failed == 0 {
         // No server was asked: "none match" would be about nothing.
@@ -140,8 +203,14 @@ pub(super) async fn workspace_symbols(
             }
         )
     };
-    for (name, kind, place) in places.iter().take(WORKSPACE_SYMBOLS_CAP) {
-        let _ = writeln!(text, "{name} ({kind}) {}:{}:{}", place.path, place.line, place.column);
+    for f in places.iter().take(WORKSPACE_SYMBOLS_CAP) {
+        let root = if several_roots { format!(", root {}", f.root) } else { String::new() };
+        let outside = if f.outside { " (outside the working directory)" } else { "" };
+        let _ = writeln!(
+            text,
+            "{} ({}, {}{root}) {}:{}:{}{outside}",
+            f.name, f.kind, f.lang, f.place.path, f.place.line, f.place.column
+        );
     }
     for note in &notes {
         let _ = writeln!(text, "note: {note}");
@@ -149,7 +218,13 @@ pub(super) async fn workspace_symbols(
     let data: Vec<Value> = places
         .iter()
         .take(WORKSPACE_SYMBOLS_CAP)
-        .map(|(n, k, p)| json!({"name": n, "kind": k, "path": p.path, "line": p.line, "column": p.column}))
+        .map(|f| {
+            json!({
+                "name": f.name, "kind": f.kind, "path": f.place.path, "line": f.place.line,
+                "column": f.place.column, "language": f.lang, "root": f.root,
+                "outside_workdir": f.outside, "match": f.rank.word(),
+            })
+        })
         .collect();
     ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data}))
 }
