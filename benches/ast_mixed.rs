@@ -18,19 +18,21 @@
 //! Run: `cargo bench --bench ast_mixed` (`AST_BENCH_RUNS` to change the run
 //! count, default 5).
 
-use std::collections::{BTreeMap, BTreeSet};
+#[path = "support/ast_cli.rs"]
+mod ast_cli;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use ast_cli::{MatchSet, median, run_cli};
 use serde_json::{Value, json};
 
 /// A call in many languages, a selective call, and a broad shape.
 const PATTERNS: [&str; 3] = ["print($A)", "JSON.parse($A)", "$A.close()"];
 const DEFAULT_RUNS: usize = 5;
 const MIN_FILES: usize = 20_000;
-
-type MatchSet = BTreeSet<(String, u64)>;
 
 fn output_of(program: &str, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{program}: {e}"));
@@ -89,25 +91,6 @@ fn corpus() -> PathBuf {
     root
 }
 
-fn run_cli(dir: &Path, pattern: &str) -> (Duration, MatchSet) {
-    let start = Instant::now();
-    let out = Command::new("ast-grep")
-        .args(["run", "-p", pattern, "--json=stream", "."])
-        .current_dir(dir)
-        .output()
-        .expect("ast-grep on PATH: python3 -m pip install ast-grep-cli");
-    let took = start.elapsed();
-    let set = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| {
-            let file = v["file"].as_str().unwrap().trim_start_matches("./").to_string();
-            (file, v["range"]["byteOffset"]["start"].as_u64().unwrap())
-        })
-        .collect();
-    (took, set)
-}
-
 fn run_tether(dir: &Path, pattern: &str) -> (Duration, MatchSet, Value) {
     let args = json!({"pattern": pattern, "max_results": 100000}).to_string();
     let start = Instant::now();
@@ -130,11 +113,6 @@ fn run_tether(dir: &Path, pattern: &str) -> (Duration, MatchSet, Value) {
     (took, set, v["data"]["coverage"].clone())
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     // `cargo test --benches` runs bench targets once as tests; keep that cheap.
     if std::env::args().any(|a| a == "--test") {
@@ -147,7 +125,7 @@ fn main() {
         let (mut cli, mut ours) = (Vec::new(), Vec::new());
         let mut coverage = Value::Null;
         for run in 0..runs {
-            let (t_cli, s_cli) = run_cli(&dir, pattern);
+            let (t_cli, s_cli) = run_cli(&dir, pattern, None);
             let (t_ours, s_ours, cov) = run_tether(&dir, pattern);
             if run == 0 {
                 let missing: Vec<_> = s_cli.difference(&s_ours).take(5).collect();

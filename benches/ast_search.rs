@@ -11,18 +11,19 @@
 //! Run: `cargo bench --bench ast_search` (needs `ast-grep` on PATH and
 //! `python3`; set `AST_BENCH_RUNS` to change the run count, default 5).
 
-use std::collections::BTreeSet;
+#[path = "support/ast_cli.rs"]
+mod ast_cli;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use ast_cli::{MatchSet, median, run_cli};
 use serde_json::{Value, json};
 use tether::Runtime;
 
 const PATTERNS: [&str; 2] = ["print($A)", "subprocess.check_output($$$A)"];
 const DEFAULT_RUNS: usize = 5;
-
-type MatchSet = BTreeSet<(String, u64)>;
 
 fn stdlib() -> PathBuf {
     let out = Command::new("python3")
@@ -30,25 +31,6 @@ fn stdlib() -> PathBuf {
         .output()
         .expect("python3 runs");
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
-fn run_cli(dir: &Path, pattern: &str) -> (Duration, MatchSet) {
-    let start = Instant::now();
-    let out = Command::new("ast-grep")
-        .args(["run", "-p", pattern, "-l", "python", "--json=stream", "."])
-        .current_dir(dir)
-        .output()
-        .expect("ast-grep on PATH: python3 -m pip install ast-grep-cli");
-    let took = start.elapsed();
-    let set = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            let file = v["file"].as_str().unwrap().trim_start_matches("./").to_string();
-            (file, v["range"]["byteOffset"]["start"].as_u64().unwrap())
-        })
-        .collect();
-    (took, set)
 }
 
 fn set_of(data: &Value) -> MatchSet {
@@ -88,11 +70,6 @@ fn run_in_process(
     (took, set_of(&data), data["coverage"].clone())
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     // `cargo test --benches` runs bench targets once as tests; keep that cheap.
     if std::env::args().any(|a| a == "--test") {
@@ -109,7 +86,7 @@ fn main() {
         let (mut cli, mut bin, mut inproc) = (Vec::new(), Vec::new(), Vec::new());
         let mut coverage = Value::Null;
         for run in 0..runs {
-            let (t_cli, s_cli) = run_cli(&dir, pattern);
+            let (t_cli, s_cli) = run_cli(&dir, pattern, Some("python"));
             let (t_bin, s_bin) = run_binary(&dir, pattern);
             let (t_in, s_in, cov) = run_in_process(&rt, &tokio, pattern);
             if run == 0 {

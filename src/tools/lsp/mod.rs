@@ -7,8 +7,10 @@
 //! server to finish indexing and re-reading changed files, and says so
 //! when it answered before it had — and why whenever an answer is empty.
 
+mod answers;
 pub mod diagnostics;
 pub mod position;
+mod project;
 pub mod rename;
 pub mod render;
 pub mod symbols;
@@ -21,8 +23,7 @@ use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_actors::lsp::checker;
-use tether_actors::lsp::config::{self, ServerConfig};
+
 use tether_actors::lsp::server::{OnError, Open, Session};
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status, SyncDisk};
@@ -32,8 +33,9 @@ use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
+use answers::{render_code_actions, render_hover, render_locations, render_references};
 use position::{SymbolAt, locate};
-use render::{Lines, Place, grouped, hover_text, locations};
+use project::{languages_here, project_check};
 
 /// How long a query may take once the server is ready.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,8 +58,6 @@ pub const MAX_CODE_ACTIONS: usize = 100;
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
 /// Document symbols listed.
 pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
-/// Diagnostics listed per checker run.
-const CHECKER_LISTED: usize = 200;
 
 /// What to ask the language server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -470,145 +470,6 @@ fn request_params(action: Action, session: &Session, uri: &lsp_types::Url, at: &
     }
 }
 
-fn render_locations(
-    session: &Session,
-    root: &Path,
-    answer: &Value,
-    name: &str,
-    symbol: &str,
-    rel: &str,
-    line: u32,
-) -> ToolResult {
-    let locs = locations(answer);
-    if locs.is_empty() {
-        let why =
-            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
-        return ToolResult::text(format!(
-            "no {} for `{symbol}` at {rel}:{line}: {why}",
-            name.replace('_', " ")
-        ))
-        .with_data(json!({"locations": [], "server": session.key.server}));
-    }
-    let mut lines = Lines::new(root);
-    let total = locs.len();
-    let places: Vec<Place> =
-        locs.iter().take(MAX_LOCATIONS).map(|(uri, range)| lines.place(uri, range)).collect();
-    let mut text = format!("{} of `{symbol}` ({total}):\n", name.replace('_', " "));
-    for p in &places {
-        let _ = writeln!(text, "{}", p.line_entry());
-    }
-    if total > places.len() {
-        let _ = writeln!(text, "… {} more not listed (at most {MAX_LOCATIONS})", total - places.len());
-    }
-    ToolResult::text(text.trim_end())
-        .with_data(json!({"locations": places, "total": total, "server": session.key.server}))
-}
-
-fn render_references(session: &Session, root: &Path, answer: &Value, symbol: &str, page: Page) -> ToolResult {
-    let Page { offset, limit } = page;
-    let mut lines = Lines::new(root);
-    let mut places: Vec<Place> =
-        locations(answer).iter().map(|(uri, range)| lines.place(uri, range)).collect();
-    places.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
-    places.dedup();
-    if places.is_empty() {
-        let why =
-            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
-        return ToolResult::text(format!("no references to `{symbol}`: {why}"))
-            .with_data(json!({"total": 0}));
-    }
-    let files: std::collections::BTreeSet<&str> = places.iter().map(|p| p.path.as_str()).collect();
-    let total = places.len();
-    if offset >= total {
-        return ToolResult::error(format!(
-            "lsp references: `offset` {offset} is past the {total} references; use 0 to {}",
-            total - 1
-        ));
-    }
-    let end = (offset + limit).min(total);
-    let mut text = format!(
-        "{total} reference{} to `{symbol}` in {} file{}",
-        if total == 1 { "" } else { "s" },
-        files.len(),
-        if files.len() == 1 { "" } else { "s" }
-    );
-    if total > limit || offset > 0 {
-        let _ = write!(text, " (showing {}–{end}; {limit} a page", offset + 1);
-        if end < total {
-            let more = if limit < MAX_REFERENCES_PAGE {
-                format!(", or a larger limit (up to {MAX_REFERENCES_PAGE})")
-            } else {
-                String::new()
-            };
-            let _ = write!(text, "; pass offset={end} for more{more}");
-        }
-        text.push(')');
-    }
-    text.push_str(":\n");
-    text.push_str(&grouped(&places, offset, limit));
-    if let Some(why) = readiness(session) {
-        let _ = write!(text, "note: {why}");
-    }
-    ToolResult::text(text.trim_end()).with_data(json!({
-        "total": total,
-        "offset": offset,
-        "limit": limit,
-        "references": &places[offset..end],
-        "server": session.key.server,
-    }))
-}
-
-fn render_hover(session: &Session, answer: &Value, symbol: &str, rel: &str, line: u32) -> ToolResult {
-    match hover_text(answer) {
-        Some(text) => {
-            let total = text.chars().count();
-            let shown = if total > MAX_HOVER_CHARS {
-                let kept: String = text.chars().take(MAX_HOVER_CHARS).collect();
-                format!("{kept}\n… {} more characters of hover not shown", total - MAX_HOVER_CHARS)
-            } else {
-                text
-            };
-            ToolResult::text(shown.clone()).with_data(json!({"hover": shown, "server": session.key.server}))
-        }
-        None => {
-            let why = readiness(session)
-                .unwrap_or_else(|| format!("{} is ready and has nothing to show", session.key.server));
-            ToolResult::text(format!("no hover for `{symbol}` at {rel}:{line}: {why}"))
-        }
-    }
-}
-
-fn render_code_actions(session: &Session, answer: &Value, symbol: &str, rel: &str, line: u32) -> ToolResult {
-    let items = answer.as_array().cloned().unwrap_or_default();
-    if items.is_empty() {
-        let why = readiness(session).unwrap_or_else(|| format!("{} offers none here", session.key.server));
-        return ToolResult::text(format!("no code actions for `{symbol}` at {rel}:{line}: {why}"));
-    }
-    let mut text = format!("{} code action(s) at {rel}:{line} (listed, not applied):\n", items.len());
-    for item in items.iter().take(MAX_CODE_ACTIONS) {
-        let title = item["title"].as_str().unwrap_or("?");
-        match item["kind"].as_str() {
-            Some(kind) => {
-                let _ = writeln!(text, "- {title} ({kind})");
-            }
-            None => {
-                let _ = writeln!(text, "- {title}");
-            }
-        }
-    }
-    if items.len() > MAX_CODE_ACTIONS {
-        let _ = writeln!(
-            text,
-            "… {} more not listed (at most {MAX_CODE_ACTIONS})",
-            items.len() - MAX_CODE_ACTIONS
-        );
-    }
-    let total = items.len();
-    let listed: Vec<Value> = items.into_iter().take(MAX_CODE_ACTIONS).collect();
-    ToolResult::text(text.trim_end())
-        .with_data(json!({"actions": listed, "total": total, "server": session.key.server}))
-}
-
 async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
     let rel = tether_actors::fs::relative(&root, &path);
     let (session, synced) = match open(&sup, &path, false).await {
@@ -682,122 +543,4 @@ async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> ToolResult {
         Ok(Err(e)) => ToolResult::error(format!("lsp reload: {e}")),
         Err(e) => ToolResult::error(format!("lsp reload: the supervisor is not running ({e})")),
     }
-}
-
-fn present_languages(root: &Path, wanted: Option<&str>) -> Result<Vec<&'static str>, String> {
-    if let Some(l) = wanted {
-        let known = ["python", "c", "cpp", "rust", "typescript", "javascript", "go", "dart"];
-        return known.iter().find(|k| **k == l).map(|k| vec![*k]).ok_or_else(|| {
-            format!(
-                "argument `language`: `{l}` is not a language servers are configured for; use one of: {}",
-                known.join(", ")
-            )
-        });
-    }
-    let (counts, _) = tether_actors::ast::scan::count_files_by_language(root, 20_000);
-    let mut langs = Vec::new();
-    // A grammar's extensions, through the server table: any of them that
-    // names a server language (python's first, in order, is `.bazel`).
-    for (lang, _) in counts {
-        let server_langs = lang
-            .extensions()
-            .iter()
-            .filter_map(|ext| config::language_of(&PathBuf::from(format!("x.{ext}"))));
-        for l in server_langs {
-            if !langs.contains(&l) {
-                langs.push(l);
-            }
-        }
-    }
-    Ok(langs)
-}
-
-/// [`present_languages`] off the actor thread: it may walk the tree.
-async fn languages_here(root: &Path, language: Option<String>) -> Result<Vec<&'static str>, String> {
-    let root = root.to_path_buf();
-    tokio::task::spawn_blocking(move || present_languages(&root, language.as_deref()))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))
-}
-
-async fn project_check(sup: Addr<LspSupervisor>, root: PathBuf, language: Option<String>) -> ToolResult {
-    let langs = match languages_here(&root, language.clone()).await {
-        Ok(l) => l,
-        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
-    };
-    let table: Vec<ServerConfig> = match config::load(&root) {
-        Ok(t) => t,
-        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
-    };
-    let _ = sup;
-    let mut text = String::new();
-    let mut all = Vec::new();
-    let mut any_checker = false;
-    let mut failed = false;
-    for lang in langs {
-        let Some(checker) =
-            table.iter().filter(|s| s.languages.iter().any(|l| l == lang)).find_map(|s| s.checker.clone())
-        else {
-            let _ = writeln!(text, "{lang}: no project checker is configured (add one to tether.toml)");
-            continue;
-        };
-        any_checker = true;
-        match checker::run(&checker, &root).await {
-            Ok(diags) => {
-                let errors = diags.iter().filter(|d| d.severity == "error").count();
-                let _ = writeln!(
-                    text,
-                    "{lang}: `{} {}` reported {} diagnostic(s), {errors} error(s){}",
-                    checker.command,
-                    checker.args.join(" "),
-                    diags.len(),
-                    if diags.is_empty() { "" } else { ":" }
-                );
-                let mut lines = Lines::new(&root);
-                for d in diags.iter().take(CHECKER_LISTED) {
-                    let path = if d.path.is_absolute() { d.path.clone() } else { root.join(&d.path) };
-                    let uri = lsp_types::Url::from_file_path(&path).ok();
-                    let place = uri.map(|u| {
-                        lines.place(
-                            &u,
-                            &lsp_types::Range::new(
-                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
-                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
-                            ),
-                        )
-                    });
-                    let rel = place
-                        .as_ref()
-                        .map(|p| p.path.clone())
-                        .unwrap_or_else(|| d.path.display().to_string());
-                    let code = d.code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
-                    let _ = writeln!(
-                        text,
-                        "{rel}:{}:{}: {}{code} {}",
-                        d.line,
-                        d.column,
-                        d.severity,
-                        d.message.lines().next().unwrap_or("")
-                    );
-                    if let Some(src) = place.and_then(|p| p.text) {
-                        let _ = writeln!(text, "    | {src}");
-                    }
-                }
-                if diags.len() > CHECKER_LISTED {
-                    let _ = writeln!(text, "… {} more not shown", diags.len() - CHECKER_LISTED);
-                }
-                all.extend(diags);
-            }
-            Err(e) => {
-                // Never "0 diagnostics": a checker that did not check says why.
-                failed = true;
-                let _ = writeln!(text, "{lang}: the project check failed: {e}");
-            }
-        }
-    }
-    if text.is_empty() {
-        text = "no source files of a language with a project checker here".to_string();
-    }
-    let result = ToolResult::text(text.trim_end()).with_data(json!({"diagnostics": all}));
-    if any_checker && !failed { result } else { ToolResult { is_error: true, ..result } }
 }
