@@ -1,4 +1,4 @@
-//! The command line: `tether tools | call | batch | tree | status | serve`.
+//! The command line: `tether tools | call | batch | tree | status | install | serve`.
 //!
 //! The contract other tools build on: `call` prints the result text (or,
 //! with `--json`, the result object) and exits 0, 1 when the tool reported
@@ -98,6 +98,18 @@ enum Command {
     Tree(RunOpts),
     /// What is connected and usable here, and why not.
     Status(RunOpts),
+    /// Install language servers for the named languages or servers (or
+    /// every language found here) into tether's tools prefix.
+    Install {
+        /// Working directory whose languages (and tether.toml) count.
+        #[arg(long, default_value = ".")]
+        workdir: PathBuf,
+        /// Print what would be installed, and install nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Languages (`php`) or server ids (`basedpyright`).
+        names: Vec<String>,
+    },
     /// Serve one run over MCP: stdio until stdin closes, or with --http
     /// many sessions over streamable HTTP until SIGTERM/SIGINT.
     Serve {
@@ -279,6 +291,18 @@ async fn run(cli: Cli) -> ExitCode {
                 println!("tools on the {} surface: {}", opts.surface.as_str(), names.join(", "));
             }
             ExitCode::SUCCESS
+        }
+        Command::Install { workdir, dry_run, names } => {
+            let workdir = match workdir.canonicalize() {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("tether install: --workdir {}: {e}", workdir.display());
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            tokio::task::spawn_blocking(move || crate::install::run(&workdir, &names, dry_run))
+                .await
+                .unwrap_or(ExitCode::from(EXIT_TOOL_ERROR))
         }
         Command::Serve { opts, http: Some(addr), allow_remote, session_idle } => {
             let listen = match crate::serve::http::Listen::parse(&addr, allow_remote) {

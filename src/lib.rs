@@ -26,8 +26,10 @@
 //! - [`conversations`] — the conversations of a run, each with its own
 //!   kernels and debug session; everything else is the run's.
 //! - [`result`] — what a call returns (text, data, images).
-//! - [`status`] — what is connected and usable here, and why not.
-//! - [`cli`] — `tether tools|call|batch|tree|status|serve`; [`serve`] — the
+//! - [`status`] — what is connected and usable here, and why not;
+//!   [`install`] — `tether install`, servers from the registries into
+//!   tether's tools prefix.
+//! - [`cli`] — `tether tools|call|batch|tree|status|install|serve`; [`serve`] — the
 //!   MCP server (rmcp): over stdio, or over streamable HTTP with a
 //!   conversation per session ([`serve::http`]), and the elicitation ports.
 //!
@@ -40,6 +42,7 @@ pub mod args;
 pub mod cli;
 pub mod conversations;
 pub mod handler;
+pub mod install;
 pub mod result;
 pub mod router;
 pub mod runtime;

@@ -147,6 +147,8 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
                     .map(|c| c.iter().filter_map(|s| s.as_str().map(str::to_string)).collect::<Vec<_>>())
                     .unwrap_or_default(),
             );
+            let files = l["files"].as_u64().unwrap_or(0);
+            details.insert(0, format!("{files} file{} here", if files == 1 { "" } else { "s" }));
             Component {
                 name: l["language"].as_str().unwrap_or("?").to_string(),
                 usable: l["usable"].as_bool().unwrap_or(false),

@@ -86,8 +86,12 @@ async fn pyright_answers_every_action() {
     assert_eq!(diags, "no diagnostics for `app.py` (fresh)");
 
     let status = lsp_ok(&h, json!({"action": "status"})).await;
-    assert!(status.contains("python: usable") && status.contains("running pyright@. [ready]"), "{status}");
-    assert!(status.contains("dart: not usable") && status.contains("`dart` not found on PATH"), "{status}");
+    assert!(
+        status.contains("python (2 files): usable") && status.contains("running pyright@. [ready]"),
+        "{status}"
+    );
+    let absent = status.lines().find(|l| l.starts_with("servers are configured for, with no file here: "));
+    assert!(absent.is_some_and(|l| l.contains(" dart,") && !l.contains("python")), "{status}");
 
     let reload = lsp_ok(&h, json!({"action": "reload", "file": "app.py"})).await;
     assert_eq!(reload, "restarted pyright (.)");
@@ -369,7 +373,7 @@ async fn a_dart_checkout_without_dart_says_why_and_keeps_the_tool() {
     );
     let status = lsp_ok(&h, json!({"action": "status"})).await;
     assert!(
-        status.contains("dart: not usable") && status.contains("roots at ."),
+        status.contains("dart (1 file): not usable") && status.contains("; root at ."),
         "the root half is fine, the binary half is not: {status}"
     );
     // Writing a Dart file says why diagnostics are unavailable instead of claiming it is clean.
@@ -668,7 +672,7 @@ async fn workspace_symbols_that_no_server_could_answer_are_an_error_not_none() {
     let r = lsp(&h, json!({"action": "symbols", "query": "present", "language": "python"})).await;
     assert!(r.is_error, "{}", r.text);
     assert!(
-        r.text.contains("no server could answer for `present`") && r.text.contains("no-such-pyright-binary"),
+        r.text.starts_with("lsp symbols: no server was asked for `present`: python: not asked (1 file(s)): pyright: `no-such-pyright-binary` not found on PATH;"),
         "{}",
         r.text
     );

@@ -21,6 +21,8 @@
 //! - [`wire`] — framing, JSON-RPC and the pending map, shared by every
 //!   stdio peer; [`process`] — spawning children in their own process
 //!   group, tagged with the run id, killed with their actor.
+//! - [`tools_prefix`] — where `tether install` puts servers and adapters,
+//!   looked in before `PATH`.
 //! - [`fs`] — confinement to the working directory, atomic writes,
 //!   all-or-nothing commits; [`describe`] — the supervision tree's nodes.
 
@@ -32,6 +34,7 @@ pub mod kernel;
 pub mod lsp;
 pub mod process;
 pub mod question;
+pub mod tools_prefix;
 pub mod watch;
 pub mod wire;
 pub mod workers;

@@ -19,14 +19,20 @@ pub struct Usable {
     pub root: PathBuf,
     /// The resolved program.
     pub binary: PathBuf,
+    /// The language table, to tell which files are the server's.
+    pub languages: super::languages::Languages,
 }
 
 /// The nearest directory at or above `file`'s directory, up to `workdir`,
-/// that holds one of `markers`.
+/// that holds one of `markers` (a name, or `*.ext` for any file of that
+/// extension: `*.csproj`). No markers: the working directory.
 pub fn find_root(file: &Path, workdir: &Path, markers: &[String]) -> Option<PathBuf> {
+    if markers.is_empty() {
+        return Some(workdir.to_path_buf());
+    }
     let mut dir = if file.is_dir() { file } else { file.parent()? };
     loop {
-        if markers.iter().any(|m| dir.join(m).exists()) {
+        if markers.iter().any(|m| holds_marker(dir, m)) {
             return Some(dir.to_path_buf());
         }
         if dir == workdir || !dir.starts_with(workdir) {
@@ -36,9 +42,19 @@ pub fn find_root(file: &Path, workdir: &Path, markers: &[String]) -> Option<Path
     }
 }
 
+/// Whether `dir` holds `marker` (a name, or `*.ext`).
+pub fn holds_marker(dir: &Path, marker: &str) -> bool {
+    match marker.strip_prefix("*.") {
+        Some(ext) => std::fs::read_dir(dir)
+            .is_ok_and(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == ext))),
+        None => dir.join(marker).exists(),
+    }
+}
+
 /// Resolves `command`: a path with `/` is taken relative to the working
 /// directory; a bare name is looked for in the project's `.venv/bin` and
-/// `venv/bin` (a PATH python is another environment), then on PATH.
+/// `venv/bin` (a PATH python is another environment), then in what
+/// `tether install` installed (`crate::tools_prefix`), then on PATH.
 /// On failure, returns every location tried.
 pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<PathBuf, Vec<PathBuf>> {
     if command.contains('/') {
@@ -55,6 +71,7 @@ pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<Path
             }
         }
     }
+    dirs.push(crate::tools_prefix::bin());
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             if !dirs.contains(&dir) {
@@ -91,12 +108,36 @@ pub fn why_not_binary(config: &ServerConfig, tried: &[PathBuf]) -> String {
     let shown: Vec<String> = tried.iter().take(MAX_TRIED_SHOWN).map(|p| p.display().to_string()).collect();
     let more = tried.len().saturating_sub(MAX_TRIED_SHOWN);
     let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
-    format!("{}: `{}` not found on PATH; tried: {}{tail}", config.id, config.command, shown.join(", "))
+    let how = install_hint(config);
+    format!("{}: `{}` not found on PATH; tried: {}{tail}{how}", config.id, config.command, shown.join(", "))
+}
+
+/// A reason from [`why_not_binary`] without the places tried: for answers
+/// that list several languages, where `status` gives the long form.
+pub fn brief(reason: &str) -> String {
+    let Some(start) = reason.find("; tried: ") else { return reason.to_string() };
+    let rest = &reason[start + 2..];
+    let end = ["; install it with", "; to install it:"].iter().filter_map(|m| rest.find(m)).min();
+    match end {
+        Some(end) => format!("{}{}", &reason[..start], &rest[end..]),
+        None => reason[..start].to_string(),
+    }
+}
+
+/// How to get a missing server, as the tail of a reason: the command that
+/// installs it, or upstream's instructions where no registry ships it.
+pub fn install_hint(config: &ServerConfig) -> String {
+    match &config.install {
+        Some(i) if i.automatic() => format!("; install it with `tether install {}`", config.id),
+        Some(i) => i.manual.as_deref().map(|m| format!("; to install it: {m}")).unwrap_or_default(),
+        None => String::new(),
+    }
 }
 
 /// The first server of `candidates` usable for `file`, or why none is.
 pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Result<Usable, Vec<String>> {
-    choose_cached(candidates, file, workdir, &mut std::collections::HashMap::new())
+    let languages = super::languages::Languages::default();
+    choose_cached(candidates, &languages, file, workdir, &mut std::collections::HashMap::new())
 }
 
 /// [`choose`], remembering resolved binaries by server id (failures are
@@ -104,6 +145,7 @@ pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Resu
 /// A project-local binary (`.venv/bin`) is per root, so it is not cached.
 pub fn choose_cached(
     candidates: &[&ServerConfig],
+    languages: &super::languages::Languages,
     file: &Path,
     workdir: &Path,
     binaries: &mut std::collections::HashMap<String, PathBuf>,
@@ -116,14 +158,15 @@ pub fn choose_cached(
             continue;
         };
         if let Some(binary) = binaries.get(&config.id) {
-            return Ok(Usable { config: (*config).clone(), root, binary: binary.clone() });
+            let (config, binary, languages) = ((*config).clone(), binary.clone(), languages.clone());
+            return Ok(Usable { config, root, binary, languages });
         }
         match resolve_binary(&config.command, &root, workdir) {
             Ok(binary) => {
                 if !binary.starts_with(workdir) {
                     binaries.insert(config.id.clone(), binary.clone());
                 }
-                return Ok(Usable { config: (*config).clone(), root, binary });
+                return Ok(Usable { config: (*config).clone(), root, binary, languages: languages.clone() });
             }
             Err(tried) => reasons.push(why_not_binary(config, &tried)),
         }
@@ -170,6 +213,36 @@ mod tests {
         fake.command = "no-such-dart-binary".into();
         let why = choose(&[&fake], &file, &root).unwrap_err();
         assert!(why[0].starts_with("dart: `no-such-dart-binary` not found on PATH; tried: "), "{why:?}");
+    }
+
+    #[test]
+    fn a_brief_reason_keeps_the_install_command() {
+        let table = builtin();
+        let php = table.iter().find(|s| s.id == "intelephense").unwrap();
+        let long = why_not_binary(php, &[PathBuf::from("/a/intelephense"), PathBuf::from("/b/intelephense")]);
+        assert!(long.contains("tried: /a/intelephense, /b/intelephense"), "{long}");
+        assert_eq!(
+            brief(&long),
+            "intelephense: `intelephense` not found on PATH; install it with `tether install intelephense`"
+        );
+        let ruby = table.iter().find(|s| s.id == "ruby-lsp").unwrap();
+        let long = why_not_binary(ruby, &[PathBuf::from("/a/ruby-lsp")]);
+        assert_eq!(
+            brief(&long),
+            "ruby-lsp: `ruby-lsp` not found on PATH; to install it: gem install ruby-lsp (RubyGems)"
+        );
+    }
+
+    #[test]
+    fn markers_may_be_extensions_and_none_means_the_workdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("app/src")).unwrap();
+        std::fs::write(root.join("app/App.csproj"), "").unwrap();
+        let file = root.join("app/src/Program.cs");
+        assert_eq!(find_root(&file, &root, &["*.csproj".to_string()]), Some(root.join("app")));
+        assert_eq!(find_root(&file, &root, &["*.sln".to_string()]), None);
+        assert_eq!(find_root(&file, &root, &[]), Some(root.clone()));
     }
 
     #[test]

@@ -31,7 +31,6 @@ use std::time::{Duration, Instant, SystemTime};
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use super::config::language_of;
 use super::discovery::Usable;
 pub use super::session::{BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Session, SyncedDoc};
 use super::shared::{DiagEntry, Held, Shared};
@@ -189,6 +188,20 @@ enum State {
     Crashed(ExitInfo),
 }
 
+/// A server's arguments with `{cache}` read as a directory of its own for
+/// this root (jdtls's Eclipse workspace: two roots must not share one).
+fn expand_args(args: &[String], server: &str, root: &Path) -> Vec<String> {
+    if !args.iter().any(|a| a.contains("{cache}")) {
+        return args.to_vec();
+    }
+    let cache = crate::tools_prefix::cache_for(server, root);
+    if let Err(e) = std::fs::create_dir_all(&cache) {
+        tracing::warn!("cannot create {}: {e}", cache.display());
+    }
+    let cache = cache.display().to_string();
+    args.iter().map(|a| a.replace("{cache}", &cache)).collect()
+}
+
 /// The actor for one language server process.
 pub struct LspServerActor {
     key: ServerKey,
@@ -264,7 +277,8 @@ impl LspServerActor {
         // flight may hold — so they learn the status and stderr, not "EOF".
         let slot: Arc<std::sync::OnceLock<(Client, Arc<Shared>)>> = Arc::default();
         let on_exit = slot.clone();
-        let spawned = process::spawn(&self.usable.binary, &config.args, &self.key.root, move |info| {
+        let args = expand_args(&config.args, &config.id, &self.key.root);
+        let spawned = process::spawn(&self.usable.binary, &args, &self.key.root, move |info| {
             if let Some((client, shared)) = on_exit.get() {
                 let why = info.describe(&name);
                 client.close(&why);
@@ -415,7 +429,7 @@ impl LspServerActor {
                 shared.send_held(uri.as_str(), Some(held), || {
                     client.notify(
                         "textDocument/didOpen",
-                        json!({"textDocument": {"uri": uri, "languageId": super::config::document_language_id(file), "version": version, "text": *text}}),
+                        json!({"textDocument": {"uri": uri, "languageId": self.usable.languages.document_language_id(file), "version": version, "text": *text}}),
                     )
                 })?;
                 self.docs.insert(
@@ -438,7 +452,8 @@ impl LspServerActor {
 
     /// Whether this server serves `path`'s language.
     fn serves(&self, path: &Path) -> bool {
-        language_of(path).is_some_and(|l| self.usable.config.languages.iter().any(|s| s == l))
+        let language = self.usable.languages.of(path);
+        language.is_some_and(|l| self.usable.config.languages.contains(&l.id))
     }
 
     /// Opens `path` for a moment so the server re-reads it (with no text
@@ -904,6 +919,10 @@ impl Handler<Describe> for LspServerActor {
             let rereading = r.shared.reindexing().len();
             if rereading > 0 {
                 node = node.with_detail("rereading_changed_files", rereading);
+            }
+            let reported = r.shared.reported_errors();
+            if !reported.is_empty() {
+                node = node.with_detail("reported_errors", reported);
             }
         }
         node.last_error = self.last_crash.as_ref().map(|info| info.describe(&self.key.server));

@@ -79,7 +79,46 @@ pub struct SyncedDoc {
     pub previous: Option<DiagEntry>,
 }
 
+/// The capability a request needs the server to have announced (LSP 3.17
+/// `ServerCapabilities`), for the requests tether sends.
+fn capability_for(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "textDocument/definition" => "definitionProvider",
+        "textDocument/declaration" => "declarationProvider",
+        "textDocument/typeDefinition" => "typeDefinitionProvider",
+        "textDocument/implementation" => "implementationProvider",
+        "textDocument/references" => "referencesProvider",
+        "textDocument/hover" => "hoverProvider",
+        "textDocument/documentSymbol" => "documentSymbolProvider",
+        "workspace/symbol" => "workspaceSymbolProvider",
+        "textDocument/rename" | "textDocument/prepareRename" => "renameProvider",
+        "textDocument/codeAction" => "codeActionProvider",
+        "textDocument/diagnostic" => "diagnosticProvider",
+        "textDocument/prepareCallHierarchy" => "callHierarchyProvider",
+        "textDocument/prepareTypeHierarchy" => "typeHierarchyProvider",
+        _ => return None,
+    })
+}
+
+/// What a request is for, in the words of the `lsp` tool's answers.
+fn asked_for(method: &str) -> &str {
+    match method {
+        "workspace/symbol" => "workspace symbols",
+        "textDocument/documentSymbol" => "a file's symbols",
+        other => other.rsplit('/').next().unwrap_or(other),
+    }
+}
+
 impl Session {
+    /// Whether the server announced the capability `method` needs (true
+    /// for requests tether knows no capability of).
+    pub fn offers(&self, method: &str) -> bool {
+        capability_for(method).is_none_or(|cap| match self.capabilities.get(cap) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(_) => true,
+        })
+    }
+
     /// Waits, at most `timeout`, until every message the server wrote
     /// before it read this point has been read here: a request it must
     /// answer (with "method not found" — any answer will do), queued
@@ -90,7 +129,7 @@ impl Session {
         let timeout = timeout.clamp(BARRIER_FLOOR, BARRIER_WAIT);
         match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
             Ok(_) | Err(RequestError::Rpc(_)) => true,
-            Err(RequestError::TimedOut(_) | RequestError::Closed(_)) => false,
+            Err(RequestError::TimedOut(_) | RequestError::Closed(_) | RequestError::Unsupported(_)) => false,
         }
     }
 
@@ -207,6 +246,16 @@ impl Session {
         build: &mut (dyn FnMut(Option<&Held>) -> Result<Value, String> + Send),
         timeout: Duration,
     ) -> Result<Value, OnError> {
+        // Asked anyway, a server answers "method not found" or, worse, an
+        // empty list that reads as "none".
+        if !self.offers(method) {
+            let cap = capability_for(method).unwrap_or_default();
+            return Err(OnError::Request(RequestError::Unsupported(format!(
+                "{} does not answer {} (it announced no `{cap}`)",
+                self.key.server,
+                asked_for(method)
+            ))));
+        }
         let deadline = Instant::now() + CONTENT_MODIFIED_RETRY;
         loop {
             let started: Result<Started, OnError> = match uri {

@@ -102,6 +102,9 @@ pub struct Shared {
     check_prefix: Option<String>,
     /// What the server logs when it can no longer answer, and what ends it then.
     fatal: std::sync::OnceLock<(String, EndServer)>,
+    /// The last errors the server reported of itself (logged as errors,
+    /// or jdtls's `language/status` of type Error), newest last.
+    reported: Mutex<std::collections::VecDeque<String>>,
     /// Progress events counted in order (a begin's place in that order
     /// tells whether it came after a save).
     progress_seq: AtomicU64,
@@ -147,6 +150,7 @@ impl Shared {
             held: Mutex::new(HashMap::new()),
             check_prefix,
             fatal: std::sync::OnceLock::new(),
+            reported: Mutex::new(std::collections::VecDeque::new()),
             progress_seq: AtomicU64::new(0),
             checks: Mutex::new(HashMap::new()),
             check_done: AtomicU64::new(0),
@@ -235,6 +239,26 @@ impl Shared {
 
     /// When the server logs an error holding `text`, `end` is called with
     /// the line: the server can no longer answer although it runs.
+    /// The errors the server reported of itself, oldest first (at most
+    /// [`MAX_REPORTED`]).
+    pub fn reported_errors(&self) -> Vec<String> {
+        self.reported.lock().iter().cloned().collect()
+    }
+
+    fn report(&self, line: String) {
+        let mut reported = self.reported.lock();
+        // The status line and the log entry of one failure say it twice:
+        // the longer, which holds the other, is kept.
+        if line.is_empty() || reported.iter().any(|r| r.contains(&line)) {
+            return;
+        }
+        reported.retain(|r| !line.contains(r.as_str()));
+        if reported.len() == MAX_REPORTED {
+            reported.pop_front();
+        }
+        reported.push_back(line);
+    }
+
     pub fn on_fatal_log(&self, text: String, end: EndServer) {
         let _ = self.fatal.set((text, end));
     }
@@ -387,6 +411,31 @@ impl Shared {
     }
 }
 
+/// Errors a server reported of itself that are kept for `status`.
+pub const MAX_REPORTED: usize = 3;
+/// The longest reported error kept, in characters.
+const REPORTED_CHARS: usize = 300;
+
+/// A logged error in a line: its first line (less a leading timestamp
+/// ending in "AM "/"PM ", as jdtls writes them), and the message of the
+/// first exception quoted below it — the cause, where the first line is
+/// only "Failed to import projects".
+fn error_summary(message: &str) -> String {
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let first = ["AM ", "PM "]
+        .iter()
+        .filter_map(|m| first.find(m).filter(|at| *at < 30).map(|at| &first[at + 3..]))
+        .next()
+        .unwrap_or(first);
+    let cause = lines.find_map(|l| l.split_once("Exception: ").map(|(_, m)| m.trim()));
+    let line = match cause {
+        Some(cause) if !first.contains(cause) => format!("{first}: {cause}"),
+        _ => first.to_string(),
+    };
+    line.chars().take(REPORTED_CHARS).collect()
+}
+
 impl PeerEvents for Shared {
     fn notification(&self, method: &str, params: Value) {
         match method {
@@ -446,6 +495,9 @@ impl PeerEvents for Shared {
             "window/logMessage" | "window/showMessage" => {
                 let error = params["type"].as_u64() == Some(1);
                 let message = params["message"].as_str().unwrap_or("");
+                if error {
+                    self.report(error_summary(message));
+                }
                 if error
                     && let Some((text, end)) = self.fatal.get()
                     && message.contains(text.as_str())
@@ -455,6 +507,11 @@ impl PeerEvents for Shared {
                     self.close(&format!("it can no longer answer (it logged: {line})"));
                     end(line);
                 }
+                return;
+            }
+            // jdtls: "Failed to import projects" when a build import fails.
+            "language/status" if params["type"] == "Error" => {
+                self.report(params["message"].as_str().unwrap_or("").to_string());
                 return;
             }
             "experimental/serverStatus" => {
@@ -524,6 +581,22 @@ fn doc_key(uri: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_logged_error_is_kept_with_its_cause() {
+        let shared = Shared::new(None);
+        let log = "Dec 2, 2026, 1:32:20 AM Failed to import projects\norg.eclipse.core.runtime.CoreException: Could not calculate build plan: Plugin x could not be resolved\n\tat a.b(C.java:1)";
+        shared.notification("window/logMessage", json!({"type": 1, "message": log}));
+        shared.notification(
+            "language/status",
+            json!({"type": "Error", "message": "Failed to import projects"}),
+        );
+        shared.notification("window/logMessage", json!({"type": 3, "message": "just info"}));
+        assert_eq!(
+            shared.reported_errors(),
+            ["Failed to import projects: Could not calculate build plan: Plugin x could not be resolved"]
+        );
+    }
 
     #[test]
     fn configuration_sections_are_looked_up_by_path() {

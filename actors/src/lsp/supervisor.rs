@@ -11,23 +11,19 @@
 //! this mailbox is first in, first out, so the batch reaches a server's
 //! mailbox before the query that asked for the sync point does.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use actix::prelude::*;
 use serde::Serialize;
 
-use super::config::{self, ServerConfig};
+use super::config::{self, ServerConfig, Table};
 use super::discovery::{self, Usable};
 use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Stop};
+use super::tree;
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
-
-/// Directory levels searched for root markers when no file is given.
-const MARKER_SEARCH_DEPTH: usize = 6;
-/// Entries looked at when searching for root markers.
-const MARKER_SEARCH_ENTRIES: usize = 20_000;
 
 /// Why no server can answer for a file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -123,6 +119,8 @@ impl Message for Status {
 pub struct LanguageStatus {
     /// The language.
     pub language: String,
+    /// Its files in the working directory (a floor when `capped`).
+    pub files: usize,
     /// Server instances of this language, as the tree describes them.
     pub running: Vec<ActorNode>,
     /// For each candidate, whether it can start here and why not.
@@ -139,14 +137,18 @@ pub struct StatusReport {
     /// How the working directory is watched (`None`: not yet, it starts
     /// with the first query).
     pub watch: Option<WatchStatus>,
-    /// Per language, in table order.
+    /// Per language the working directory holds, in table order.
     pub languages: Vec<LanguageStatus>,
+    /// Languages servers are configured for, with no file here.
+    pub absent: Vec<String>,
+    /// Whether the count of files stopped at `tree::MAX_FILES_WALKED`.
+    pub capped: bool,
 }
 
 /// The supervisor actor.
 pub struct LspSupervisor {
     workdir: PathBuf,
-    table: Result<Vec<ServerConfig>, String>,
+    table: Result<Table, String>,
     /// Resolved binaries by server id: PATH lookups cost a dozen `stat`s,
     /// and a server's binary does not move during a run.
     binaries: std::collections::HashMap<String, PathBuf>,
@@ -200,10 +202,6 @@ impl LspSupervisor {
         self.watcher.as_ref().expect("just started")
     }
 
-    fn candidates<'a>(table: &'a [ServerConfig], language: &str) -> Vec<&'a ServerConfig> {
-        table.iter().filter(|s| s.languages.iter().any(|l| l == language)).collect()
-    }
-
     fn actor_for(&mut self, usable: Usable, ctx: &mut Context<Self>) -> (ServerKey, Addr<LspServerActor>) {
         let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
         if let Some(addr) = self.servers.get(&key).filter(|a| a.connected()) {
@@ -218,44 +216,29 @@ impl LspSupervisor {
     }
 }
 
-/// The directories holding each wanted marker file, from one bounded walk
-/// of the working directory.
-fn marker_dirs(workdir: &Path, wanted: &BTreeSet<String>) -> BTreeMap<String, Vec<PathBuf>> {
-    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let walk = ignore::WalkBuilder::new(workdir)
-        .max_depth(Some(MARKER_SEARCH_DEPTH))
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != "node_modules" && e.file_name() != "target")
-        .build();
-    for entry in walk.flatten().take(MARKER_SEARCH_ENTRIES) {
-        if let Some(name) = entry.file_name().to_str().filter(|n| wanted.contains(*n))
-            && let Some(parent) = entry.path().parent()
-        {
-            let dirs = found.entry(name.to_string()).or_default();
-            if !dirs.iter().any(|d| d == parent) {
-                dirs.push(parent.to_path_buf());
-            }
-        }
-    }
-    found
-}
-
-/// One candidate's state here, in words, and whether it is usable.
-fn candidate_status(
-    workdir: &Path,
-    config: &ServerConfig,
-    markers: &BTreeMap<String, Vec<PathBuf>>,
-) -> (String, bool) {
-    let mut roots: Vec<&PathBuf> =
-        config.root_markers.iter().filter_map(|m| markers.get(m)).flatten().collect();
+/// One candidate's state here, in words, and whether it is usable: the
+/// roots its markers give the language's files, and its binary.
+fn candidate_status(workdir: &Path, config: &ServerConfig, present: &tree::Present) -> (String, bool) {
+    let mut roots: Vec<PathBuf> = present
+        .samples
+        .iter()
+        .filter_map(|file| discovery::find_root(file, workdir, &config.root_markers))
+        .collect();
     roots.sort();
     roots.dedup();
     let binary = discovery::resolve_binary(&config.command, workdir, workdir);
     let roots_text = if roots.is_empty() {
-        format!("no {} anywhere in the working directory", config.root_markers.join(", "))
+        format!(
+            "no {} in the directory of any {} file or above it",
+            config.root_markers.join(", "),
+            present.id
+        )
     } else {
-        let rels: Vec<String> = roots.iter().take(5).map(|r| crate::fs::relative(workdir, r)).collect();
-        format!("roots at {}", rels.join(", "))
+        let mut rels: Vec<String> = roots.iter().take(5).map(|r| crate::fs::relative(workdir, r)).collect();
+        if roots.len() > 5 {
+            rels.push(format!("and {} more", roots.len() - 5));
+        }
+        format!("{} at {}", if roots.len() == 1 { "root" } else { "roots" }, rels.join(", "))
     };
     match binary {
         Ok(path) if !roots.is_empty() => {
@@ -279,20 +262,28 @@ impl Handler<Route> for LspSupervisor {
     fn handle(&mut self, msg: Route, ctx: &mut Self::Context) -> Self::Result {
         let table = self.table.clone().map_err(Unavailable::BadConfig)?;
         let rel = crate::fs::relative(&self.workdir, &msg.file);
-        let Some(language) = config::language_of(&msg.file) else {
+        let Some(language) = table.language_of(&msg.file).map(|l| l.id.clone()) else {
             let ext = msg.file.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or(rel);
             return Err(Unavailable::NoLanguage(ext));
         };
-        let candidates = Self::candidates(&table, language);
+        let candidates = table.candidates(&language);
         if candidates.is_empty() {
-            return Err(Unavailable::NotConfigured(language.to_string()));
+            return Err(Unavailable::NotConfigured(language));
         }
-        let usable =
-            discovery::choose_cached(&candidates, &msg.file, &self.workdir, &mut self.binaries).map_err(
-                |reasons| Unavailable::NotUsable { language: language.to_string(), file: rel, reasons },
-            )?;
+        let usable = discovery::choose_cached(
+            &candidates,
+            &table.languages,
+            &msg.file,
+            &self.workdir,
+            &mut self.binaries,
+        )
+        .map_err(|reasons| Unavailable::NotUsable {
+            language: language.clone(),
+            file: rel,
+            reasons,
+        })?;
         let (key, addr) = self.actor_for(usable, ctx);
-        Ok(Routed { key, addr, language: language.to_string() })
+        Ok(Routed { key, addr, language })
     }
 }
 
@@ -392,58 +383,62 @@ impl Handler<Status> for LspSupervisor {
     fn handle(&mut self, _msg: Status, _ctx: &mut Self::Context) -> Self::Result {
         let (table, config_error) = match &self.table {
             Ok(t) => (t.clone(), None),
-            Err(e) => (config::builtin(), Some(e.clone())),
+            Err(e) => (Table::default(), Some(e.clone())),
         };
-        let mut languages: Vec<String> = Vec::new();
-        for server in &table {
-            for l in &server.languages {
-                if !languages.contains(l) {
-                    languages.push(l.clone());
-                }
-            }
-        }
-        let mut rows = Vec::new();
-        for language in languages {
-            let configs: Vec<ServerConfig> =
-                Self::candidates(&table, &language).into_iter().cloned().collect();
-            let servers: Vec<Addr<LspServerActor>> = self
-                .servers
-                .iter()
-                .filter(|(k, _)| table.iter().any(|s| s.id == k.server && s.languages.contains(&language)))
-                .map(|(_, a)| a.clone())
-                .collect();
-            rows.push((language, configs, servers));
-        }
+        let running: Vec<(ServerKey, Addr<LspServerActor>)> =
+            self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
         let workdir = self.workdir.clone();
-        let wanted: BTreeSet<String> = table.iter().flat_map(|s| s.root_markers.iter().cloned()).collect();
         let watch = self.watcher.as_ref().map(|w| w.handle().status());
         Box::pin(async move {
-            // The walk for root markers and the PATH probes are blocking
-            // work: off the actor thread, which the router shares.
-            let probe_rows: Vec<Vec<ServerConfig>> = rows.iter().map(|(_, c, _)| c.clone()).collect();
-            let probed = tokio::task::spawn_blocking(move || {
-                let markers = marker_dirs(&workdir, &wanted);
-                probe_rows
+            // The walk and the PATH probes are blocking work: off the
+            // actor thread, which the router shares.
+            let probe_table = table.clone();
+            let (in_tree, probed) = tokio::task::spawn_blocking(move || {
+                let in_tree = tree::scan(&workdir, &probe_table.languages);
+                let probed: Vec<Vec<(String, bool)>> = in_tree
+                    .languages
                     .iter()
-                    .map(|configs| {
-                        configs.iter().map(|c| candidate_status(&workdir, c, &markers)).collect::<Vec<_>>()
+                    .map(|present| {
+                        probe_table
+                            .candidates(&present.id)
+                            .into_iter()
+                            .map(|c| candidate_status(&workdir, c, present))
+                            .collect()
                     })
-                    .collect::<Vec<_>>()
+                    .collect();
+                (in_tree, probed)
             })
             .await
             .unwrap_or_default();
             let mut languages = Vec::new();
-            for (k, (language, _, servers)) in rows.into_iter().enumerate() {
-                let statuses = probed.get(k).cloned().unwrap_or_default();
-                let mut running = Vec::new();
-                for addr in servers {
-                    running.push(describe_or_busy(&addr.recipient(), "lsp-server").await);
+            for (present, statuses) in in_tree.languages.iter().zip(probed) {
+                let mut nodes = Vec::new();
+                for (key, addr) in &running {
+                    let serves =
+                        table.servers.iter().any(|s| s.id == key.server && s.languages.contains(&present.id));
+                    if serves {
+                        nodes.push(describe_or_busy(&addr.clone().recipient(), "lsp-server").await);
+                    }
                 }
-                let usable = statuses.iter().any(|(_, ok)| *ok) || !running.is_empty();
+                let live = nodes.iter().any(|n| !n.state.starts_with("crashed"));
+                let usable = statuses.iter().any(|(_, ok)| *ok) || live;
                 let candidates = statuses.into_iter().map(|(text, _)| text).collect();
-                languages.push(LanguageStatus { language, running, candidates, usable });
+                languages.push(LanguageStatus {
+                    language: present.id.clone(),
+                    files: present.files,
+                    running: nodes,
+                    candidates,
+                    usable,
+                });
             }
-            StatusReport { config_error, watch, languages }
+            let absent = table
+                .languages
+                .ids()
+                .into_iter()
+                .filter(|id| in_tree.get(id).is_none() && !table.candidates(id).is_empty())
+                .map(str::to_string)
+                .collect();
+            StatusReport { config_error, watch, languages, absent, capped: in_tree.capped }
         })
     }
 }

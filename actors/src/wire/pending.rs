@@ -24,6 +24,9 @@ pub enum RequestError {
     /// The peer went away; the text says how (exit status, last stderr lines).
     #[error("{0}")]
     Closed(String),
+    /// Not sent: the peer said at start it does not offer this request.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 type Waiter = oneshot::Sender<Result<Value, RequestError>>;

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use tether_actors::lsp::server::Session;
 
 use super::render::{Lines, Place, grouped, hover_text, locations};
-use super::{MAX_CODE_ACTIONS, MAX_HOVER_CHARS, MAX_LOCATIONS, MAX_REFERENCES_PAGE, Page, readiness};
+use super::{
+    MAX_CODE_ACTIONS, MAX_HOVER_CHARS, MAX_LOCATIONS, MAX_REFERENCES_PAGE, Page, readiness, why_none,
+};
 use crate::result::ToolResult;
 
 pub(super) fn render_locations(
@@ -22,8 +24,7 @@ pub(super) fn render_locations(
 ) -> ToolResult {
     let locs = locations(answer);
     if locs.is_empty() {
-        let why =
-            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
+        let why = why_none(session, "found none");
         return ToolResult::text(format!(
             "no {} for `{symbol}` at {rel}:{line}: {why}",
             name.replace('_', " ")
@@ -59,8 +60,7 @@ pub(super) fn render_references(
     places.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     places.dedup();
     if places.is_empty() {
-        let why =
-            readiness(session).unwrap_or_else(|| format!("{} is ready and found none", session.key.server));
+        let why = why_none(session, "found none");
         return ToolResult::text(format!("no references to `{symbol}`: {why}"))
             .with_data(json!({"total": 0}));
     }
@@ -124,8 +124,7 @@ pub(super) fn render_hover(
             ToolResult::text(shown.clone()).with_data(json!({"hover": shown, "server": session.key.server}))
         }
         None => {
-            let why = readiness(session)
-                .unwrap_or_else(|| format!("{} is ready and has nothing to show", session.key.server));
+            let why = why_none(session, "has nothing to show");
             ToolResult::text(format!("no hover for `{symbol}` at {rel}:{line}: {why}"))
         }
     }

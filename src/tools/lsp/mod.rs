@@ -28,6 +28,7 @@ use tether_actors::lsp::server::{OnError, Open, Session};
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status, SyncDisk};
 use tether_actors::watch::Synced;
+use tether_actors::wire::pending::RequestError;
 
 use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
@@ -363,6 +364,23 @@ fn readiness(session: &Session) -> Option<String> {
     })
 }
 
+/// Why an answer is empty: still indexing, a failure the server reported
+/// of its own (jdtls's build import: it may be answering from part of the
+/// project), or else "ready and `none`".
+fn why_none(session: &Session, none: &str) -> String {
+    readiness(session).unwrap_or_else(|| {
+        let reported = session.shared.reported_errors();
+        match reported.last() {
+            Some(last) => format!(
+                "{} {none}, but it reported {} error(s) of its own, the last: {last}; the project may be only partly loaded (`lsp status` lists them)",
+                session.key.server,
+                reported.len()
+            ),
+            None => format!("{} is ready and {none}", session.key.server),
+        }
+    })
+}
+
 async fn navigate(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
@@ -403,6 +421,11 @@ async fn navigate(
     let mut answer = match session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
         Ok(v) => v,
         Err(OnError::Build(why)) => return ToolResult::error(format!("lsp {name}: {why}")),
+        Err(OnError::Request(RequestError::Unsupported(why))) => {
+            return ToolResult::error(format!(
+                "lsp {name}: {why}; ask another action, or search the text (`ast_grep`)"
+            ));
+        }
         Err(OnError::Request(e)) => {
             return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server));
         }
@@ -510,8 +533,19 @@ async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
     if let Some(e) = &report.config_error {
         let _ = writeln!(text, "tether.toml: {e} (using the built-in table)");
     }
+    if report.languages.is_empty() {
+        let _ = writeln!(text, "no file here is of a language a server is configured for");
+    }
+    let or_more = if report.capped { " or more" } else { "" };
     for lang in &report.languages {
-        let _ = writeln!(text, "{}: {}", lang.language, if lang.usable { "usable" } else { "not usable" });
+        let _ = writeln!(
+            text,
+            "{} ({}{or_more} file{}): {}",
+            lang.language,
+            lang.files,
+            if lang.files == 1 { "" } else { "s" },
+            if lang.usable { "usable" } else { "not usable" }
+        );
         for node in &lang.running {
             let _ = writeln!(
                 text,
@@ -522,10 +556,16 @@ async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
                 node.uptime_ms,
                 node.restarts.unwrap_or(0)
             );
+            for e in node.detail.get("reported_errors").and_then(|v| v.as_array()).into_iter().flatten() {
+                let _ = writeln!(text, "    it reported: {}", e.as_str().unwrap_or(""));
+            }
         }
         for c in &lang.candidates {
             let _ = writeln!(text, "  {c}");
         }
+    }
+    if !report.absent.is_empty() {
+        let _ = writeln!(text, "servers are configured for, with no file here: {}", report.absent.join(", "));
     }
     text.push_str(RESOURCES_HINT);
     ToolResult::text(text).with_data(&report)

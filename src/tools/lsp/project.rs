@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use actix::Addr;
 use serde_json::json;
 use tether_actors::lsp::checker;
-use tether_actors::lsp::config::{self, ServerConfig};
+use tether_actors::lsp::config::{self, Table};
 use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::lsp::tree::{self, Present};
 
 use super::render::Lines;
 use crate::result::ToolResult;
@@ -16,41 +17,33 @@ use crate::result::ToolResult;
 /// Diagnostics listed per checker run.
 const CHECKER_LISTED: usize = 200;
 
-pub(super) fn present_languages(root: &Path, wanted: Option<&str>) -> Result<Vec<&'static str>, String> {
-    if let Some(l) = wanted {
-        let known = ["python", "c", "cpp", "rust", "typescript", "javascript", "go", "dart"];
-        return known.iter().find(|k| **k == l).map(|k| vec![*k]).ok_or_else(|| {
-            format!(
-                "argument `language`: `{l}` is not a language servers are configured for; use one of: {}",
-                known.join(", ")
-            )
-        });
-    }
-    let (counts, _) = tether_actors::ast::scan::count_files_by_language(root, 20_000);
-    let mut langs = Vec::new();
-    // A grammar's extensions, through the server table: any of them that
-    // names a server language (python's first, in order, is `.bazel`).
-    for (lang, _) in counts {
-        let server_langs = lang
-            .extensions()
-            .iter()
-            .filter_map(|ext| config::language_of(&PathBuf::from(format!("x.{ext}"))));
-        for l in server_langs {
-            if !langs.contains(&l) {
-                langs.push(l);
-            }
-        }
-    }
-    Ok(langs)
+/// What the tree holds, for a workspace question: the working directory's
+/// tables and the languages present with their files (only `wanted`, when
+/// given; it must be a language of the table).
+pub(super) struct Here {
+    pub table: Table,
+    pub present: Vec<Present>,
 }
 
-/// [`present_languages`] off the actor thread: it may walk the tree.
-pub(super) async fn languages_here(
-    root: &Path,
-    language: Option<String>,
-) -> Result<Vec<&'static str>, String> {
+fn what_is_here(root: &Path, wanted: Option<&str>) -> Result<Here, String> {
+    let table = config::load(root)?;
+    if let Some(l) = wanted
+        && table.languages.get(l).is_none()
+    {
+        return Err(format!(
+            "argument `language`: `{l}` is not a language of the table; use one of: {} (or add a [[language]] to tether.toml)",
+            table.languages.ids().join(", ")
+        ));
+    }
+    let in_tree = tree::scan(root, &table.languages);
+    let present = in_tree.languages.into_iter().filter(|p| wanted.is_none_or(|w| w == p.id)).collect();
+    Ok(Here { table, present })
+}
+
+/// [`what_is_here`] off the actor thread: it walks the tree.
+pub(super) async fn languages_here(root: &Path, language: Option<String>) -> Result<Here, String> {
     let root = root.to_path_buf();
-    tokio::task::spawn_blocking(move || present_languages(&root, language.as_deref()))
+    tokio::task::spawn_blocking(move || what_is_here(&root, language.as_deref()))
         .await
         .unwrap_or_else(|e| Err(e.to_string()))
 }
@@ -60,12 +53,8 @@ pub(super) async fn project_check(
     root: PathBuf,
     language: Option<String>,
 ) -> ToolResult {
-    let langs = match languages_here(&root, language.clone()).await {
-        Ok(l) => l,
-        Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
-    };
-    let table: Vec<ServerConfig> = match config::load(&root) {
-        Ok(t) => t,
+    let Here { table, present } = match languages_here(&root, language.clone()).await {
+        Ok(here) => here,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
     let _ = sup;
@@ -73,10 +62,8 @@ pub(super) async fn project_check(
     let mut all = Vec::new();
     let mut any_checker = false;
     let mut failed = false;
-    for lang in langs {
-        let Some(checker) =
-            table.iter().filter(|s| s.languages.iter().any(|l| l == lang)).find_map(|s| s.checker.clone())
-        else {
+    for lang in present.iter().map(|p| p.id.as_str()) {
+        let Some(checker) = table.candidates(lang).into_iter().find_map(|s| s.checker.clone()) else {
             let _ = writeln!(text, "{lang}: no project checker is configured (add one to tether.toml)");
             continue;
         };

@@ -142,6 +142,7 @@ pub fn hover_text(value: &serde_json::Value) -> Option<String> {
             .join("\n\n"),
         _ => String::new(),
     };
+    let raw = without_inline_images(&raw);
     let raw = raw.trim();
     if raw.is_empty() {
         return None;
@@ -164,6 +165,33 @@ pub fn hover_text(value: &serde_json::Value) -> Option<String> {
         }
     }
     Some(raw.to_string())
+}
+
+/// Markdown with its inline images (`![alt](data:…)`) left out: the CSS
+/// and HTML servers attach a base64 "Baseline" badge of some 3,000
+/// characters to every hover, which a model pays for and cannot see.
+fn without_inline_images(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(start) = rest.find("![") {
+        let tail = &rest[start..];
+        let image_end = tail
+            .find("](data:")
+            .filter(|close| !tail[2..*close].contains('\n'))
+            .and_then(|close| tail[close..].find(')').map(|end| close + end + 1));
+        match image_end {
+            Some(end) => {
+                out.push_str(&rest[..start]);
+                rest = &tail[end..];
+            }
+            None => {
+                out.push_str(&rest[..start + 2]);
+                rest = &tail[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The name of an LSP symbol kind.
@@ -210,6 +238,16 @@ mod tests {
         let v = json!({"contents": {"kind": "markdown", "value": "```python\ndef f(x: int) -> str\n```\n---\nTurns x into text."}});
         assert_eq!(hover_text(&v).unwrap(), "def f(x: int) -> str\n\nTurns x into text.");
         assert_eq!(hover_text(&json!({"contents": ""})), None);
+    }
+
+    #[test]
+    fn hover_leaves_inline_images_out() {
+        let badge = "![Baseline icon](data:image/svg+xml;base64,PHN2Zz4=)";
+        let v = json!({"contents": {"kind": "markdown", "value": format!("The h1 element.\n\n{badge} _Widely available_\n\n![a link](https://x/y.png)")}});
+        assert_eq!(
+            hover_text(&v).unwrap(),
+            "The h1 element.\n\n _Widely available_\n\n![a link](https://x/y.png)"
+        );
     }
 
     #[test]

@@ -3,31 +3,26 @@
 //! each server of a language the tree holds, once per server).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use actix::Addr;
 use serde_json::{Value, json};
-use tether_actors::lsp::config;
-use tether_actors::lsp::supervisor::{LspSupervisor, Route};
+use tether_actors::lsp::config::Table;
+use tether_actors::lsp::discovery;
+use tether_actors::lsp::supervisor::{LspSupervisor, Route, Unavailable};
+use tether_actors::lsp::tree::Present;
+use tether_actors::wire::pending::RequestError;
 
 use super::render::{Lines, kind_name};
 use super::{
-    DOCUMENT_SYMBOLS_CAP, REQUEST_TIMEOUT, WORKSPACE_SYMBOLS_CAP, languages_here, open, readiness, ready_for,
-    taken_in_notes,
+    DOCUMENT_SYMBOLS_CAP, REQUEST_TIMEOUT, WORKSPACE_SYMBOLS_CAP, languages_here, open, ready_for,
+    taken_in_notes, why_none,
 };
 use crate::result::ToolResult;
 
-/// A file of `language` under `root`, to route a language-wide request through.
-fn sample_file(root: &Path, language: &str) -> Option<PathBuf> {
-    ignore::WalkBuilder::new(root)
-        .build()
-        .flatten()
-        .take(20_000)
-        .find(|e| {
-            e.file_type().is_some_and(|t| t.is_file()) && config::language_of(e.path()) == Some(language)
-        })
-        .map(|e| e.into_path())
-}
+/// Project roots asked per language: a monorepo with more says which
+/// were left out, rather than starting a server for each.
+const MAX_ROOTS_PER_LANGUAGE: usize = 6;
 
 /// How a symbol's name answers the query, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -76,11 +71,160 @@ struct Found {
     name: String,
     kind: &'static str,
     place: super::render::Place,
-    lang: &'static str,
+    lang: String,
     /// The root of the server that answered, relative to the working directory.
     root: String,
     outside: bool,
     rank: Rank,
+}
+
+/// What one server answered, and what to say about it.
+#[derive(Default)]
+struct Asked {
+    found: Vec<Found>,
+    notes: Vec<String>,
+    /// Whether it could not be asked or did not answer.
+    failed: bool,
+    /// The server's name, when it announced no workspace symbols.
+    cannot: Option<String>,
+}
+
+/// Asks the server of `sample`'s root for `query`.
+async fn ask(sup: Addr<LspSupervisor>, root: PathBuf, lang: String, sample: PathBuf, query: String) -> Asked {
+    let mut out = Asked::default();
+    let (session, synced) = match open(&sup, &sample, false).await {
+        Ok(s) => s,
+        Err(e) => {
+            out.notes.push(format!("{lang}: {e}"));
+            out.failed = true;
+            return out;
+        }
+    };
+    let ready = ready_for(&session).await;
+    // typescript-language-server searches the project of the document
+    // it last handled a request for: make that the sample, not a file
+    // another call left in a project of its own.
+    if let Some(doc) = &session.doc {
+        let here = json!({"textDocument": {"uri": doc.uri}, "position": {"line": 0, "character": 0}});
+        let _ = session.request("textDocument/hover", here, REQUEST_TIMEOUT).await;
+    }
+    for note in taken_in_notes(&session, &root, &synced, &ready) {
+        out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
+    }
+    if let Some(p) = session.shared.indexing() {
+        out.notes.push(format!(
+            "{lang}: {} still indexing{}; results may be incomplete",
+            session.key.server,
+            p.detail()
+        ));
+    }
+    let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await {
+        Ok(v) => v,
+        Err(RequestError::Unsupported(_)) => {
+            out.cannot = Some(format!("{lang} ({})", session.key.server));
+            return out;
+        }
+        Err(e) => {
+            out.notes.push(format!("{lang}: {} failed: {e}", session.key.server));
+            out.failed = true;
+            return out;
+        }
+    };
+    let mut lines = Lines::new(&root);
+    let root_rel = tether_actors::fs::relative(&root, &session.key.root);
+    for item in answer.as_array().cloned().unwrap_or_default() {
+        let name = item["name"].as_str().unwrap_or("?").to_string();
+        let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
+            .map(kind_name)
+            .unwrap_or("symbol");
+        let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
+            continue;
+        };
+        let place = lines.place(&loc.uri, &loc.range);
+        let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(&root));
+        let rank = Rank::of(&name, &query);
+        out.found.push(Found {
+            name,
+            kind,
+            place,
+            lang: lang.clone(),
+            root: root_rel.clone(),
+            outside,
+            rank,
+        });
+    }
+    out
+}
+
+/// Whom a workspace question goes to: one file per server instance, at
+/// most [`MAX_ROOTS_PER_LANGUAGE`] per language, and what is said of the
+/// rest.
+struct Asks {
+    /// (language, a file of the root whose server is asked).
+    targets: Vec<(String, PathBuf)>,
+    notes: Vec<String>,
+    /// Languages present whose files no server could be routed for.
+    not_asked: usize,
+    /// "language (server)" of servers that do not search workspace symbols.
+    cannot: Vec<String>,
+}
+
+/// Every root of every language: each directory's file is routed to its
+/// nearest root's server, and each server asked once. Routed before
+/// anything is opened: opening a second language's file in a server
+/// already asked would make it the one it searches.
+async fn plan_asks(sup: &Addr<LspSupervisor>, table: &Table, present: &[Present]) -> Asks {
+    let mut asks = Asks { targets: Vec::new(), notes: Vec::new(), not_asked: 0, cannot: Vec::new() };
+    let mut keys = std::collections::BTreeSet::new();
+    for p in present {
+        let (mut asked_here, mut left_out, mut why_not, mut cannot_here) = (0, 0, None, false);
+        for sample in &p.samples {
+            match sup.send(Route { file: sample.clone() }).await {
+                Ok(Ok(routed)) if keys.insert(routed.key.clone()) => {
+                    let server = table.servers.iter().find(|s| s.id == routed.key.server);
+                    if server.is_some_and(|s| !s.workspace_symbols) {
+                        // Not started for a question it cannot answer.
+                        let entry = format!("{} ({})", p.id, routed.key.server);
+                        if !asks.cannot.contains(&entry) {
+                            asks.cannot.push(entry);
+                        }
+                        cannot_here = true;
+                    } else if asked_here < MAX_ROOTS_PER_LANGUAGE {
+                        asked_here += 1;
+                        asks.targets.push((p.id.clone(), sample.clone()));
+                    } else {
+                        left_out += 1;
+                    }
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    why_not.get_or_insert_with(|| match e {
+                        Unavailable::NotUsable { reasons, .. } => {
+                            reasons.iter().map(|r| discovery::brief(r)).collect::<Vec<_>>().join("; ")
+                        }
+                        other => other.to_string(),
+                    });
+                }
+                Err(e) => {
+                    why_not.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        if left_out > 0 {
+            asks.notes.push(format!(
+                "{}: {left_out} more root(s) not asked (at most {MAX_ROOTS_PER_LANGUAGE} per language)",
+                p.id
+            ));
+        }
+        if asked_here == 0
+            && !cannot_here
+            && let Some(why) = why_not
+        {
+            asks.not_asked += 1;
+            asks.notes.push(format!("{}: not asked ({} file(s)): {why}", p.id, p.files));
+        }
+    }
+    asks
 }
 
 pub(super) async fn workspace_symbols(
@@ -89,100 +233,63 @@ pub(super) async fn workspace_symbols(
     query: String,
     language: Option<String>,
 ) -> ToolResult {
-    let langs = match languages_here(&root, language.clone()).await {
-        Ok(l) => l,
+    let (table, mut present) = match languages_here(&root, language.clone()).await {
+        Ok(here) => (here.table, here.present),
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
-    let mut places = Vec::new();
-    let mut notes = Vec::new();
     // One server may serve several languages (typescript-language-server:
     // TypeScript and JavaScript); it is asked once, through a file of the
     // language it is built for — a `.js` file outside every tsconfig is
     // a project of its own, and tsserver searches only that one.
-    let mut langs = langs;
-    langs.sort_by_key(|l| *l == "javascript");
-    let mut asked = std::collections::BTreeSet::new();
-    // Servers that could not be asked or did not answer: with no symbol
-    // from any other, "none match" would be a guess.
+    present.sort_by_key(|p| p.id == "javascript");
+    let Asks { targets, mut notes, not_asked, mut cannot } = plan_asks(&sup, &table, &present).await;
+    let reached = targets.len();
+    let answers = futures::future::join_all(
+        targets.into_iter().map(|(lang, sample)| ask(sup.clone(), root.clone(), lang, sample, query.clone())),
+    )
+    .await;
+    let mut places = Vec::new();
     let mut failed = 0;
-    // Servers a file was opened in, to be asked.
-    let mut reached = 0;
-    for lang in langs {
-        let probe_root = root.clone();
-        let sample = tokio::task::spawn_blocking(move || sample_file(&probe_root, lang)).await.ok().flatten();
-        let Some(sample) = sample else { continue };
-        // Routed before it is opened: opening a second language's file in
-        // a server already asked would make it the one the server searches
-        // for the next caller.
-        if let Ok(Ok(routed)) = sup.send(Route { file: sample.clone() }).await
-            && !asked.insert(routed.key)
-        {
-            continue;
-        }
-        let (session, synced) = match open(&sup, &sample, false).await {
-            Ok(s) => s,
-            Err(e) => {
-                notes.push(format!("{lang}: {e}"));
-                failed += 1;
-                continue;
-            }
-        };
-        reached += 1;
-        let ready = ready_for(&session).await;
-        // typescript-language-server searches the project of the document
-        // it last handled a request for: make that the sample, not a file
-        // another call left in a project of its own.
-        if let Some(doc) = &session.doc {
-            let here = json!({"textDocument": {"uri": doc.uri}, "position": {"line": 0, "character": 0}});
-            let _ = session.request("textDocument/hover", here, REQUEST_TIMEOUT).await;
-        }
-        for note in taken_in_notes(&session, &root, &synced, &ready) {
-            notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
-        }
-        if let Some(p) = session.shared.indexing() {
-            notes.push(format!(
-                "{lang}: {} still indexing{}; results may be incomplete",
-                session.key.server,
-                p.detail()
-            ));
-        }
-        let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await
-        {
-            Ok(v) => v,
-            Err(e) => {
-                notes.push(format!("{lang}: {} failed: {e}", session.key.server));
-                failed += 1;
-                continue;
-            }
-        };
-        let mut lines = Lines::new(&root);
-        for item in answer.as_array().cloned().unwrap_or_default() {
-            let name = item["name"].as_str().unwrap_or("?").to_string();
-            let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
-                .map(kind_name)
-                .unwrap_or("symbol");
-            let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
-                continue;
-            };
-            let place = lines.place(&loc.uri, &loc.range);
-            let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(&root));
-            let rank = Rank::of(&name, &query);
-            let root_rel = tether_actors::fs::relative(&root, &session.key.root);
-            places.push(Found { name, kind, place, lang, root: root_rel, outside, rank });
-        }
+    let mut unsupported = 0;
+    for asked in answers {
+        unsupported += usize::from(asked.cannot.is_some());
+        failed += usize::from(asked.failed);
+        places.extend(asked.found);
+        notes.extend(asked.notes);
+        cannot.extend(asked.cannot);
+    }
+    if !cannot.is_empty() {
+        notes.push(format!("not searched: {} (no workspace symbols in these servers)", cannot.join(", ")));
     }
     // What the model asked for first: exact names, then prefixes, then what
     // the servers' fuzzy matching let through; the project's before what
     // lies outside the working directory (a toolchain's standard library).
     // Stable: within a rank, each server's own order.
     places.sort_by_key(|f| (f.outside, f.rank));
+    // jdtls lists a class twice on its line (the declaration and the
+    // type's range): one row per name, kind and line.
+    let mut seen = std::collections::HashSet::new();
+    places.retain(|f| seen.insert((f.name.clone(), f.kind, f.place.path.clone(), f.place.line)));
     let several_roots = places.iter().any(|f| f.root != places[0].root);
     let total = places.len();
-    if reached == 0 && failed == 0 {
-        // No server was asked: "none match" would be about nothing.
+    if reached == unsupported && failed == 0 && not_asked == 0 && !cannot.is_empty() {
         return ToolResult::error(format!(
-            "lsp symbols: no server was asked for `{query}`: no file under the working directory is of a language a server is configured for{}; pass `language`, or check `tether status`",
-            language.as_deref().map(|l| format!(" (asked for {l})")).unwrap_or_default()
+            "lsp symbols: no server here searches workspace symbols for `{query}`: {}; ask for a file's symbols (`file`), or search the text (`ast_grep`)",
+            notes.join("; ")
+        ));
+    }
+    if reached == 0 {
+        // No server was asked: "none match" would be about nothing.
+        let why = if not_asked > 0 {
+            notes.join("; ")
+        } else {
+            format!(
+                "no file under the working directory is of a language a server is configured for{}",
+                language.as_deref().map(|l| format!(" (asked for {l})")).unwrap_or_default()
+            )
+        };
+        return ToolResult::error(format!(
+            "lsp symbols: no server was asked for `{query}`: {why}; pass `language`, or check `tether status`"
         ));
     }
     if total == 0 && failed > 0 {
@@ -243,6 +350,7 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
         .await
     {
         Ok(v) => v,
+        Err(RequestError::Unsupported(why)) => return ToolResult::error(format!("lsp symbols: {why}")),
         Err(e) => return ToolResult::error(format!("lsp symbols: {} failed: {e}", session.key.server)),
     };
     let text_lines: Vec<&str> = doc.text.lines().collect();
@@ -277,8 +385,7 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
     }
     walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), 0, &text_lines, &mut rows);
     if rows.is_empty() {
-        let why = readiness(&session)
-            .unwrap_or_else(|| format!("{} is ready and reports none", session.key.server));
+        let why = why_none(&session, "reports none");
         let mut text = format!("no symbols in `{rel}`: {why}");
         for note in &notes {
             text.push('\n');

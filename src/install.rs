@@ -1,0 +1,365 @@
+//! `tether install [NAME...]`: installs language servers from the
+//! registries, through their ordinary clients, at the versions the table
+//! pins — npm packages and PyPI virtualenvs into tether's tools prefix
+//! (`tether_actors::tools_prefix`, looked in before `PATH`), Debian
+//! packages and rustup components system-wide. A name is a language
+//! (`php`: its preferred server) or a server id (`basedpyright`); no
+//! names: every language the working directory holds. What is already
+//! there is left alone; what no registry ships is named with upstream's
+//! instructions. Never run by a tool call: answers name this command.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use tether_actors::lsp::config::{self, Install, ServerConfig, Table};
+use tether_actors::lsp::discovery;
+use tether_actors::lsp::tree;
+use tether_actors::tools_prefix;
+
+/// What to do for one server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Its binary already resolves.
+    Present { server: String, binary: PathBuf },
+    /// A registry ships it: install.
+    Install { server: String, command: String, install: Install },
+    /// Nothing here can install it.
+    Manual { server: String, how: String },
+}
+
+/// The steps for `names` (or for the languages in `workdir`), in order,
+/// and the names that mean nothing, each with why.
+pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>), String> {
+    let table = config::load(workdir)?;
+    let mut servers: Vec<&ServerConfig> = Vec::new();
+    let mut unknown = Vec::new();
+    let wanted: Vec<String> = if names.is_empty() {
+        let here = tree::scan(workdir, &table.languages);
+        here.languages.into_iter().map(|p| p.id).collect()
+    } else {
+        names.to_vec()
+    };
+    for name in &wanted {
+        let chosen = match table.servers.iter().find(|s| &s.id == name) {
+            Some(server) => Some(server),
+            None if table.languages.get(name).is_some() => preferred(&table, name, workdir),
+            None => {
+                unknown.push(format!(
+                    "`{name}` is neither a language nor a server of the table (languages: {})",
+                    table.languages.ids().join(", ")
+                ));
+                continue;
+            }
+        };
+        match chosen {
+            Some(server) if !servers.iter().any(|s| s.id == server.id) => servers.push(server),
+            Some(_) => {}
+            None => unknown.push(format!("{name}: no server is configured for it")),
+        }
+    }
+    let steps = servers.into_iter().map(|s| step(s, workdir)).collect();
+    Ok((steps, unknown))
+}
+
+/// A language's server to install: one already there, else the first a
+/// registry ships, else the first.
+fn preferred<'a>(table: &'a Table, language: &str, workdir: &Path) -> Option<&'a ServerConfig> {
+    let candidates = table.candidates(language);
+    candidates
+        .iter()
+        .find(|s| discovery::resolve_binary(&s.command, workdir, workdir).is_ok())
+        .or_else(|| candidates.iter().find(|s| s.install.as_ref().is_some_and(Install::automatic)))
+        .or_else(|| candidates.first())
+        .copied()
+}
+
+fn step(server: &ServerConfig, workdir: &Path) -> Step {
+    if let Ok(binary) = discovery::resolve_binary(&server.command, workdir, workdir) {
+        // Installed by an earlier `tether install` of other pins: again.
+        let ours = binary.starts_with(tools_prefix::bin());
+        let current = ours && installed().get(&server.id) == server.install.as_ref();
+        if !ours || current {
+            return Step::Present { server: server.id.clone(), binary };
+        }
+    }
+    match &server.install {
+        Some(install) if install.automatic() => Step::Install {
+            server: server.id.clone(),
+            command: server.command.clone(),
+            install: install.clone(),
+        },
+        Some(install) => Step::Manual {
+            server: server.id.clone(),
+            how: install.manual.clone().unwrap_or_else(|| "no way to install it is known".into()),
+        },
+        None => {
+            Step::Manual { server: server.id.clone(), how: "its entry names no way to install it".into() }
+        }
+    }
+}
+
+/// The record of what `tether install` installed, by server id, with the
+/// pins it installed: a table with other pins installs again.
+const MANIFEST: &str = "installed.json";
+
+fn installed() -> std::collections::BTreeMap<String, Install> {
+    std::fs::read_to_string(tools_prefix::dir().join(MANIFEST))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+fn record(server: &str, install: &Install) -> Result<(), String> {
+    let mut all = installed();
+    all.insert(server.to_string(), install.clone());
+    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
+    tether_actors::fs::atomic_write(&tools_prefix::dir().join(MANIFEST), text.as_bytes())
+        .map_err(|e| format!("cannot record the install: {e}"))
+}
+
+/// Runs `tether install`: prints each step's outcome; 0 when everything
+/// asked for is there at the end.
+pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
+    let (steps, unknown) = match plan(workdir, names) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tether install: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for u in &unknown {
+        println!("not installed: {u}");
+    }
+    if steps.is_empty() && unknown.is_empty() {
+        println!("nothing to install: no file here is of a language a server is configured for");
+    }
+    let mut ok = unknown.is_empty();
+    let prefix = tools_prefix::dir();
+    for s in steps {
+        match s {
+            Step::Present { server, binary } => println!("already there: {server} ({})", binary.display()),
+            Step::Manual { server, how } => {
+                ok = false;
+                println!(
+                    "not installed: {server}: no registry tether reaches ships it; to install it: {how}"
+                );
+            }
+            Step::Install { server, command, install } if dry_run => {
+                println!("would install {server}: {}", describe(&install, &prefix));
+                let _ = command;
+            }
+            Step::Install { server, command, install } => {
+                match install_one(&server, &command, &install, &prefix)
+                    .and_then(|binary| record(&server, &install).map(|()| binary))
+                {
+                    Ok(binary) => {
+                        println!("installed {server}: {} ({})", binary.display(), describe(&install, &prefix))
+                    }
+                    Err(e) => {
+                        ok = false;
+                        println!("not installed: {server}: {e}");
+                    }
+                }
+            }
+        }
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// The commands a step runs, in words.
+fn describe(install: &Install, prefix: &Path) -> String {
+    let mut parts = Vec::new();
+    if !install.apt.is_empty() {
+        parts.push(format!("apt-get install {}", install.apt.join(" ")));
+    }
+    if let Some(c) = &install.rustup {
+        parts.push(format!("rustup component add {c}"));
+    }
+    if !install.npm.is_empty() {
+        parts.push(format!(
+            "npm install --prefix {} {}",
+            prefix.join("npm").display(),
+            install.npm.join(" ")
+        ));
+    }
+    if !install.pip.is_empty() {
+        parts.push(format!(
+            "pip install {} (a virtualenv under {})",
+            install.pip.join(" "),
+            prefix.join("pip").display()
+        ));
+    }
+    parts.join("; ")
+}
+
+fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) -> Result<PathBuf, String> {
+    if !install.apt.is_empty() {
+        apt(&install.apt)?;
+    }
+    if let Some(component) = &install.rustup {
+        run_step(Command::new("rustup").args(["component", "add", component]), "rustup")?;
+    }
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    let mut target = None;
+    if !install.npm.is_empty() {
+        let npm_dir = prefix.join("npm");
+        run_step(
+            Command::new("npm")
+                .args(["install", "--no-fund", "--no-audit", "--loglevel=error", "--prefix"])
+                .arg(&npm_dir)
+                .args(&install.npm),
+            "npm",
+        )?;
+        target = Some(npm_dir.join("node_modules/.bin").join(command));
+    }
+    if !install.pip.is_empty() {
+        let venv = prefix.join("pip").join(server);
+        if !venv.join("bin/python").exists() {
+            let made = run_step(Command::new("python3").args(["-m", "venv"]).arg(&venv), "python3 -m venv");
+            if made.is_err() {
+                // Debian's python3 leaves `venv` to a package of its own.
+                let _ = std::fs::remove_dir_all(&venv);
+                apt(&["python3-venv".to_string()])
+                    .map_err(|e| format!("`python3 -m venv` failed, and installing python3-venv too: {e}"))?;
+                run_step(Command::new("python3").args(["-m", "venv"]).arg(&venv), "python3 -m venv")?;
+            }
+        }
+        run_step(
+            Command::new(venv.join("bin/python"))
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                .args(&install.pip),
+            "pip",
+        )?;
+        let site = site_packages(&venv)?;
+        let env: Vec<(String, String)> =
+            install.env.iter().map(|(k, v)| (k.clone(), v.replace("{site}", &site))).collect();
+        let path: Vec<String> = install.path.iter().map(|d| d.replace("{site}", &site)).collect();
+        let program = venv.join("bin").join(command);
+        if env.is_empty() && path.is_empty() {
+            target = Some(program);
+        } else {
+            return launcher(&bin, command, &program, &env, &path);
+        }
+    }
+    match target {
+        Some(program) => link(&bin, command, &program),
+        // apt or rustup: the command is on PATH now, or it did not install.
+        None => discovery::resolve_binary(command, prefix, prefix)
+            .map_err(|_| format!("`{command}` is still not found after the install")),
+    }
+}
+
+fn apt(packages: &[String]) -> Result<(), String> {
+    let root = runs_as_root();
+    let mut cmd = if root { Command::new("apt-get") } else { Command::new("sudo") };
+    if !root {
+        cmd.args(["-n", "apt-get"]);
+    }
+    cmd.env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y", "-q"]).args(packages);
+    if run_step(&mut cmd, "apt-get install").is_ok() {
+        return Ok(());
+    }
+    // The package lists may be stale or absent on a fresh machine.
+    let mut update = if root { Command::new("apt-get") } else { Command::new("sudo") };
+    if !root {
+        update.args(["-n", "apt-get"]);
+    }
+    run_step(update.args(["update", "-q"]), "apt-get update")?;
+    run_step(&mut cmd, "apt-get install")
+}
+
+/// Whether this process runs as root (the id, not the name).
+fn runs_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn site_packages(venv: &Path) -> Result<String, String> {
+    let out = Command::new(venv.join("bin/python"))
+        .args(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+        .output()
+        .map_err(|e| format!("cannot run the virtualenv's python: {e}"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `bin/<command>` → `program`, replacing an older link.
+fn link(bin: &Path, command: &str, program: &Path) -> Result<PathBuf, String> {
+    if !program.exists() {
+        return Err(format!("the install did not produce {}", program.display()));
+    }
+    let at = bin.join(command);
+    let _ = std::fs::remove_file(&at);
+    std::os::unix::fs::symlink(program, &at).map_err(|e| format!("cannot link {}: {e}", at.display()))?;
+    Ok(at)
+}
+
+/// A `bin/<command>` script that sets `env`, puts `path` first on `PATH`
+/// and runs `program`.
+fn launcher(
+    bin: &Path,
+    command: &str,
+    program: &Path,
+    env: &[(String, String)],
+    path: &[String],
+) -> Result<PathBuf, String> {
+    if !program.exists() {
+        return Err(format!("the install did not produce {}", program.display()));
+    }
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut script = String::from("#!/bin/sh\n# Written by `tether install`.\n");
+    for (k, v) in env {
+        let _ = writeln!(script, "export {k}={}", quote(v));
+    }
+    for dir in path.iter().rev() {
+        let _ = writeln!(script, "export PATH={}:\"$PATH\"", quote(dir));
+    }
+    let _ = writeln!(script, "exec {} \"$@\"", quote(&program.display().to_string()));
+    let at = bin.join(command);
+    let tmp = bin.join(format!(".{command}.tmp"));
+    std::fs::write(&tmp, script).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+        .and_then(|_| std::fs::rename(&tmp, &at))
+        .map_err(|e| format!("cannot install {}: {e}", at.display()))?;
+    Ok(at)
+}
+
+/// Runs one install command, its output passed through to stderr; an
+/// error names the command and its exit status.
+fn run_step(cmd: &mut Command, what: &str) -> Result<(), String> {
+    match cmd.stdout(std::process::Stdio::inherit()).status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("`{what}` failed ({status})")),
+        Err(e) => Err(format!("cannot run `{what}`: {e} (is it installed?)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_follows_the_languages_here_and_names_what_it_cannot_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("index.php"), "<?php\n").unwrap();
+        std::fs::write(root.join("app.rb"), "puts 1\n").unwrap();
+        let (steps, unknown) = plan(&root, &[]).unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let php = steps.iter().find(|s| matches!(s, Step::Install { server, .. } | Step::Present { server, .. } if server == "intelephense"));
+        assert!(php.is_some(), "{steps:?}");
+        let ruby = steps.iter().find_map(|s| match s {
+            Step::Manual { server, how } if server == "ruby-lsp" => Some(how.clone()),
+            _ => None,
+        });
+        assert_eq!(ruby.as_deref(), Some("gem install ruby-lsp (RubyGems)"), "{steps:?}");
+        let (_, unknown) = plan(&root, &["cobol".into()]).unwrap();
+        assert!(unknown[0].starts_with("`cobol` is neither a language nor a server"), "{unknown:?}");
+    }
+}
