@@ -58,7 +58,8 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
             None => unknown.push(format!("{name}: no server is configured for it")),
         }
     }
-    let steps = servers.into_iter().map(|s| step(s, workdir)).collect();
+    let manifest = Manifest::read()?;
+    let steps = servers.into_iter().map(|s| step(s, workdir, &manifest)).collect();
     Ok((steps, unknown))
 }
 
@@ -74,12 +75,15 @@ fn preferred<'a>(table: &'a Table, language: &str, workdir: &Path) -> Option<&'a
         .copied()
 }
 
-fn step(server: &ServerConfig, workdir: &Path) -> Step {
+fn step(server: &ServerConfig, workdir: &Path, manifest: &Manifest) -> Step {
     if let Ok(binary) = discovery::resolve_binary(&server.command, workdir, workdir) {
         // Installed by an earlier `tether install` of other pins: again.
-        let ours = binary.starts_with(tools_prefix::bin());
-        let current = ours && installed().get(&server.id) == server.install.as_ref();
-        if !ours || current {
+        let ours = tools_prefix::bin().is_some_and(|bin| binary.starts_with(bin));
+        let current = ours && manifest.holds(&server.id, server.install.as_ref());
+        // rustup puts a proxy for every component on PATH, installed or
+        // not; it runs only when the component is there.
+        let proxy_only = server.install.as_ref().is_some_and(|i| i.rustup.is_some()) && !runs(&binary);
+        if (!ours || current) && !proxy_only {
             return Step::Present { server: server.id.clone(), binary };
         }
     }
@@ -100,22 +104,53 @@ fn step(server: &ServerConfig, workdir: &Path) -> Step {
 }
 
 /// The record of what `tether install` installed, by server id, with the
-/// pins it installed: a table with other pins installs again.
+/// pins it installed: a table with other pins installs again. Kept as
+/// plain JSON values, so a manifest a newer tether wrote still reads.
 const MANIFEST: &str = "installed.json";
 
-fn installed() -> std::collections::BTreeMap<String, Install> {
-    std::fs::read_to_string(tools_prefix::dir().join(MANIFEST))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
+struct Manifest(serde_json::Map<String, serde_json::Value>);
+
+impl Manifest {
+    /// The manifest, empty when there is none; an unreadable one is an
+    /// error (rewriting it would forget every other install).
+    fn read() -> Result<Manifest, String> {
+        let Some(path) = tools_prefix::dir().map(|d| d.join(MANIFEST)) else {
+            return Ok(Manifest(Default::default()));
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map(Manifest).map_err(|e| {
+                format!(
+                    "{} is not a manifest tether can read ({e}); move it aside and run again",
+                    path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest(Default::default())),
+            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+
+    fn holds(&self, server: &str, install: Option<&Install>) -> bool {
+        let want = install.and_then(|i| serde_json::to_value(i).ok());
+        want.is_some() && self.0.get(server) == want.as_ref()
+    }
+
+    /// Records `server` as installed with `install`, re-reading the file
+    /// first (another run may have recorded since).
+    fn record(server: &str, install: &Install, prefix: &Path) -> Result<(), String> {
+        let mut all = Manifest::read()?;
+        all.0.insert(server.to_string(), serde_json::to_value(install).map_err(|e| e.to_string())?);
+        let text = serde_json::to_string_pretty(&all.0).map_err(|e| e.to_string())?;
+        tether_actors::fs::atomic_write(&prefix.join(MANIFEST), text.as_bytes())
+            .map_err(|e| format!("cannot record the install: {e}"))
+    }
 }
 
-fn record(server: &str, install: &Install) -> Result<(), String> {
-    let mut all = installed();
-    all.insert(server.to_string(), install.clone());
-    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
-    tether_actors::fs::atomic_write(&tools_prefix::dir().join(MANIFEST), text.as_bytes())
-        .map_err(|e| format!("cannot record the install: {e}"))
+/// Whether `binary --version` runs and succeeds.
+fn runs(binary: &Path) -> bool {
+    let mut cmd = Command::new(binary);
+    cmd.arg("--version");
+    tether_actors::process::probe(&mut cmd, tether_actors::process::PROBE_WAIT)
+        .is_some_and(|o| o.status.success())
 }
 
 /// Runs `tether install`: prints each step's outcome; 0 when everything
@@ -135,7 +170,12 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
         println!("nothing to install: no file here is of a language a server is configured for");
     }
     let mut ok = unknown.is_empty();
-    let prefix = tools_prefix::dir();
+    let Some(prefix) = tools_prefix::dir() else {
+        eprintln!(
+            "tether install: no home directory (HOME, XDG_DATA_HOME) to install into; set TETHER_TOOLS"
+        );
+        return ExitCode::from(2);
+    };
     for s in steps {
         match s {
             Step::Present { server, binary } => println!("already there: {server} ({})", binary.display()),
@@ -151,7 +191,7 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
             }
             Step::Install { server, command, install } => {
                 match install_one(&server, &command, &install, &prefix)
-                    .and_then(|binary| record(&server, &install).map(|()| binary))
+                    .and_then(|binary| Manifest::record(&server, &install, &prefix).map(|()| binary))
                 {
                     Ok(binary) => {
                         println!("installed {server}: {} ({})", binary.display(), describe(&install, &prefix))
@@ -195,7 +235,14 @@ fn describe(install: &Install, prefix: &Path) -> String {
 
 fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) -> Result<PathBuf, String> {
     if !install.apt.is_empty() {
-        apt(&install.apt)?;
+        let extras = !install.npm.is_empty() || !install.pip.is_empty();
+        match apt(&install.apt) {
+            Ok(()) => {}
+            // The server itself comes from npm or PyPI; a Debian package
+            // beside it (shellcheck) only adds to it.
+            Err(e) if extras => eprintln!("tether install: {server}: {e}; installing the server without it"),
+            Err(e) => return Err(e),
+        }
     }
     if let Some(component) = &install.rustup {
         run_step(Command::new("rustup").args(["component", "add", component]), "rustup")?;
@@ -285,7 +332,15 @@ fn site_packages(venv: &Path) -> Result<String, String> {
         .args(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
         .output()
         .map_err(|e| format!("cannot run the virtualenv's python: {e}"))?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let site = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || !Path::new(&site).is_dir() {
+        return Err(format!(
+            "the virtualenv at {} names no site-packages ({}); remove it and run again",
+            venv.display(),
+            out.status
+        ));
+    }
+    Ok(site)
 }
 
 /// `bin/<command>` → `program`, replacing an older link.
@@ -330,10 +385,11 @@ fn launcher(
     Ok(at)
 }
 
-/// Runs one install command, its output passed through to stderr; an
-/// error names the command and its exit status.
+/// Runs one install command, its output passed through to stderr (stdout
+/// is for the lines saying what was installed); an error names the command
+/// and its exit status.
 fn run_step(cmd: &mut Command, what: &str) -> Result<(), String> {
-    match cmd.stdout(std::process::Stdio::inherit()).status() {
+    match cmd.stdout(std::io::stderr()).status() {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => Err(format!("`{what}` failed ({status})")),
         Err(e) => Err(format!("cannot run `{what}`: {e} (is it installed?)")),

@@ -124,6 +124,14 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
     let Some(languages) = lsp.and_then(|v| v["languages"].as_array()) else {
         return Vec::new();
     };
+    let absent = lsp.and_then(|v| v["absent"].as_array()).map(|a| {
+        let ids: Vec<&str> = a.iter().filter_map(|s| s.as_str()).collect();
+        Component {
+            name: "(others)".into(),
+            usable: false,
+            detail: format!("configured, no file here: {}", ids.join(", ")),
+        }
+    });
     languages
         .iter()
         .map(|l| {
@@ -148,13 +156,15 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
                     .unwrap_or_default(),
             );
             let files = l["files"].as_u64().unwrap_or(0);
-            details.insert(0, format!("{files} file{} here", if files == 1 { "" } else { "s" }));
+            let or_more = if lsp.is_some_and(|v| v["capped"] == true) { " or more" } else { "" };
+            details.insert(0, format!("{files}{or_more} file{} here", if files == 1 { "" } else { "s" }));
             Component {
                 name: l["language"].as_str().unwrap_or("?").to_string(),
                 usable: l["usable"].as_bool().unwrap_or(false),
                 detail: details.join("; "),
             }
         })
+        .chain(absent.filter(|c| !c.detail.ends_with(": ")))
         .collect()
 }
 

@@ -19,29 +19,39 @@ use serde_json::{Value, json};
 /// Fails, naming the install command, unless `command` is in tether's
 /// tools prefix or on PATH.
 fn installed(command: &str, server: &str) {
-    let in_prefix = tether_actors::tools_prefix::bin().join(command).is_file();
+    let prefix = tether_actors::tools_prefix::bin().expect("a home directory for tether's tools prefix");
+    let in_prefix = prefix.join(command).is_file();
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file()));
     assert!(
         in_prefix || on_path,
         "`{command}` is neither in {} nor on PATH; install it with `tether install {server}` (the README's test command does)",
-        tether_actors::tools_prefix::bin().display()
+        prefix.display()
     );
 }
 
 /// A runtime over the files of `tests/fixtures/lsp/<name>` and `extra`,
 /// all in place before it starts (it reads `tether.toml` then).
 fn fixture_with(name: &str, extra: &[(&str, &str)]) -> Harness {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(name);
-    let mut files: Vec<(String, String)> = Vec::new();
-    for entry in std::fs::read_dir(&src).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        files.push((name, std::fs::read_to_string(entry.path()).unwrap()));
+    fn gather(dir: &Path, rel: &str, files: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = format!("{rel}{}", entry.file_name().to_string_lossy());
+            if entry.file_type().unwrap().is_dir() {
+                gather(&entry.path(), &format!("{name}/"), files);
+            } else {
+                files.push((name, std::fs::read_to_string(entry.path()).unwrap()));
+            }
+        }
     }
+    let mut files = Vec::new();
+    gather(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(name), "", &mut files);
     files.extend(extra.iter().map(|(p, c)| (p.to_string(), c.to_string())));
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
     Harness::new(&refs)
 }
+
+/// A root marker for servers that take a git checkout as a project.
+const GIT: (&str, &str) = (".git/HEAD", "ref: refs/heads/main\n");
 
 async fn lsp(h: &Harness, args: Value) -> String {
     h.ok("lsp", args).await.text
@@ -54,17 +64,7 @@ async fn wrote(h: &Harness, path: &str, content: &str) -> String {
 #[tokio::test]
 async fn intelephense_answers_for_php() {
     installed("intelephense", "intelephense");
-    let h = Harness::new(&[
-        ("composer.json", "{}\n"),
-        (
-            "src/Shapes.php",
-            "<?php\nnamespace App;\n\n/** A square of a given side. */\nclass Square\n{\n    public function __construct(public float $side) {}\n\n    public function area(): float\n    {\n        return $this->side * $this->side;\n    }\n}\n\nfunction total(array $squares): float\n{\n    $sum = 0.0;\n    foreach ($squares as $s) {\n        $sum += $s->area();\n    }\n    return $sum;\n}\n",
-        ),
-        (
-            "src/main.php",
-            "<?php\nnamespace App;\n\nrequire_once __DIR__ . '/Shapes.php';\n\n$a = new Square(2.0);\necho total([$a, new Square(3.0)]);\n",
-        ),
-    ]);
+    let h = fixture_with("php", &[]);
     let def =
         lsp(&h, json!({"action": "definition", "file": "src/main.php", "line": 6, "symbol": "Square"})).await;
     assert!(def.contains("src/Shapes.php:5:7: class Square"), "{def}");
@@ -91,10 +91,7 @@ async fn intelephense_answers_for_php() {
 async fn bash_language_server_answers_with_shellcheck_diagnostics() {
     installed("bash-language-server", "bash-language-server");
     installed("shellcheck", "bash-language-server");
-    let h = Harness::new(&[
-        ("lib.sh", "#!/usr/bin/env bash\n# Greets whoever is named.\ngreet() {\n  echo \"hello $1\"\n}\n"),
-        ("main.sh", "#!/usr/bin/env bash\nsource ./lib.sh\ngreet world\ngreet again\n"),
-    ]);
+    let h = fixture_with("bash", &[]);
     let def = lsp(&h, json!({"action": "definition", "file": "main.sh", "line": 3, "symbol": "greet"})).await;
     assert!(def.contains("lib.sh:3:1: greet() {"), "{def}");
     let refs = lsp(&h, json!({"action": "references", "file": "lib.sh", "line": 3, "symbol": "greet"})).await;
@@ -110,10 +107,7 @@ async fn bash_language_server_answers_with_shellcheck_diagnostics() {
 #[tokio::test]
 async fn the_css_server_finds_custom_properties_and_hovers_without_image_blobs() {
     installed("vscode-css-language-server", "vscode-css-language-server");
-    let h = Harness::new(&[(
-        "styles.css",
-        ":root {\n  --brand: #336699;\n}\n\n.card {\n  color: var(--brand);\n  padding: 4px;\n}\n\n.title {\n  border-color: var(--brand);\n}\n",
-    )]);
+    let h = fixture_with("css", &[]);
     let def =
         lsp(&h, json!({"action": "definition", "file": "styles.css", "line": 6, "symbol": "--brand"})).await;
     assert!(def.contains("styles.css:2:3: --brand: #336699;"), "{def}");
@@ -196,22 +190,12 @@ async fn the_html_json_and_yaml_servers_answer_what_they_offer_and_say_what_they
     );
 }
 
-/// A plain Java source folder (no build file): the layout jdtls serves
-/// without a build import.
+/// The Java fixture, a plain source folder (no build file: the layout
+/// jdtls serves without a build import) in a git checkout.
 fn java_project(extra: &[(&str, &str)]) -> Harness {
-    let mut files = vec![
-        (".git/HEAD", "ref: refs/heads/main\n"),
-        (
-            "src/shapes/Square.java",
-            "package shapes;\n\n/** A square of a given side. */\npublic class Square {\n    private final double side;\n\n    public Square(double side) {\n        this.side = side;\n    }\n\n    /** The area of the square. */\n    public double area() {\n        return side * side;\n    }\n}\n",
-        ),
-        (
-            "src/shapes/Main.java",
-            "package shapes;\n\npublic class Main {\n    public static void main(String[] args) {\n        Square a = new Square(2.0);\n        Square b = new Square(3.0);\n        System.out.println(a.area() + b.area());\n    }\n}\n",
-        ),
-    ];
+    let mut files = vec![GIT];
     files.extend_from_slice(extra);
-    Harness::new(&files)
+    fixture_with("java", &files)
 }
 
 #[tokio::test]
@@ -266,10 +250,12 @@ async fn a_maven_import_that_cannot_reach_maven_central_is_reported_not_read_as_
     )
     .await;
     let total = refs.split(' ').next().and_then(|n| n.parse::<usize>().ok());
-    if total != Some(3) {
-        // Anything short of the whole answer says why.
-        assert!(refs.contains("reported") && refs.contains("error(s) of its own"), "{refs}");
+    if total == Some(3) {
+        // Maven Central was reachable from this machine: the import worked.
+        return;
     }
+    // Anything short of the whole answer says why, and status names the import.
+    assert!(refs.contains("reported") && refs.contains("error(s) of its own"), "{refs}");
     let status = lsp(&h, json!({"action": "status"})).await;
     assert!(status.contains("it reported: ") && status.contains("Failed to import projects"), "{status}");
 }
@@ -382,13 +368,19 @@ async fn languages_no_registry_here_serves_name_their_binary_and_how_to_install_
         ("ocaml", "ocamllsp", "opam install ocaml-lsp-server"),
         ("kotlin", "kotlin-lsp", "Kotlin/kotlin-lsp/releases"),
     ] {
-        let block: String = status
-            .split(&format!("\n{language} (1 file): not usable\n"))
-            .nth(1)
-            .unwrap_or_else(|| panic!("{language} is listed as not usable: {status}"))
-            .lines()
-            .take_while(|l| l.starts_with("  "))
-            .collect();
+        let (head, block) = status
+            .split_once(&format!("\n{language} (1 file): "))
+            .map(|(_, rest)| {
+                let mut lines = rest.lines();
+                let head = lines.next().unwrap_or("").to_string();
+                (head, lines.take_while(|l| l.starts_with("  ")).collect::<String>())
+            })
+            .unwrap_or_else(|| panic!("{language} has a row: {status}"));
+        if head == "usable" && block.contains(&format!("{server}: usable")) {
+            // This machine has the server after all.
+            continue;
+        }
+        assert_eq!(head, "not usable", "{language}: {block}");
         assert!(
             block.contains(&format!("{server}: `")) && block.contains("not found on PATH"),
             "{language}: {block}"
@@ -493,4 +485,38 @@ async fn a_monorepo_workspace_question_asks_every_root_and_ranks_exact_names_fir
             && status.contains("pyright: usable (roots at backend, tools;"),
         "{status}"
     );
+}
+
+#[tokio::test]
+async fn a_workspace_question_says_which_roots_and_directories_it_left_out() {
+    // Eight Python roots served by a stand-in (it searches no workspace
+    // symbols), and a directory under none of them.
+    let fake =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py"))
+            .unwrap();
+    let mut files: Vec<(String, String)> = vec![
+        ("stand-in".into(), fake),
+        (
+            "tether.toml".into(),
+            "[[server]]\nid = \"fake\"\ncommand = \"./stand-in\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n".into(),
+        ),
+        ("loose/script.py".into(), "x = 1\n".into()),
+    ];
+    for k in 0..8 {
+        files.push((format!("pkg{k}/pyproject.toml"), String::new()));
+        files.push((format!("pkg{k}/m.py"), "def present():\n    return 1\n".into()));
+    }
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let h = Harness::new(&refs);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(h.path("stand-in"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = h.call("lsp", json!({"action": "symbols", "query": "present"})).await;
+    assert!(r.is_error, "six stand-ins asked, none searches: {}", r.text);
+    assert!(r.text.contains("python: 2 more root(s) not asked (at most 6 per language)"), "{}", r.text);
+    assert!(
+        r.text.contains("python: its files in 1 more directory were not searched: fake: no pyproject.toml in the directory of loose/script.py or above it"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("not searched: python (fake) (no workspace symbols"), "once: {}", r.text);
 }

@@ -71,7 +71,7 @@ pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<Path
             }
         }
     }
-    dirs.push(crate::tools_prefix::bin());
+    dirs.extend(crate::tools_prefix::bin());
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             if !dirs.contains(&dir) {

@@ -12,8 +12,10 @@
 //! servers = ["fortls"]           # preference order; else table order
 //! ```
 //!
-//! An entry with a built-in id replaces that entry; new entries are
-//! looked at first, so a project's reading of an extension wins.
+//! An entry with a built-in id changes that entry: what it gives replaces
+//! the built-in value, what it leaves out is kept (`servers` alone
+//! reorders a language's servers). `tether.toml`'s entries are looked at
+//! first, so a project's reading of an extension wins (`h` as `cpp`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,6 +91,25 @@ impl LanguageConfig {
             .and_then(|ext| self.language_ids.iter().find(|(e, _)| e.eq_ignore_ascii_case(&ext)))
             .map(|(_, id)| id.as_str())
             .unwrap_or_else(|| self.language_id.as_deref().unwrap_or(&self.id))
+    }
+
+    /// This entry over `base`: the fields it leaves empty are `base`'s
+    /// (the extensions and file names together: giving either replaces both).
+    fn over(mut self, base: LanguageConfig) -> LanguageConfig {
+        if self.extensions.is_empty() && self.file_names.is_empty() {
+            self.extensions = base.extensions;
+            self.file_names = base.file_names;
+        }
+        if self.language_id.is_none() {
+            self.language_id = base.language_id;
+        }
+        if self.language_ids.is_empty() {
+            self.language_ids = base.language_ids;
+        }
+        if self.servers.is_empty() {
+            self.servers = base.servers;
+        }
+        self
     }
 
     /// What is wrong with the entry, if anything.
@@ -172,18 +193,20 @@ impl Languages {
     }
 
     /// The built-in table with `added` merged in: an entry of a known id
-    /// replaces it in place, new ones come first.
+    /// changes it (the fields it gives), and every entry of `added` is
+    /// looked at before the built-in ones.
     pub fn merged(added: Vec<LanguageConfig>) -> Result<Self, String> {
         let mut table = builtin();
-        let mut first = Vec::new();
+        let mut first: Vec<LanguageConfig> = Vec::new();
         for entry in added {
+            let entry = match table.iter().position(|l| l.id == entry.id) {
+                Some(k) => entry.over(table.remove(k)),
+                None => entry,
+            };
             if let Some(problem) = entry.problem() {
                 return Err(problem);
             }
-            match table.iter_mut().find(|l| l.id == entry.id) {
-                Some(existing) => *existing = entry,
-                None => first.push(entry),
-            }
+            first.push(entry);
         }
         first.extend(table);
         Ok(Self::new(first))
@@ -247,9 +270,17 @@ mod tests {
         let table = Languages::merged(vec![fortran, headers_are_cpp]).unwrap();
         assert_eq!(table.all()[0].id, "fortran");
         assert_eq!(table.of(Path::new("m.f90")).unwrap().id, "fortran");
-        // Replaced in place: C still comes before it, and still claims `.h`.
-        assert_eq!(table.of(Path::new("x.h")).unwrap().id, "c");
+        // The project's reading of `.h` wins over the built-in C's.
+        assert_eq!(table.of(Path::new("x.h")).unwrap().id, "cpp");
         assert_eq!(table.of(Path::new("x.cc")), None, "the replacement lists only h and cpp");
+        // `servers` alone keeps the rest: `.tsx` is still typescriptreact.
+        let mut prefer = LanguageConfig::new("typescript", &[]);
+        prefer.servers = vec!["my-ts".into()];
+        let table = Languages::merged(vec![prefer]).unwrap();
+        let ts = table.get("typescript").unwrap();
+        assert_eq!(ts.servers, ["my-ts"]);
+        assert_eq!(table.document_language_id(Path::new("a.tsx")), "typescriptreact");
+        assert!(ts.matches(Path::new("a.mts")));
         let bad = Languages::merged(vec![LanguageConfig::new("x", &[])]).unwrap_err();
         assert!(bad.contains("neither `extensions` nor `file_names`"), "{bad}");
         let dotted = Languages::merged(vec![LanguageConfig::new("x", &[".x"])]).unwrap_err();

@@ -237,15 +237,15 @@ impl Shared {
         self.progress_seq.load(Ordering::SeqCst)
     }
 
-    /// When the server logs an error holding `text`, `end` is called with
-    /// the line: the server can no longer answer although it runs.
     /// The errors the server reported of itself, oldest first (at most
-    /// [`MAX_REPORTED`]).
+    /// [`MAX_REPORTED`]). They last as long as the process: a failed build
+    /// import is not undone by the server's later "ready".
     pub fn reported_errors(&self) -> Vec<String> {
         self.reported.lock().iter().cloned().collect()
     }
 
     fn report(&self, line: String) {
+        let line: String = line.chars().take(REPORTED_CHARS).collect();
         let mut reported = self.reported.lock();
         // The status line and the log entry of one failure say it twice:
         // the longer, which holds the other, is kept.
@@ -259,6 +259,8 @@ impl Shared {
         reported.push_back(line);
     }
 
+    /// When the server logs an error holding `text`, `end` is called with
+    /// the line: the server can no longer answer although it runs.
     pub fn on_fatal_log(&self, text: String, end: EndServer) {
         let _ = self.fatal.set((text, end));
     }
@@ -417,23 +419,31 @@ pub const MAX_REPORTED: usize = 3;
 const REPORTED_CHARS: usize = 300;
 
 /// A logged error in a line: its first line (less a leading timestamp
-/// ending in "AM "/"PM ", as jdtls writes them), and the message of the
+/// such as jdtls's "Dec 2, 2026, 1:32:20 AM "), and the message of the
 /// first exception quoted below it — the cause, where the first line is
 /// only "Failed to import projects".
 fn error_summary(message: &str) -> String {
     let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("");
-    let first = ["AM ", "PM "]
-        .iter()
-        .filter_map(|m| first.find(m).filter(|at| *at < 30).map(|at| &first[at + 3..]))
-        .next()
-        .unwrap_or(first);
+    let first = without_timestamp(lines.next().unwrap_or(""));
     let cause = lines.find_map(|l| l.split_once("Exception: ").map(|(_, m)| m.trim()));
-    let line = match cause {
+    match cause {
         Some(cause) if !first.contains(cause) => format!("{first}: {cause}"),
         _ => first.to_string(),
-    };
-    line.chars().take(REPORTED_CHARS).collect()
+    }
+}
+
+/// `line` after a leading "… H:MM:SS AM " / "PM " (within its first 40
+/// bytes), else all of it.
+fn without_timestamp(line: &str) -> &str {
+    for marker in [" AM ", " PM "] {
+        let Some(at) = line.find(marker).filter(|at| *at < 40) else { continue };
+        let time = line[..at].rsplit(' ').next().unwrap_or("");
+        let parts: Vec<&str> = time.split(':').collect();
+        if parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            return &line[at + marker.len()..];
+        }
+    }
+    line
 }
 
 impl PeerEvents for Shared {
@@ -596,6 +606,8 @@ mod tests {
             shared.reported_errors(),
             ["Failed to import projects: Could not calculate build plan: Plugin x could not be resolved"]
         );
+        assert_eq!(without_timestamp("NPM registry unreachable: x"), "NPM registry unreachable: x");
+        assert_eq!(without_timestamp("Dec 2, 2026, 11:02:03 PM Boom"), "Boom");
     }
 
     #[test]

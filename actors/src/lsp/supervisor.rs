@@ -139,7 +139,8 @@ pub struct StatusReport {
     pub watch: Option<WatchStatus>,
     /// Per language the working directory holds, in table order.
     pub languages: Vec<LanguageStatus>,
-    /// Languages servers are configured for, with no file here.
+    /// Languages servers are configured for, with no file here (empty
+    /// when `capped`: then it is not known).
     pub absent: Vec<String>,
     /// Whether the count of files stopped at `tree::MAX_FILES_WALKED`.
     pub capped: bool,
@@ -410,6 +411,23 @@ impl Handler<Status> for LspSupervisor {
             })
             .await
             .unwrap_or_default();
+            // A server running for a file the walk did not count (a hidden
+            // directory's, past the cap) still has its row.
+            let mut in_tree = in_tree;
+            let mut probed = probed;
+            for (key, _) in &running {
+                let Some(server) = table.servers.iter().find(|s| s.id == key.server) else { continue };
+                for language in &server.languages {
+                    if in_tree.get(language).is_none() {
+                        in_tree.languages.push(tree::Present {
+                            id: language.clone(),
+                            files: 0,
+                            samples: Vec::new(),
+                        });
+                        probed.push(Vec::new());
+                    }
+                }
+            }
             let mut languages = Vec::new();
             for (present, statuses) in in_tree.languages.iter().zip(probed) {
                 let mut nodes = Vec::new();
@@ -431,13 +449,18 @@ impl Handler<Status> for LspSupervisor {
                     usable,
                 });
             }
-            let absent = table
-                .languages
-                .ids()
-                .into_iter()
-                .filter(|id| in_tree.get(id).is_none() && !table.candidates(id).is_empty())
-                .map(str::to_string)
-                .collect();
+            // Past the cap, "no file here" is not known.
+            let absent = if in_tree.capped {
+                Vec::new()
+            } else {
+                table
+                    .languages
+                    .ids()
+                    .into_iter()
+                    .filter(|id| in_tree.get(id).is_none() && !table.candidates(id).is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
             StatusReport { config_error, watch, languages, absent, capped: in_tree.capped }
         })
     }

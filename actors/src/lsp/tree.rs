@@ -11,7 +11,9 @@ use super::languages::Languages;
 
 /// Files looked at in one walk; past this the counts say "or more".
 pub const MAX_FILES_WALKED: usize = 50_000;
-/// Directories remembered per language, each by one of its files.
+/// Directories kept per language, each by one of its files: the
+/// shallowest, where roots are (chosen once the walk is over, so a deep
+/// subtree walked first cannot crowd out a shallow root walked last).
 const MAX_DIRECTORIES_PER_LANGUAGE: usize = 512;
 
 /// One language found in the tree.
@@ -21,8 +23,8 @@ pub struct Present {
     pub id: String,
     /// Files of it seen.
     pub files: usize,
-    /// One file per directory holding some, in walk order (breadth
-    /// first: shallow directories before deep ones).
+    /// One file per directory holding some, shallow directories first, at
+    /// most [`MAX_DIRECTORIES_PER_LANGUAGE`].
     pub samples: Vec<PathBuf>,
 }
 
@@ -82,7 +84,6 @@ pub fn scan(workdir: &Path, languages: &Languages) -> InTree {
         let (present, dirs) = &mut found[k];
         present.files += 1;
         if let Some(dir) = entry.path().parent()
-            && dirs.len() < MAX_DIRECTORIES_PER_LANGUAGE
             && dirs.insert(dir.to_path_buf())
         {
             present.samples.push(entry.into_path());
@@ -93,6 +94,7 @@ pub fn scan(workdir: &Path, languages: &Languages) -> InTree {
     let mut languages: Vec<Present> = found.into_iter().map(|(p, _)| p).collect();
     for p in &mut languages {
         p.samples.sort_by_key(|s| s.components().count());
+        p.samples.truncate(MAX_DIRECTORIES_PER_LANGUAGE);
     }
     languages.sort_by_key(|p| order.iter().position(|id| *id == p.id));
     InTree { languages, capped }
@@ -126,5 +128,22 @@ mod tests {
         assert_eq!(python.samples, [root.join("backend/c.py"), root.join("backend/app/a.py")]);
         assert_eq!(tree.get("typescript").unwrap().files, 1, "node_modules is not the project's");
         assert!(!tree.capped);
+    }
+
+    #[test]
+    fn a_deep_subtree_walked_first_does_not_crowd_out_a_shallow_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for k in 0..MAX_DIRECTORIES_PER_LANGUAGE + 20 {
+            std::fs::create_dir_all(root.join(format!("a/apps/d{k}"))).unwrap();
+            std::fs::write(root.join(format!("a/apps/d{k}/m.py")), "").unwrap();
+        }
+        std::fs::create_dir_all(root.join("z")).unwrap();
+        std::fs::write(root.join("z/tool.py"), "").unwrap();
+        let tree = scan(root, &Languages::default());
+        let python = tree.get("python").unwrap();
+        assert_eq!(python.files, MAX_DIRECTORIES_PER_LANGUAGE + 21);
+        assert_eq!(python.samples.len(), MAX_DIRECTORIES_PER_LANGUAGE);
+        assert_eq!(python.samples[0], root.join("z/tool.py"), "walked last, kept first");
     }
 }

@@ -564,6 +564,13 @@ async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
             let _ = writeln!(text, "  {c}");
         }
     }
+    if report.capped {
+        let _ = writeln!(
+            text,
+            "(the count stopped at {} files: languages past it are not listed)",
+            tether_actors::lsp::tree::MAX_FILES_WALKED
+        );
+    }
     if !report.absent.is_empty() {
         let _ = writeln!(text, "servers are configured for, with no file here: {}", report.absent.join(", "));
     }

@@ -23,6 +23,9 @@ const CHECKER_LISTED: usize = 200;
 pub(super) struct Here {
     pub table: Table,
     pub present: Vec<Present>,
+    /// Whether the walk stopped at `tree::MAX_FILES_WALKED` (languages and
+    /// roots past it are not known).
+    pub capped: bool,
 }
 
 fn what_is_here(root: &Path, wanted: Option<&str>) -> Result<Here, String> {
@@ -36,8 +39,9 @@ fn what_is_here(root: &Path, wanted: Option<&str>) -> Result<Here, String> {
         ));
     }
     let in_tree = tree::scan(root, &table.languages);
+    let capped = in_tree.capped;
     let present = in_tree.languages.into_iter().filter(|p| wanted.is_none_or(|w| w == p.id)).collect();
-    Ok(Here { table, present })
+    Ok(Here { table, present, capped })
 }
 
 /// [`what_is_here`] off the actor thread: it walks the tree.
@@ -53,7 +57,7 @@ pub(super) async fn project_check(
     root: PathBuf,
     language: Option<String>,
 ) -> ToolResult {
-    let Here { table, present } = match languages_here(&root, language.clone()).await {
+    let Here { table, present, .. } = match languages_here(&root, language.clone()).await {
         Ok(here) => here,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };

@@ -175,9 +175,12 @@ fn without_inline_images(markdown: &str) -> String {
     let mut rest = markdown;
     while let Some(start) = rest.find("![") {
         let tail = &rest[start..];
-        let image_end = tail
-            .find("](data:")
-            .filter(|close| !tail[2..*close].contains('\n'))
+        // `![alt](data:…)`: the alt text ends at the first `]`, which must
+        // open the target at once, and the target must be a `data:` URI.
+        let image_end = tail[2..]
+            .find(']')
+            .map(|close| close + 2)
+            .filter(|close| !tail[2..*close].contains('\n') && tail[*close..].starts_with("](data:"))
             .and_then(|close| tail[close..].find(')').map(|end| close + end + 1));
         match image_end {
             Some(end) => {
@@ -248,6 +251,11 @@ mod tests {
             hover_text(&v).unwrap(),
             "The h1 element.\n\n _Widely available_\n\n![a link](https://x/y.png)"
         );
+        // Only the data: image goes; an image before it, and code that
+        // merely holds `![`, stay.
+        let mixed = "![logo](https://x/y.png) see ![b](data:image/png;base64,AA) and `a![0]`";
+        assert_eq!(without_inline_images(mixed), "![logo](https://x/y.png) see  and `a![0]`");
+        assert_eq!(without_inline_images("`v![0]` then ![x](data:a) end"), "`v![0]` then  end");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! each server of a language the tree holds, once per server).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use actix::Addr;
 use serde_json::{Value, json};
@@ -23,6 +23,8 @@ use crate::result::ToolResult;
 /// Project roots asked per language: a monorepo with more says which
 /// were left out, rather than starting a server for each.
 const MAX_ROOTS_PER_LANGUAGE: usize = 6;
+/// Files of a language tried before it is given up as unroutable.
+const MAX_UNROUTED: usize = 32;
 
 /// How a symbol's name answers the query, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -160,8 +162,8 @@ async fn ask(sup: Addr<LspSupervisor>, root: PathBuf, lang: String, sample: Path
 /// most [`MAX_ROOTS_PER_LANGUAGE`] per language, and what is said of the
 /// rest.
 struct Asks {
-    /// (language, a file of the root whose server is asked).
-    targets: Vec<(String, PathBuf)>,
+    /// (language, a file of the root whose server is asked, that root).
+    targets: Vec<(String, PathBuf, PathBuf)>,
     notes: Vec<String>,
     /// Languages present whose files no server could be routed for.
     not_asked: usize,
@@ -172,59 +174,113 @@ struct Asks {
 /// Every root of every language: each directory's file is routed to its
 /// nearest root's server, and each server asked once. Routed before
 /// anything is opened: opening a second language's file in a server
-/// already asked would make it the one it searches.
-async fn plan_asks(sup: &Addr<LspSupervisor>, table: &Table, present: &[Present]) -> Asks {
+/// already asked would make it the one it searches. Past the roots asked,
+/// the rest are counted from the markers, without routing (routing makes
+/// an actor); a language whose files fail to route is given up after
+/// [`MAX_UNROUTED`] tries (each probes every candidate's binary).
+async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, present: &[Present]) -> Asks {
     let mut asks = Asks { targets: Vec::new(), notes: Vec::new(), not_asked: 0, cannot: Vec::new() };
     let mut keys = std::collections::BTreeSet::new();
     for p in present {
-        let (mut asked_here, mut left_out, mut why_not, mut cannot_here) = (0, 0, None, false);
-        for sample in &p.samples {
+        let candidates = table.candidates(&p.id);
+        if !candidates.is_empty() && candidates.iter().all(|s| !s.workspace_symbols) {
+            // Not started for a question none of them answers.
+            asks.cannot.push(format!("{} ({})", p.id, candidates[0].id));
+            continue;
+        }
+        let (mut asked_here, mut unrouted, mut why_not, mut cannot_here) = (0, 0, None, false);
+        let mut rest = Vec::new();
+        for (k, sample) in p.samples.iter().enumerate() {
+            if asked_here == MAX_ROOTS_PER_LANGUAGE {
+                rest = p.samples[k..].to_vec();
+                break;
+            }
+            if unrouted == MAX_UNROUTED && asked_here == 0 {
+                break;
+            }
             match sup.send(Route { file: sample.clone() }).await {
                 Ok(Ok(routed)) if keys.insert(routed.key.clone()) => {
                     let server = table.servers.iter().find(|s| s.id == routed.key.server);
                     if server.is_some_and(|s| !s.workspace_symbols) {
-                        // Not started for a question it cannot answer.
                         let entry = format!("{} ({})", p.id, routed.key.server);
                         if !asks.cannot.contains(&entry) {
                             asks.cannot.push(entry);
                         }
                         cannot_here = true;
-                    } else if asked_here < MAX_ROOTS_PER_LANGUAGE {
-                        asked_here += 1;
-                        asks.targets.push((p.id.clone(), sample.clone()));
                     } else {
-                        left_out += 1;
+                        asked_here += 1;
+                        asks.targets.push((p.id.clone(), sample.clone(), routed.key.root.clone()));
                     }
                 }
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
+                    unrouted += 1;
                     why_not.get_or_insert_with(|| match e {
                         Unavailable::NotUsable { reasons, .. } => {
-                            reasons.iter().map(|r| discovery::brief(r)).collect::<Vec<_>>().join("; ")
+                            reasons.iter().map(|r| discovery::brief(r)).collect::<Vec<_>>()
                         }
-                        other => other.to_string(),
+                        other => vec![other.to_string()],
                     });
                 }
                 Err(e) => {
-                    why_not.get_or_insert_with(|| e.to_string());
+                    unrouted += 1;
+                    why_not.get_or_insert_with(|| vec![e.to_string()]);
                 }
             }
         }
+        let left_out = roots_left(root, table, &asks.targets, &p.id, rest).await;
         if left_out > 0 {
             asks.notes.push(format!(
                 "{}: {left_out} more root(s) not asked (at most {MAX_ROOTS_PER_LANGUAGE} per language)",
                 p.id
             ));
         }
-        if asked_here == 0
-            && !cannot_here
-            && let Some(why) = why_not
-        {
-            asks.not_asked += 1;
-            asks.notes.push(format!("{}: not asked ({} file(s)): {why}", p.id, p.files));
+        match why_not {
+            // Every candidate's reason: which to install, or where a root is missing.
+            Some(why) if asked_here == 0 && !cannot_here => {
+                asks.not_asked += 1;
+                asks.notes.push(format!("{}: not asked ({} file(s)): {}", p.id, p.files, why.join("; ")));
+            }
+            // Part of the language is under no root a server serves: the
+            // server that serves the rest says why.
+            Some(why) if asked_here > 0 || cannot_here => asks.notes.push(format!(
+                "{}: its files in {unrouted} more director{} not searched: {}",
+                p.id,
+                if unrouted == 1 { "y were" } else { "ies were" },
+                why.first().map(String::as_str).unwrap_or("")
+            )),
+            _ => {}
         }
     }
     asks
+}
+
+/// How many roots other than those asked the files `rest` lie under, by
+/// the root markers of the server asked for `language` (off the actor
+/// thread: it stats each file's ancestors).
+async fn roots_left(
+    root: &Path,
+    table: &Table,
+    targets: &[(String, PathBuf, PathBuf)],
+    language: &str,
+    rest: Vec<PathBuf>,
+) -> usize {
+    let asked: Vec<PathBuf> = targets.iter().filter(|t| t.0 == language).map(|t| t.2.clone()).collect();
+    let Some(markers) = table.candidates(language).first().map(|s| s.root_markers.clone()) else { return 0 };
+    if rest.is_empty() {
+        return 0;
+    }
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let roots: std::collections::BTreeSet<PathBuf> = rest
+            .iter()
+            .filter_map(|file| discovery::find_root(file, &root, &markers))
+            .filter(|r| !asked.contains(r))
+            .collect();
+        roots.len()
+    })
+    .await
+    .unwrap_or(0)
 }
 
 pub(super) async fn workspace_symbols(
@@ -233,8 +289,8 @@ pub(super) async fn workspace_symbols(
     query: String,
     language: Option<String>,
 ) -> ToolResult {
-    let (table, mut present) = match languages_here(&root, language.clone()).await {
-        Ok(here) => (here.table, here.present),
+    let (table, mut present, capped) = match languages_here(&root, language.clone()).await {
+        Ok(here) => (here.table, here.present, here.capped),
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
     // One server may serve several languages (typescript-language-server:
@@ -242,10 +298,23 @@ pub(super) async fn workspace_symbols(
     // language it is built for — a `.js` file outside every tsconfig is
     // a project of its own, and tsserver searches only that one.
     present.sort_by_key(|p| p.id == "javascript");
-    let Asks { targets, mut notes, not_asked, mut cannot } = plan_asks(&sup, &table, &present).await;
+    let Asks { targets, mut notes, not_asked, mut cannot } = plan_asks(&sup, &root, &table, &present).await;
+    if capped {
+        notes.push(format!(
+            "the walk for languages and roots stopped at {} files: what lies past it was not asked",
+            tether_actors::lsp::tree::MAX_FILES_WALKED
+        ));
+    }
     let reached = targets.len();
+    // Which servers were asked, as `language@root`.
+    let asked: Vec<String> = targets
+        .iter()
+        .map(|(lang, _, at)| format!("{lang}@{}", tether_actors::fs::relative(&root, at)))
+        .collect();
     let answers = futures::future::join_all(
-        targets.into_iter().map(|(lang, sample)| ask(sup.clone(), root.clone(), lang, sample, query.clone())),
+        targets
+            .into_iter()
+            .map(|(lang, sample, _)| ask(sup.clone(), root.clone(), lang, sample, query.clone())),
     )
     .await;
     let mut places = Vec::new();
@@ -256,7 +325,11 @@ pub(super) async fn workspace_symbols(
         failed += usize::from(asked.failed);
         places.extend(asked.found);
         notes.extend(asked.notes);
-        cannot.extend(asked.cannot);
+        if let Some(c) = asked.cannot
+            && !cannot.contains(&c)
+        {
+            cannot.push(c);
+        }
     }
     if !cannot.is_empty() {
         notes.push(format!("not searched: {} (no workspace symbols in these servers)", cannot.join(", ")));
@@ -333,7 +406,7 @@ pub(super) async fn workspace_symbols(
             })
         })
         .collect();
-    ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data}))
+    ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data, "asked": asked}))
 }
 
 pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
