@@ -23,6 +23,8 @@ mod lsp_raw;
 use lsp_raw::Raw;
 
 const QUERY: &str = "Depends";
+/// How long a raw server is asked for a non-empty settled answer.
+const RAW_WAIT: Duration = Duration::from_secs(30);
 
 fn peers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-peers")
@@ -147,13 +149,17 @@ fn main() {
     }
     let data = last.data.clone().unwrap_or(Value::Null);
     let rows = data["symbols"].as_array().cloned().unwrap_or_default();
-    let asked = data["asked"].as_array().map_or(0, Vec::len);
+    let asked: Vec<&str> =
+        data["asked"].as_array().map(|a| a.iter().filter_map(|s| s.as_str()).collect()).unwrap_or_default();
+    let in_first_100 = rows.iter().take(100).filter(|r| r["match"] == "exact").count();
     let exact = rows.iter().filter(|r| r["match"] == "exact").count();
     let place = first_exact(rows.iter().filter_map(|r| r["name"].as_str()));
     let languages: std::collections::BTreeSet<&str> =
         rows.iter().filter(|r| r["match"] == "exact").filter_map(|r| r["language"].as_str()).collect();
     println!(
-        "tether: {asked} server(s) asked; {} symbol(s), {exact} exact ({}), first exact at {:?}; cold {:.0} ms, warm median {:.0} ms; {} characters",
+        "tether: {} server(s) asked ({}); {} symbol(s), {exact} exact ({}), first exact at {:?}, the first 100 hold {in_first_100}; cold {:.0} ms, warm median {:.0} ms; {} characters",
+        asked.len(),
+        asked.join(", "),
         data["total"],
         languages.into_iter().collect::<Vec<_>>().join(", "),
         place,
@@ -181,15 +187,28 @@ fn main() {
             "textDocument/didOpen",
             json!({"textDocument": {"uri": format!("file://{}", path.display()), "languageId": language_id, "version": 1, "text": text}}),
         );
-        // Asked until it answers something (a server still loading answers
-        // nothing), at most a minute.
+        // A raw client cannot tell "still loading" from "none". Asked once
+        // a second: the first answer two asks agree on (what a client that
+        // waits for quiet would take), and the first non-empty one that
+        // two asks agree on, within RAW_WAIT.
+        let mut last: Option<Value> = None;
+        let mut first_settled: Option<(usize, Duration)> = None;
         let answer = loop {
             let a = raw.request("workspace/symbol", json!({"query": QUERY}));
-            if a.as_array().is_some_and(|v| !v.is_empty()) || started.elapsed() > Duration::from_secs(60) {
+            let n = a.as_array().map_or(0, Vec::len);
+            let agrees = last.as_ref() == Some(&a);
+            if agrees && first_settled.is_none() {
+                first_settled = Some((n, started.elapsed()));
+            }
+            if (agrees && n > 0) || started.elapsed() > RAW_WAIT {
                 break a;
             }
-            std::thread::sleep(Duration::from_millis(500));
+            last = Some(a);
+            std::thread::sleep(Duration::from_secs(1));
         };
+        if let Some((n, at)) = first_settled {
+            println!("raw {server}: first settled answer {n} symbol(s) at {:.1} s", at.as_secs_f64());
+        }
         raw_total += started.elapsed();
         let names: Vec<String> = answer
             .as_array()
@@ -197,14 +216,15 @@ fn main() {
             .unwrap_or_default();
         chars += answer.to_string().len();
         println!(
-            "raw {server}: {} symbol(s), first exact at {:?}",
+            "raw {server}: {} symbol(s) after {:.1} s, first exact at {:?}",
             names.len(),
+            started.elapsed().as_secs_f64(),
             first_exact(names.iter().map(String::as_str))
         );
         merged.extend(names);
     }
     println!(
-        "raw, three clients merged in server order: {} symbol(s), first exact at {:?}, the first 100 hold {} exact; {} characters of JSON; {:.0} ms to the three answers",
+        "raw, three clients merged in server order: {} symbol(s), first exact at {:?}, the first 100 hold {} exact; {} characters of JSON; {:.0} ms asking",
         merged.len(),
         first_exact(merged.iter().map(String::as_str)),
         merged.iter().take(100).filter(|n| *n == QUERY).count(),

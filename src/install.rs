@@ -1,10 +1,11 @@
-//! `tether install [NAME...]`: installs language servers from the
-//! registries, through their ordinary clients, at the versions the table
-//! pins — npm packages and PyPI virtualenvs into tether's tools prefix
-//! (`tether_actors::tools_prefix`, looked in before `PATH`), Debian
-//! packages and rustup components system-wide. A name is a language
-//! (`php`: its preferred server) or a server id (`basedpyright`); no
-//! names: every language the working directory holds. What is already
+//! `tether install [NAME...]`: installs language servers and debug
+//! adapters from the registries, through their ordinary clients, at the
+//! versions the tables pin — npm packages and PyPI virtualenvs into
+//! tether's tools prefix (`tether_actors::tools_prefix`, looked in before
+//! `PATH`), Debian packages, rustup components and an adapter's Python
+//! package system-wide. A name is a language (`php`: its preferred server,
+//! and its debug adapter), a server id (`basedpyright`) or an adapter id
+//! (`debugpy`); no names: every language the working directory holds. What is already
 //! there is left alone; what no registry ships is named with upstream's
 //! instructions. Never run by a tool call: answers name this command.
 
@@ -12,6 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use tether_actors::dap::adapters::{self, AdapterConfig};
 use tether_actors::lsp::config::{self, Install, ServerConfig, Table};
 use tether_actors::lsp::discovery;
 use tether_actors::lsp::tree;
@@ -24,6 +26,9 @@ pub enum Step {
     Present { server: String, binary: PathBuf },
     /// A registry ships it: install.
     Install { server: String, command: String, install: Install },
+    /// A debug adapter to install (system-wide: apt, or pip for the
+    /// `python3` it runs as).
+    Adapter { adapter: AdapterConfig },
     /// Nothing here can install it.
     Manual { server: String, how: String },
 }
@@ -40,13 +45,25 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
     } else {
         names.to_vec()
     };
+    let adapter_table = adapters::load(workdir)?;
+    let mut debuggers: Vec<&AdapterConfig> = Vec::new();
     for name in &wanted {
+        let language = table.languages.get(name).is_some();
+        for a in adapter_table
+            .iter()
+            .filter(|a| a.id == name || (language && a.languages.contains(&name.as_str())))
+        {
+            if !debuggers.iter().any(|d| d.id == a.id) {
+                debuggers.push(a);
+            }
+        }
         let chosen = match table.servers.iter().find(|s| &s.id == name) {
             Some(server) => Some(server),
-            None if table.languages.get(name).is_some() => preferred(&table, name, workdir),
+            None if language => preferred(&table, name, workdir),
+            None if adapter_table.iter().any(|a| a.id == name) => continue,
             None => {
                 unknown.push(format!(
-                    "`{name}` is neither a language nor a server of the table (languages: {})",
+                    "`{name}` is neither a language, a server nor a debug adapter of the tables (languages: {})",
                     table.languages.ids().join(", ")
                 ));
                 continue;
@@ -59,7 +76,8 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
         }
     }
     let manifest = Manifest::read()?;
-    let steps = servers.into_iter().map(|s| step(s, workdir, &manifest)).collect();
+    let mut steps: Vec<Step> = servers.into_iter().map(|s| step(s, workdir, &manifest)).collect();
+    steps.extend(debuggers.into_iter().map(|a| adapter_step(a, workdir)));
     Ok((steps, unknown))
 }
 
@@ -153,6 +171,20 @@ fn runs(binary: &Path) -> bool {
         .is_some_and(|o| o.status.success())
 }
 
+fn adapter_step(adapter: &AdapterConfig, workdir: &Path) -> Step {
+    // `dart` is a server and an adapter: the line says which.
+    let name = format!("{} debug adapter", adapter.id);
+    if let Some(binary) = adapters::installed(adapter, workdir) {
+        return Step::Present { server: name, binary };
+    }
+    if adapter.install.automatic() {
+        Step::Adapter { adapter: adapter.clone() }
+    } else {
+        let how = adapter.install.manual.clone().unwrap_or_else(|| "no way to install it is known".into());
+        Step::Manual { server: name, how }
+    }
+}
+
 /// Runs `tether install`: prints each step's outcome; 0 when everything
 /// asked for is there at the end.
 pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
@@ -185,6 +217,27 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
                     "not installed: {server}: no registry tether reaches ships it; to install it: {how}"
                 );
             }
+            Step::Adapter { adapter } if dry_run => {
+                println!(
+                    "would install {} debug adapter: {}",
+                    adapter.id,
+                    describe(&adapter.install, &prefix)
+                );
+            }
+            Step::Adapter { adapter } => match install_adapter(&adapter) {
+                Ok(binary) => {
+                    println!(
+                        "installed {}: {} ({})",
+                        adapter.id,
+                        binary.display(),
+                        describe(&adapter.install, &prefix)
+                    )
+                }
+                Err(e) => {
+                    ok = false;
+                    println!("not installed: {} debug adapter: {e}", adapter.id);
+                }
+            },
             Step::Install { server, command, install } if dry_run => {
                 println!("would install {server}: {}", describe(&install, &prefix));
                 let _ = command;
@@ -229,6 +282,9 @@ fn describe(install: &Install, prefix: &Path) -> String {
             install.pip.join(" "),
             prefix.join("pip").display()
         ));
+    }
+    if !install.python.is_empty() {
+        parts.push(format!("python3 -m pip install {}", install.python.join(" ")));
     }
     parts.join("; ")
 }
@@ -296,6 +352,29 @@ fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) ->
         None => discovery::resolve_binary(command, prefix, prefix)
             .map_err(|_| format!("`{command}` is still not found after the install")),
     }
+}
+
+/// Installs a debug adapter system-wide, then checks it is there.
+fn install_adapter(adapter: &AdapterConfig) -> Result<PathBuf, String> {
+    if !adapter.install.apt.is_empty() {
+        apt(&adapter.install.apt)?;
+    }
+    if !adapter.install.python.is_empty() {
+        // As the README's test command does: the user's site, then past
+        // Debian's "externally managed" guard.
+        let pip = |extra: &[&str]| {
+            let mut cmd = Command::new("python3");
+            cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(extra);
+            cmd.args(&adapter.install.python);
+            run_step(&mut cmd, "python3 -m pip install")
+        };
+        pip(&[])
+            .or_else(|_| pip(&["--break-system-packages"]))
+            .or_else(|_| pip(&["--user", "--break-system-packages"]))?;
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    adapters::installed(adapter, &here)
+        .ok_or_else(|| format!("{} is still not usable after the install", adapter.id))
 }
 
 fn apt(packages: &[String]) -> Result<(), String> {
@@ -416,6 +495,21 @@ mod tests {
         });
         assert_eq!(ruby.as_deref(), Some("gem install ruby-lsp (RubyGems)"), "{steps:?}");
         let (_, unknown) = plan(&root, &["cobol".into()]).unwrap();
-        assert!(unknown[0].starts_with("`cobol` is neither a language nor a server"), "{unknown:?}");
+        assert!(
+            unknown[0].starts_with("`cobol` is neither a language, a server nor a debug adapter"),
+            "{unknown:?}"
+        );
+        let (steps, unknown) = plan(&root, &["go".into()]).unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let names: Vec<String> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Present { server, .. } | Step::Install { server, .. } | Step::Manual { server, .. } => {
+                    server.clone()
+                }
+                Step::Adapter { adapter } => format!("{} debug adapter", adapter.id),
+            })
+            .collect();
+        assert_eq!(names, ["gopls", "delve debug adapter"], "the server and the debugger of the language");
     }
 }

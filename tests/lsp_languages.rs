@@ -432,7 +432,9 @@ async fn tether_install_plans_from_the_languages_here() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("not installed: `cobol` is neither a language nor a server of the table"),
+        text.starts_with(
+            "not installed: `cobol` is neither a language, a server nor a debug adapter of the tables"
+        ),
         "{text}"
     );
 }

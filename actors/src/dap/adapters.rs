@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::lsp::config::Install;
 use crate::lsp::discovery::{find_root, resolve_binary};
 
 /// How tether reaches an adapter.
@@ -33,6 +34,11 @@ pub struct AdapterConfig {
     pub extensions: Vec<&'static str>,
     /// How to connect.
     pub transport: Transport,
+    /// The language ids (of the server table) whose programs it debugs,
+    /// for `tether install LANGUAGE`.
+    pub languages: Vec<&'static str>,
+    /// How `tether install` installs it.
+    pub install: Install,
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -57,6 +63,8 @@ pub fn builtin() -> Vec<AdapterConfig> {
             root_markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
             extensions: vec!["py"],
             transport: Transport::Stdio,
+            languages: vec!["python"],
+            install: Install { python: strings(&["debugpy==1.8.22"]), ..Default::default() },
         },
         AdapterConfig {
             id: "lldb",
@@ -65,6 +73,8 @@ pub fn builtin() -> Vec<AdapterConfig> {
             root_markers: strings(&["Cargo.toml", "CMakeLists.txt"]),
             extensions: Vec::new(),
             transport: Transport::Stdio,
+            languages: vec!["c", "cpp", "rust"],
+            install: Install { apt: strings(&["lldb-19"]), ..Default::default() },
         },
         AdapterConfig {
             id: "delve",
@@ -73,6 +83,8 @@ pub fn builtin() -> Vec<AdapterConfig> {
             root_markers: strings(&["go.mod"]),
             extensions: vec!["go"],
             transport: Transport::Tcp,
+            languages: vec!["go"],
+            install: Install { apt: strings(&["delve"]), ..Default::default() },
         },
         AdapterConfig {
             id: "dart",
@@ -81,6 +93,13 @@ pub fn builtin() -> Vec<AdapterConfig> {
             root_markers: strings(&["pubspec.yaml"]),
             extensions: vec!["dart"],
             transport: Transport::Stdio,
+            languages: vec!["dart"],
+            install: Install {
+                manual: Some(
+                    "install the Dart SDK (https://dart.dev/get-dart); it brings `dart debug_adapter`".into(),
+                ),
+                ..Default::default()
+            },
         },
     ]
 }
@@ -209,6 +228,13 @@ pub fn for_attach(id: &str, workdir: &Path) -> Result<Usable, String> {
     let binary = resolve(&config, workdir, workdir)
         .map_err(|_| format!("{id}: `{}` not found on PATH", config.commands.join("`, `")))?;
     Ok(Usable { config, root: workdir.to_path_buf(), binary })
+}
+
+/// The adapter's program when it is installed here (for debugpy, a
+/// `python3` that imports it), for `tether install`.
+pub fn installed(config: &AdapterConfig, workdir: &Path) -> Option<PathBuf> {
+    let binary = resolve(config, workdir, workdir).ok()?;
+    (config.id != "debugpy" || debugpy_importable(&binary)).then_some(binary)
 }
 
 /// Which attach forms each adapter takes, for `debug adapters`.

