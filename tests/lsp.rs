@@ -519,7 +519,8 @@ async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
     assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
     let log = h.path("cancelled.log");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !log.exists() && Instant::now() < deadline {
+    // The stand-in creates the file, then writes the line: wait for the line.
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.ends_with('\n')) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let ids = std::fs::read_to_string(&log).expect("the server received $/cancelRequest");

@@ -367,3 +367,20 @@ pub fn serve_http(
         }
     }
 }
+
+/// A registry package's unpacked sources for `lang` (`scripts/corpora.sh`
+/// puts them under `$TETHER_CORPORA`, default
+/// `~/.cache/tether-test/corpora`), failing with the command that fetches
+/// them when they are not there.
+pub fn corpus(lang: &str, inside: &str) -> PathBuf {
+    let base = std::env::var_os("TETHER_CORPORA").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tether-test/corpora")
+    });
+    let dir = base.join(lang).join(inside);
+    assert!(
+        dir.is_dir(),
+        "{} is missing; fetch it with `scripts/corpora.sh {lang}` (the README's test command runs it)",
+        dir.display()
+    );
+    dir
+}

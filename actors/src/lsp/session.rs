@@ -47,6 +47,9 @@ pub struct Session {
     /// Whether its first diagnostics for new content may be partial, the
     /// full list following the analysis it reports as progress.
     pub phased_diagnostics: bool,
+    /// Whether its `references` leave out what it cannot resolve, unsaid
+    /// (`ServerConfig::omits_unresolved`).
+    pub omits_unresolved: bool,
 }
 
 /// A document as last synced.

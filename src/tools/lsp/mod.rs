@@ -8,6 +8,7 @@
 //! when it answered before it had — and why whenever an answer is empty.
 
 mod answers;
+mod crosscheck;
 pub mod diagnostics;
 pub mod position;
 mod project;
@@ -397,6 +398,13 @@ async fn navigate(
         Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
     };
     let ready = ready_for(&session).await;
+    // A cross-file question asked while the server indexes the project is
+    // answered from the part indexed so far (intelephense answers a real
+    // project's `references` with the declaration alone): wait, bounded,
+    // for the indexing to end; the answer says so if it has not.
+    if matches!(action, Action::References | Action::Implementation) && session.shared.indexing().is_some() {
+        session.wait_idle(READY_WAIT).await;
+    }
     // The position is computed on the text the server holds when it reads
     // the request: an outside edit synced while the call waited moves it.
     let uri = doc.uri.to_string();
@@ -451,6 +459,22 @@ async fn navigate(
     }
     for note in taken_in_notes(&session, &root, &synced, &ready) {
         result.append(&note);
+    }
+    if action == Action::References && session.omits_unresolved && !result.is_error {
+        let answered: std::collections::BTreeSet<String> = render::locations(&answer)
+            .iter()
+            .filter_map(|(uri, _)| uri.to_file_path().ok())
+            .map(|p| tether_actors::fs::relative(&root, &p))
+            .collect();
+        let (workdir, server_root, file, word) =
+            (root.clone(), session.key.root.clone(), path.clone(), symbol.clone());
+        let unlisted = tokio::task::spawn_blocking(move || {
+            crosscheck::unlisted(&workdir, &server_root, &file, &word, &answered)
+        })
+        .await;
+        if let Some(note) = unlisted.ok().and_then(|u| u.note(&session.key.server, &symbol)) {
+            result.append(&note);
+        }
     }
     result
 }

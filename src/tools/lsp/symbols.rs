@@ -339,10 +339,24 @@ pub(super) async fn workspace_symbols(
     // lies outside the working directory (a toolchain's standard library).
     // Stable: within a rank, each server's own order.
     places.sort_by_key(|f| (f.outside, f.rank));
-    // jdtls lists a class twice on its line (the declaration and the
-    // type's range): one row per name, kind and line.
-    let mut seen = std::collections::HashSet::new();
-    places.retain(|f| seen.insert((f.name.clone(), f.kind, f.place.path.clone(), f.place.line)));
+    // jdtls lists a class twice on its line, in either order: at the
+    // declaration's start (its modifiers) and at its name. One row per
+    // name, kind and line, at the later column — the name's.
+    let mut kept: std::collections::HashMap<(String, &str, String, u32), usize> =
+        std::collections::HashMap::new();
+    let mut rows: Vec<Found> = Vec::with_capacity(places.len());
+    for f in places {
+        let key = (f.name.clone(), f.kind, f.place.path.clone(), f.place.line);
+        match kept.get(&key) {
+            Some(&k) if rows[k].place.column < f.place.column => rows[k] = f,
+            Some(_) => {}
+            None => {
+                kept.insert(key, rows.len());
+                rows.push(f);
+            }
+        }
+    }
+    let places = rows;
     let several_roots = places.iter().any(|f| f.root != places[0].root);
     let total = places.len();
     if reached == unsupported && failed == 0 && not_asked == 0 && !cannot.is_empty() {
