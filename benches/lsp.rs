@@ -164,6 +164,15 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// Distinct locations in a `references` answer (tether counts them so).
+fn distinct(answer: &Value) -> usize {
+    let mut seen: Vec<String> =
+        answer.as_array().map(|a| a.iter().map(|l| l.to_string()).collect()).unwrap_or_default();
+    seen.sort();
+    seen.dedup();
+    seen.len()
+}
+
 /// The most a cold start is given to reach the settled answer.
 const COLD_LIMIT: Duration = Duration::from_secs(90);
 
@@ -179,7 +188,7 @@ fn settled_references(case: &Case, root: &Path, text: &str, params: &Value) -> u
     let mut last = Vec::new();
     let started = Instant::now();
     loop {
-        let n = raw.request("textDocument/references", params.clone()).as_array().map_or(0, Vec::len);
+        let n = distinct(&raw.request("textDocument/references", params.clone()));
         last.push(n);
         if last.len() >= 3 && last[last.len() - 3..].iter().all(|m| *m == n) && n > 0 {
             return n;
@@ -256,7 +265,7 @@ fn main() {
             let mut asks = 0;
             loop {
                 asks += 1;
-                let n = raw.request("textDocument/references", p.clone()).as_array().map_or(0, Vec::len);
+                let n = distinct(&raw.request("textDocument/references", p.clone()));
                 if n == truth {
                     break (started.elapsed(), asks);
                 }

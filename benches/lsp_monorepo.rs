@@ -126,7 +126,8 @@ fn main() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
-    let runs: usize = std::env::var("MONOREPO_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let runs: usize =
+        std::env::var("MONOREPO_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(20).max(1);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (_dir, root) = monorepo();
     let args = json!({"action": "symbols", "query": QUERY});

@@ -479,6 +479,8 @@ async fn a_monorepo_workspace_question_asks_every_root_and_ranks_exact_names_fir
         r.text
     );
     let status = lsp(&h, json!({"action": "status"})).await;
+    // A running server's other languages are not rows of 0 files.
+    assert!(!status.contains("javascript (0 files)"), "{status}");
     for server in ["pyright@backend", "pyright@tools", "typescript-language-server@web", "gopls@svc"] {
         assert!(status.contains(&format!("running {server} [")), "{server}: {status}");
     }

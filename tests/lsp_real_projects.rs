@@ -18,6 +18,14 @@ fn checkout(lang: &str, inside: &str, at: &str) -> Harness {
     h
 }
 
+/// The 1-based line of `file` that starts (trimmed) with `text`: found, not
+/// hard-coded, so a corpus of another patch release still reads.
+fn line_of(h: &Harness, file: &str, text: &str) -> u32 {
+    let body = std::fs::read_to_string(h.path(file)).unwrap();
+    let k = body.lines().position(|l| l.trim_start().starts_with(text));
+    k.unwrap_or_else(|| panic!("no line of {file} starts with {text:?}")) as u32 + 1
+}
+
 async fn lsp(h: &Harness, args: Value) -> tether::ToolResult {
     h.ok("lsp", args).await
 }
@@ -37,7 +45,10 @@ fn word_lines(dir: &std::path::Path, ext: &str, word: &str) -> usize {
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         n += text
             .lines()
-            .filter(|l| !l.trim_start().starts_with('#') && !l.trim_start().starts_with("//"))
+            .filter(|l| {
+                let t = l.trim_start();
+                !(t.starts_with('#') || t.starts_with("//") || t.starts_with("/*") || t.starts_with('*'))
+            })
             .filter(|l| {
                 l.match_indices(word).any(|(at, _)| {
                     let before = l[..at].chars().next_back();
@@ -108,7 +119,7 @@ async fn jdtls_on_capacitor_without_the_android_sdk_says_what_its_references_lea
     // Every use of PluginCall sits in code that needs the Android SDK,
     // which is not here: jdtls drops those matches unsaid. The answer may
     // not read as complete.
-    let refs = lsp(&h, json!({"action": "references", "file": "src/com/getcapacitor/PluginCall.java", "line": 13, "symbol": "PluginCall"})).await;
+    let refs = lsp(&h, json!({"action": "references", "file": "src/com/getcapacitor/PluginCall.java", "line": 13, "symbol": "PluginCall", "limit": 1000})).await;
     let listed: std::collections::BTreeSet<&str> = refs.data.as_ref().unwrap()["references"]
         .as_array()
         .unwrap()
@@ -121,16 +132,25 @@ async fn jdtls_on_capacitor_without_the_android_sdk_says_what_its_references_lea
         .filter(|e| e.path().extension().is_some_and(|x| x == "java"))
         .filter(|e| word_lines(e.path(), "java", "PluginCall") > 0)
         .count();
-    if listed.len() < with_word {
-        assert!(
-            refs.text.contains("also appears as a word in")
-                && refs.text.contains("jdtls leaves out uses it cannot fully resolve"),
-            "{} files hold the word, {} listed: {}",
-            with_word,
-            listed.len(),
-            refs.text
-        );
-    }
+    // The premise: jdtls lists fewer files than hold the word. (Should
+    // jdtls stop dropping these matches, this fails: the test is then
+    // about nothing and wants rewriting.)
+    assert!(
+        listed.len() < with_word,
+        "{with_word} files hold the word, {} listed: {}",
+        listed.len(),
+        refs.text
+    );
+    // What the answer then says: the files it leaves out, and why.
+    let unlisted = with_word - listed.len();
+    assert!(
+        refs.text
+            .contains(&format!("also appears as a word in {unlisted} file(s) that can see its declaration"))
+            && refs.text.contains("jdtls leaves out, unsaid, the uses it cannot fully resolve"),
+        "{with_word} files hold the word, {} listed: {}",
+        listed.len(),
+        refs.text
+    );
 }
 
 #[tokio::test]
@@ -146,7 +166,8 @@ async fn the_css_json_yaml_and_html_servers_outline_real_files() {
         .lines()
         .filter(|l| l.starts_with(".b--"))
         .count();
-    assert!(css.text.contains(".b--black (class) 21:1"), "{}", css.text);
+    let black = line_of(&h, "css/_border-colors.css", ".b--black ");
+    assert!(css.text.contains(&format!(".b--black (class) {black}:1")), "{}", css.text);
     assert!(total(&css) as usize >= rules, "{rules} rules: {}", css.text);
     let json = lsp(&h, json!({"action": "symbols", "file": "json/scriptMetadata.json"})).await;
     assert!(
@@ -158,7 +179,7 @@ async fn the_css_json_yaml_and_html_servers_outline_real_files() {
     assert!(yaml.text.contains("ANSIBLE_HOME (module) "), "{}", yaml.text);
     let html = lsp(&h, json!({"action": "symbols", "file": "html/git-show.html"})).await;
     // The page's elements and its embedded stylesheet's rules, capped.
-    assert!(html.text.contains("body (class) 13:1") && total(&html) > 1_000, "{}", html.text);
+    assert!(html.text.contains("body (class) ") && total(&html) > 1_000, "{}", html.text);
     assert!(html.text.contains("(showing 200)"), "{}", html.text);
     let hover = lsp(
         &h,

@@ -39,7 +39,7 @@ fn home() -> Option<PathBuf> {
 /// A directory of tether's own for a server's per-project state (jdtls's
 /// Eclipse workspace), unique per server and project root.
 /// With no home, a directory of this process's own under the temporary
-/// directory (not reused, never shared).
+/// directory, made private on first use (see [`private_temp`]).
 pub fn cache_for(server: &str, root: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -48,7 +48,28 @@ pub fn cache_for(server: &str, root: &Path) -> PathBuf {
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| home().map(|h| h.join(".cache")))
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("tether-{}", std::process::id())));
+        .unwrap_or_else(private_temp);
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     base.join("tether/servers").join(server).join(format!("{name}-{:016x}", h.finish()))
+}
+
+/// A directory only this process made and only its user can enter:
+/// created fresh (never an existing path another user may have planted)
+/// with mode 0700, once per process.
+fn private_temp() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        for k in 0..16u32 {
+            let dir = base.join(format!("tether-{}-{nanos:x}-{k}", std::process::id()));
+            if std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok() {
+                return dir;
+            }
+        }
+        base.join(format!("tether-{}-unavailable", std::process::id()))
+    })
+    .clone()
 }

@@ -199,6 +199,9 @@ impl Languages {
         let mut table = builtin();
         let mut first: Vec<LanguageConfig> = Vec::new();
         for entry in added {
+            if first.iter().any(|l| l.id == entry.id) {
+                return Err(format!("[[language]] `{}` is given twice; merge the two entries", entry.id));
+            }
             let entry = match table.iter().position(|l| l.id == entry.id) {
                 Some(k) => entry.over(table.remove(k)),
                 None => entry,
@@ -285,5 +288,8 @@ mod tests {
         assert!(bad.contains("neither `extensions` nor `file_names`"), "{bad}");
         let dotted = Languages::merged(vec![LanguageConfig::new("x", &[".x"])]).unwrap_err();
         assert!(dotted.contains("without the dot"), "{dotted}");
+        let twice =
+            Languages::merged(vec![LanguageConfig::new("x", &["x"]), LanguageConfig::new("x", &["y"])]);
+        assert!(twice.unwrap_err().contains("`x` is given twice"));
     }
 }

@@ -417,15 +417,17 @@ impl Handler<Status> for LspSupervisor {
             let mut probed = probed;
             for (key, _) in &running {
                 let Some(server) = table.servers.iter().find(|s| s.id == key.server) else { continue };
-                for language in &server.languages {
-                    if in_tree.get(language).is_none() {
-                        in_tree.languages.push(tree::Present {
-                            id: language.clone(),
-                            files: 0,
-                            samples: Vec::new(),
-                        });
-                        probed.push(Vec::new());
-                    }
+                // Only when none of its languages has a row: a TypeScript
+                // project's server is not a JavaScript row of 0 files.
+                if let Some(language) = server.languages.first()
+                    && !server.languages.iter().any(|l| in_tree.get(l).is_some())
+                {
+                    in_tree.languages.push(tree::Present {
+                        id: language.clone(),
+                        files: 0,
+                        samples: Vec::new(),
+                    });
+                    probed.push(Vec::new());
                 }
             }
             let mut languages = Vec::new();

@@ -42,6 +42,10 @@ pub(super) fn render_locations(
     if total > places.len() {
         let _ = writeln!(text, "… {} more not listed (at most {MAX_LOCATIONS})", total - places.len());
     }
+    // A list found while the server still indexes may be part of the whole.
+    if let Some(why) = readiness(session) {
+        let _ = writeln!(text, "note: {why}");
+    }
     ToolResult::text(text.trim_end())
         .with_data(json!({"locations": places, "total": total, "server": session.key.server}))
 }

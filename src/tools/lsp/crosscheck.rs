@@ -5,8 +5,11 @@
 //! (an Android SDK, Maven artifacts not fetched) — so on such a project
 //! `references` of a class lists its import lines and reads as complete.
 //! The files of the queried file's extension under the server's root that
-//! hold the name as a whole word, and appear nowhere in the answer, are
-//! counted and named.
+//! can see the queried file's code — its package's directory, or an
+//! `import` of its package — hold the name as a word outside comment lines,
+//! and appear nowhere in the answer are counted and named. A name that
+//! merely recurs elsewhere (a `get` of another class) in a file that cannot
+//! see the declaration is not counted.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,6 +42,12 @@ pub(super) fn unlisted(
     let Some(ext) = file.extension().map(|e| e.to_os_string()) else {
         return Unlisted { files: Vec::new(), capped: false };
     };
+    let home = file.parent().map(Path::to_path_buf);
+    // `import com.example.` — any import of the declaring package.
+    let import = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| package_of(&text))
+        .map(|package| format!("import {package}."));
     let mut files = Vec::new();
     let (mut seen, mut bytes, mut capped) = (0usize, 0u64, false);
     for entry in ignore::WalkBuilder::new(server_root).build().flatten() {
@@ -57,11 +66,23 @@ pub(super) fn unlisted(
         if answered.contains(&rel) {
             continue;
         }
-        if std::fs::read(&path).is_ok_and(|text| in_code(&text, symbol.as_bytes())) {
+        let Ok(text) = std::fs::read(&path) else { continue };
+        let sees = path.parent().map(Path::to_path_buf) == home
+            || import.as_ref().is_some_and(|i| text.windows(i.len()).any(|w| w == i.as_bytes()));
+        if sees && in_code(&text, symbol.as_bytes()) {
             files.push(rel);
         }
     }
+    files.sort();
     Unlisted { files, capped }
+}
+
+/// The `package a.b;` a Java file declares.
+fn package_of(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("package "))
+        .map(|p| p.trim_end_matches(';').trim().to_string())
 }
 
 /// Whether a line of `text` that is not a comment line (`//`, `/*`, `*`,
@@ -90,12 +111,17 @@ impl Unlisted {
     /// The note for the answer, if there is anything to say.
     pub(super) fn note(&self, server: &str, symbol: &str) -> Option<String> {
         if self.files.is_empty() {
-            return None;
+            return self.capped.then(|| {
+                format!(
+                    "note: the text check of this answer stopped at {MAX_FILES} files or {} MiB before the end",
+                    MAX_BYTES >> 20
+                )
+            });
         }
         let named: Vec<&str> = self.files.iter().take(NAMED).map(String::as_str).collect();
         let more = self.files.len().saturating_sub(NAMED);
         Some(format!(
-            "note: `{symbol}` also appears as a word in {} file(s) this answer does not list ({}{}){}; {server} leaves out uses it cannot fully resolve (a missing dependency) and does not say so — search the text (`ast_grep`) to see them",
+            "note: `{symbol}` also appears as a word in {} file(s) that can see its declaration and that this answer does not list ({}{}){}; {server} leaves out, unsaid, the uses it cannot fully resolve (a missing dependency), so these may be uses — search the text (`ast_grep`) to see them",
             self.files.len(),
             named.join(", "),
             if more > 0 { format!(", and {more} more") } else { String::new() },
@@ -121,19 +147,25 @@ mod tests {
     fn files_the_answer_lists_are_not_counted() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        std::fs::write(root.join("A.java"), "class A { PluginCall c; }").unwrap();
-        std::fs::write(root.join("B.java"), "class B { PluginCall c; }").unwrap();
-        std::fs::write(root.join("C.java"), "class C { PluginCallData c; }").unwrap();
-        std::fs::write(root.join("D.java"), "/**\n * Like PluginCall.\n */\nclass D {}\n// PluginCall\n")
-            .unwrap();
-        std::fs::write(root.join("d.txt"), "PluginCall").unwrap();
-        let answered: BTreeSet<String> = ["A.java".to_string()].into();
-        let u = unlisted(root, root, &root.join("A.java"), "PluginCall", &answered);
-        assert_eq!(u, Unlisted { files: vec!["B.java".into()], capped: false });
+        std::fs::create_dir_all(root.join("app/x")).unwrap();
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        let write = |p: &str, t: &str| std::fs::write(root.join(p), t).unwrap();
+        write("app/A.java", "package app;\nclass A { PluginCall c; }");
+        write("app/B.java", "package app;\nclass B { PluginCall c; }");
+        write("app/C.java", "package app;\nclass C { PluginCallData c; }");
+        write("app/D.java", "/**\n * Like PluginCall.\n */\nclass D {}\n// PluginCall\n");
+        write("app/x/E.java", "package app.x;\nimport app.A;\nclass E { PluginCall c; }");
+        // Another package's own PluginCall: it cannot see app's.
+        write("other/F.java", "package other;\nclass F { PluginCall c; }");
+        write("app/d.txt", "PluginCall");
+        let answered: BTreeSet<String> = ["app/A.java".to_string()].into();
+        let u = unlisted(root, root, &root.join("app/A.java"), "PluginCall", &answered);
+        assert_eq!(u, Unlisted { files: vec!["app/B.java".into(), "app/x/E.java".into()], capped: false });
+        let note = u.note("jdtls", "PluginCall").unwrap();
         assert!(
-            u.note("jdtls", "PluginCall")
-                .unwrap()
-                .contains("in 1 file(s) this answer does not list (B.java)")
+            note.contains("in 2 file(s) that can see its declaration and that this answer does not list (app/B.java, app/x/E.java)"),
+            "{note}"
         );
+        assert_eq!(Unlisted { files: vec![], capped: false }.note("jdtls", "x"), None);
     }
 }

@@ -303,6 +303,8 @@ pub(crate) struct Ready {
     /// The server had published nothing for the document since it was
     /// opened: it may not have loaded it, or the project behind it.
     pub unloaded: bool,
+    /// The work it announced was still running when the wait ended.
+    pub busy: bool,
 }
 
 /// Waits, bounded, until the server is ready to answer about the session's
@@ -312,8 +314,8 @@ pub(crate) struct Ready {
 /// it announced has ended, and files changed on disk are re-read.
 pub(crate) async fn ready_for(session: &Session) -> Ready {
     let loaded = session.wait_loaded(READY_WAIT).await;
-    session.wait_idle(READY_WAIT).await;
-    Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded }
+    let busy = session.wait_idle(READY_WAIT).await.is_some();
+    Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded, busy }
 }
 
 /// What a cross-file answer must say about changes on disk it may not
@@ -402,7 +404,12 @@ async fn navigate(
     // answered from the part indexed so far (intelephense answers a real
     // project's `references` with the declaration alone): wait, bounded,
     // for the indexing to end; the answer says so if it has not.
-    if matches!(action, Action::References | Action::Implementation) && session.shared.indexing().is_some() {
+    // Only when the indexing began after `ready_for`'s own wait ended
+    // idle: a wait that already ran out is not run twice.
+    if matches!(action, Action::References | Action::Implementation)
+        && !ready.busy
+        && session.shared.indexing().is_some()
+    {
         session.wait_idle(READY_WAIT).await;
     }
     // The position is computed on the text the server holds when it reads

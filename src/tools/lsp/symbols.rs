@@ -158,12 +158,20 @@ async fn ask(sup: Addr<LspSupervisor>, root: PathBuf, lang: String, sample: Path
     out
 }
 
+/// One server instance a workspace question goes to.
+struct Target {
+    lang: String,
+    /// A file of its root, to route and open through.
+    sample: PathBuf,
+    root: PathBuf,
+    server: String,
+}
+
 /// Whom a workspace question goes to: one file per server instance, at
 /// most [`MAX_ROOTS_PER_LANGUAGE`] per language, and what is said of the
 /// rest.
 struct Asks {
-    /// (language, a file of the root whose server is asked, that root).
-    targets: Vec<(String, PathBuf, PathBuf)>,
+    targets: Vec<Target>,
     notes: Vec<String>,
     /// Languages present whose files no server could be routed for.
     not_asked: usize,
@@ -175,9 +183,10 @@ struct Asks {
 /// nearest root's server, and each server asked once. Routed before
 /// anything is opened: opening a second language's file in a server
 /// already asked would make it the one it searches. Past the roots asked,
-/// the rest are counted from the markers, without routing (routing makes
-/// an actor); a language whose files fail to route is given up after
-/// [`MAX_UNROUTED`] tries (each probes every candidate's binary).
+/// or past [`MAX_UNROUTED`] files that failed to route (each failure
+/// probes every candidate's binary, on the supervisor's thread), the rest
+/// are counted from the root markers of the server asked, without routing
+/// (routing makes an actor).
 async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, present: &[Present]) -> Asks {
     let mut asks = Asks { targets: Vec::new(), notes: Vec::new(), not_asked: 0, cannot: Vec::new() };
     let mut keys = std::collections::BTreeSet::new();
@@ -191,11 +200,8 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
         let (mut asked_here, mut unrouted, mut why_not, mut cannot_here) = (0, 0, None, false);
         let mut rest = Vec::new();
         for (k, sample) in p.samples.iter().enumerate() {
-            if asked_here == MAX_ROOTS_PER_LANGUAGE {
+            if asked_here == MAX_ROOTS_PER_LANGUAGE || unrouted == MAX_UNROUTED {
                 rest = p.samples[k..].to_vec();
-                break;
-            }
-            if unrouted == MAX_UNROUTED && asked_here == 0 {
                 break;
             }
             match sup.send(Route { file: sample.clone() }).await {
@@ -209,7 +215,12 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
                         cannot_here = true;
                     } else {
                         asked_here += 1;
-                        asks.targets.push((p.id.clone(), sample.clone(), routed.key.root.clone()));
+                        asks.targets.push(Target {
+                            lang: p.id.clone(),
+                            sample: sample.clone(),
+                            root: routed.key.root.clone(),
+                            server: routed.key.server.clone(),
+                        });
                     }
                 }
                 Ok(Ok(_)) => {}
@@ -228,13 +239,14 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
                 }
             }
         }
-        let left_out = roots_left(root, table, &asks.targets, &p.id, rest).await;
-        if left_out > 0 {
+        let left = roots_left(root, table, &asks.targets, &p.id, rest).await;
+        if left.roots > 0 {
             asks.notes.push(format!(
-                "{}: {left_out} more root(s) not asked (at most {MAX_ROOTS_PER_LANGUAGE} per language)",
-                p.id
+                "{}: {} more root(s) not asked (at most {MAX_ROOTS_PER_LANGUAGE} per language)",
+                p.id, left.roots
             ));
         }
+        let unrouted = unrouted + left.rootless;
         match why_not {
             // Every candidate's reason: which to install, or where a root is missing.
             Some(why) if asked_here == 0 && !cannot_here => {
@@ -243,44 +255,75 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
             }
             // Part of the language is under no root a server serves: the
             // server that serves the rest says why.
-            Some(why) if asked_here > 0 || cannot_here => asks.notes.push(format!(
-                "{}: its files in {unrouted} more director{} not searched: {}",
+            Some(why) => asks.notes.push(format!(
+                "{}: its files in {}{unrouted} more director{} not searched: {}",
                 p.id,
+                if left.counted { "" } else { "at least " },
                 if unrouted == 1 { "y were" } else { "ies were" },
                 why.first().map(String::as_str).unwrap_or("")
             )),
-            _ => {}
+            None if left.rootless > 0 => asks.notes.push(format!(
+                "{}: its files in {} more director{} under no root of its server were not searched",
+                p.id,
+                left.rootless,
+                if left.rootless == 1 { "y" } else { "ies" }
+            )),
+            None => {}
         }
     }
     asks
 }
 
-/// How many roots other than those asked the files `rest` lie under, by
-/// the root markers of the server asked for `language` (off the actor
-/// thread: it stats each file's ancestors).
+/// What lies past the files routed.
+#[derive(Default)]
+struct Left {
+    /// Roots not asked.
+    roots: usize,
+    /// Directories under no root of the server.
+    rootless: usize,
+    /// Whether every file past the routed ones was looked at (always: the
+    /// count is exact; `false` only when there was no server to go by).
+    counted: bool,
+}
+
+/// The roots, other than those its server was asked at, that the files
+/// `rest` lie under, by the root markers of the server asked for
+/// `language`, and the files under none (off the actor thread: it stats
+/// each file's ancestors).
 async fn roots_left(
     root: &Path,
     table: &Table,
-    targets: &[(String, PathBuf, PathBuf)],
+    targets: &[Target],
     language: &str,
     rest: Vec<PathBuf>,
-) -> usize {
-    let asked: Vec<PathBuf> = targets.iter().filter(|t| t.0 == language).map(|t| t.2.clone()).collect();
-    let Some(markers) = table.candidates(language).first().map(|s| s.root_markers.clone()) else { return 0 };
+) -> Left {
     if rest.is_empty() {
-        return 0;
+        return Left { counted: true, ..Left::default() };
     }
+    let Some(server) = targets.iter().find(|t| t.lang == language).map(|t| t.server.clone()) else {
+        return Left::default();
+    };
+    let asked: Vec<PathBuf> = targets.iter().filter(|t| t.server == server).map(|t| t.root.clone()).collect();
+    let Some(markers) = table.servers.iter().find(|s| s.id == server).map(|s| s.root_markers.clone()) else {
+        return Left::default();
+    };
     let root = root.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let roots: std::collections::BTreeSet<PathBuf> = rest
-            .iter()
-            .filter_map(|file| discovery::find_root(file, &root, &markers))
-            .filter(|r| !asked.contains(r))
-            .collect();
-        roots.len()
+        let mut roots = std::collections::BTreeSet::new();
+        let mut rootless = 0;
+        for file in &rest {
+            match discovery::find_root(file, &root, &markers) {
+                Some(r) if !asked.contains(&r) => {
+                    roots.insert(r);
+                }
+                Some(_) => {}
+                None => rootless += 1,
+            }
+        }
+        Left { roots: roots.len(), rootless, counted: true }
     })
     .await
-    .unwrap_or(0)
+    .unwrap_or_default()
 }
 
 pub(super) async fn workspace_symbols(
@@ -309,12 +352,10 @@ pub(super) async fn workspace_symbols(
     // Which servers were asked, as `language@root`.
     let asked: Vec<String> = targets
         .iter()
-        .map(|(lang, _, at)| format!("{lang}@{}", tether_actors::fs::relative(&root, at)))
+        .map(|t| format!("{}@{}", t.lang, tether_actors::fs::relative(&root, &t.root)))
         .collect();
     let answers = futures::future::join_all(
-        targets
-            .into_iter()
-            .map(|(lang, sample, _)| ask(sup.clone(), root.clone(), lang, sample, query.clone())),
+        targets.into_iter().map(|t| ask(sup.clone(), root.clone(), t.lang, t.sample, query.clone())),
     )
     .await;
     let mut places = Vec::new();
