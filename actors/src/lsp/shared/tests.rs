@@ -1,0 +1,76 @@
+//! The shared state's bookkeeping: configuration lookups, progress, and
+//! the errors a server reports.
+
+use super::*;
+
+#[test]
+fn a_logged_error_is_kept_with_its_cause() {
+    let shared = Shared::new(None);
+    let log = "Dec 2, 2026, 1:32:20 AM Failed to import projects\norg.eclipse.core.runtime.CoreException: Could not calculate build plan: Plugin x could not be resolved\n\tat a.b(C.java:1)";
+    shared.notification("window/logMessage", json!({"type": 1, "message": log}));
+    shared.notification("language/status", json!({"type": "Error", "message": "Failed to import projects"}));
+    shared.notification("window/logMessage", json!({"type": 3, "message": "just info"}));
+    assert_eq!(
+        shared.reported_errors(),
+        ["Failed to import projects: Could not calculate build plan: Plugin x could not be resolved"]
+    );
+}
+
+#[test]
+fn configuration_sections_are_looked_up_by_path() {
+    let shared = Shared::new(Some(json!({"python": {"analysis": {"mode": "basic"}}})));
+    let answer = shared
+        .request(
+            "workspace/configuration",
+            &json!({"items": [{"section": "python.analysis"}, {"section": "nope"}]}),
+        )
+        .unwrap();
+    assert_eq!(answer, json!([{"mode": "basic"}, null]));
+}
+
+#[test]
+fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
+    let shared = Shared::new(None);
+    shared.notification(
+        "$/progress",
+        json!({"token": format!("{OWN_TOKEN_PREFIX}7"), "value": {"kind": "begin", "title": "Finding references"}}),
+    );
+    assert_eq!(shared.indexing(), None, "one caller's request is not the server's own work");
+    shared.request("window/workDoneProgress/create", &json!({"token": "srv-1"})).unwrap();
+    assert_eq!(shared.indexing().unwrap().title, "announced", "created, before its begin");
+    shared.notification(
+        "$/progress",
+        json!({"token": "srv-1", "value": {"kind": "begin", "title": "analyzing"}}),
+    );
+    assert_eq!(shared.indexing().unwrap().title, "analyzing");
+    shared.notification("$/progress", json!({"token": "srv-1", "value": {"kind": "end"}}));
+    assert_eq!(shared.indexing(), None);
+    shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": false}));
+    assert_eq!(shared.indexing().unwrap().title, "loading the project");
+    shared.notification("experimental/serverStatus", json!({"health": "ok", "quiescent": true}));
+    assert_eq!(shared.indexing(), None);
+}
+
+#[tokio::test]
+async fn progress_and_diagnostics_wake_waiters() {
+    let shared = std::sync::Arc::new(Shared::new(None));
+    shared.notification(
+        "$/progress",
+        json!({"token": 1, "value": {"kind": "begin", "title": "indexing", "percentage": 10}}),
+    );
+    assert_eq!(shared.indexing().unwrap().percentage, Some(10));
+    let waiter = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            shared.wait_until(Duration::from_secs(5), |s| s.diagnostics("file:///a.py").map(|d| d.seq)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    shared.notification(
+        "textDocument/publishDiagnostics",
+        json!({"uri": "file:///a.py", "diagnostics": [], "version": 2}),
+    );
+    assert_eq!(waiter.await.unwrap(), Some(1));
+    shared.notification("$/progress", json!({"token": 1, "value": {"kind": "end"}}));
+    assert_eq!(shared.indexing(), None);
+}

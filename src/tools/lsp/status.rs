@@ -1,0 +1,86 @@
+//! `lsp status` and `lsp reload`: what runs for each language found here,
+//! and restarting it.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use actix::Addr;
+use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Status};
+
+use crate::result::ToolResult;
+
+pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
+    let report = match sup.send(Status).await {
+        Ok(r) => r,
+        Err(e) => return ToolResult::error(format!("lsp status: the supervisor is not running ({e})")),
+    };
+    let mut text = String::new();
+    match &report.watch {
+        Some(watch) => {
+            let _ = writeln!(text, "{}", watch.describe());
+        }
+        None => {
+            let _ = writeln!(text, "file watching: starts with the first query");
+        }
+    }
+    if let Some(e) = &report.config_error {
+        let _ = writeln!(text, "tether.toml: {e} (using the built-in table)");
+    }
+    if report.languages.is_empty() {
+        let _ = writeln!(text, "no file here is of a language a server is configured for");
+    }
+    let or_more = if report.capped { " or more" } else { "" };
+    for lang in &report.languages {
+        let _ = writeln!(
+            text,
+            "{} ({}{or_more} file{}): {}",
+            lang.language,
+            lang.files,
+            if lang.files == 1 { "" } else { "s" },
+            if lang.usable { "usable" } else { "not usable" }
+        );
+        for node in &lang.running {
+            let _ = writeln!(
+                text,
+                "  running {} [{}] pid={} up={}ms restarts={}",
+                node.id,
+                node.state,
+                node.pid.map_or("-".to_string(), |p| p.to_string()),
+                node.uptime_ms,
+                node.restarts.unwrap_or(0)
+            );
+            for e in node.detail.get("reported_errors").and_then(|v| v.as_array()).into_iter().flatten() {
+                let _ = writeln!(text, "    it reported: {}", e.as_str().unwrap_or(""));
+            }
+        }
+        for c in &lang.candidates {
+            let _ = writeln!(text, "  {c}");
+        }
+    }
+    if report.capped {
+        let _ = writeln!(
+            text,
+            "(the count stopped at {} files: languages past it are not listed)",
+            tether_actors::lsp::tree::MAX_FILES_WALKED
+        );
+    }
+    if !report.absent.is_empty() {
+        let _ = writeln!(text, "servers are configured for, with no file here: {}", report.absent.join(", "));
+    }
+    text.push_str(RESOURCES_HINT);
+    ToolResult::text(text).with_data(&report)
+}
+
+/// Where `status` sends the model for everything else the run holds.
+pub(crate) const RESOURCES_HINT: &str = "(every live resource of the run — servers, debug sessions, kernels, workers — with pids, owners and last errors: call `resources`)";
+
+pub(super) async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> ToolResult {
+    match sup.send(ReloadFor { file: path }).await {
+        Ok(Ok(done)) if done.is_empty() => {
+            ToolResult::text("no server was running; servers start on first use")
+        }
+        Ok(Ok(done)) => ToolResult::text(format!("restarted {}", done.join(", "))),
+        Ok(Err(e)) => ToolResult::error(format!("lsp reload: {e}")),
+        Err(e) => ToolResult::error(format!("lsp reload: the supervisor is not running ({e})")),
+    }
+}
