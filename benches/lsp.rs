@@ -19,25 +19,16 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tether::{Resource, Runtime};
 
+#[path = "support/copy_tree.rs"]
+mod copy_tree;
 #[path = "support/lsp_raw.rs"]
 mod lsp_raw;
+use copy_tree::copy_tree;
 use lsp_raw::Raw;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap().flatten() {
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
-    }
 }
 
 /// A copy of `tests/fixtures/lsp/<name>`, with `extra` files added (a

@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tether::{Resource, Runtime};
 
+#[path = "support/copy_tree.rs"]
+mod copy_tree;
 #[path = "support/lsp_raw.rs"]
 mod lsp_raw;
+use copy_tree::copy_tree;
 use lsp_raw::Raw;
 
 const QUERY: &str = "Depends";
@@ -74,18 +77,6 @@ fn rxjs() -> PathBuf {
         run(Command::new("tar").arg("xzf").arg("rxjs-7.8.1.tgz").current_dir(dl), "tar");
         std::fs::remove_file(dl.join("rxjs-7.8.1.tgz")).unwrap();
     })
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for entry in std::fs::read_dir(src).unwrap().flatten() {
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
-    }
 }
 
 /// The monorepo: `backend/` FastAPI (with its pyproject.toml), `web/`

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
@@ -68,6 +69,22 @@ pub struct Route {
 
 impl Message for Route {
     type Result = Result<Routed, Unavailable>;
+}
+
+/// The working directory's language and server tables, as this
+/// supervisor routes by them (or why `tether.toml` could not be read).
+pub struct Tables;
+
+impl Message for Tables {
+    type Result = Result<Arc<Table>, String>;
+}
+
+impl Handler<Tables> for LspSupervisor {
+    type Result = Result<Arc<Table>, String>;
+
+    fn handle(&mut self, _msg: Tables, _ctx: &mut Self::Context) -> Self::Result {
+        self.table.clone()
+    }
 }
 
 /// Every running server actor.
@@ -149,7 +166,9 @@ pub struct StatusReport {
 /// The supervisor actor.
 pub struct LspSupervisor {
     workdir: PathBuf,
-    table: Result<Table, String>,
+    /// Shared with every caller that asks for it ([`Tables`]): cloned per
+    /// route, so an `Arc`.
+    table: Result<Arc<Table>, String>,
     /// Resolved binaries by server id: PATH lookups cost a dozen `stat`s,
     /// and a server's binary does not move during a run.
     binaries: std::collections::HashMap<String, PathBuf>,
@@ -163,7 +182,7 @@ pub struct LspSupervisor {
 impl LspSupervisor {
     /// A supervisor for `workdir` (canonical), reading its `tether.toml`.
     pub fn new(workdir: PathBuf) -> Self {
-        let table = config::load(&workdir);
+        let table = config::load(&workdir).map(Arc::new);
         Self {
             workdir,
             table,
@@ -384,7 +403,7 @@ impl Handler<Status> for LspSupervisor {
     fn handle(&mut self, _msg: Status, _ctx: &mut Self::Context) -> Self::Result {
         let (table, config_error) = match &self.table {
             Ok(t) => (t.clone(), None),
-            Err(e) => (Table::default(), Some(e.clone())),
+            Err(e) => (Arc::new(Table::default()), Some(e.clone())),
         };
         let running: Vec<(ServerKey, Addr<LspServerActor>)> =
             self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect();

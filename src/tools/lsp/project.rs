@@ -3,12 +3,13 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use actix::Addr;
 use serde_json::json;
 use tether_actors::lsp::checker;
-use tether_actors::lsp::config::{self, Table};
-use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::lsp::config::Table;
+use tether_actors::lsp::supervisor::{LspSupervisor, Tables};
 use tether_actors::lsp::tree::{self, Present};
 
 use super::render::Lines;
@@ -21,15 +22,14 @@ const CHECKER_LISTED: usize = 200;
 /// tables and the languages present with their files (only `wanted`, when
 /// given; it must be a language of the table).
 pub(super) struct Here {
-    pub table: Table,
+    pub table: Arc<Table>,
     pub present: Vec<Present>,
     /// Whether the walk stopped at `tree::MAX_FILES_WALKED` (languages and
     /// roots past it are not known).
     pub capped: bool,
 }
 
-fn what_is_here(root: &Path, wanted: Option<&str>) -> Result<Here, String> {
-    let table = config::load(root)?;
+fn what_is_here(root: &Path, table: Arc<Table>, wanted: Option<&str>) -> Result<Here, String> {
     if let Some(l) = wanted
         && table.languages.get(l).is_none()
     {
@@ -44,10 +44,19 @@ fn what_is_here(root: &Path, wanted: Option<&str>) -> Result<Here, String> {
     Ok(Here { table, present, capped })
 }
 
-/// [`what_is_here`] off the actor thread: it walks the tree.
-pub(super) async fn languages_here(root: &Path, language: Option<String>) -> Result<Here, String> {
+/// [`what_is_here`] by the supervisor's tables (the ones it routes by),
+/// off the actor thread: it walks the tree.
+pub(super) async fn languages_here(
+    sup: &Addr<LspSupervisor>,
+    root: &Path,
+    language: Option<String>,
+) -> Result<Here, String> {
+    let table = match sup.send(Tables).await {
+        Ok(table) => table?,
+        Err(e) => return Err(format!("the supervisor is not running ({e})")),
+    };
     let root = root.to_path_buf();
-    tokio::task::spawn_blocking(move || what_is_here(&root, language.as_deref()))
+    tokio::task::spawn_blocking(move || what_is_here(&root, table, language.as_deref()))
         .await
         .unwrap_or_else(|e| Err(e.to_string()))
 }
@@ -57,11 +66,10 @@ pub(super) async fn project_check(
     root: PathBuf,
     language: Option<String>,
 ) -> ToolResult {
-    let Here { table, present, .. } = match languages_here(&root, language.clone()).await {
+    let Here { table, present, .. } = match languages_here(&sup, &root, language.clone()).await {
         Ok(here) => here,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
-    let _ = sup;
     let mut text = String::new();
     let mut all = Vec::new();
     let mut any_checker = false;

@@ -348,7 +348,7 @@ pub(super) async fn workspace_symbols(
     query: String,
     language: Option<String>,
 ) -> ToolResult {
-    let (table, mut present, capped) = match languages_here(&root, language.clone()).await {
+    let (table, mut present, capped) = match languages_here(&sup, &root, language.clone()).await {
         Ok(here) => (here.table, here.present, here.capped),
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
