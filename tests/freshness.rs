@@ -147,6 +147,94 @@ async fn a_rename_whose_files_changed_meanwhile_writes_nothing() {
     assert_eq!(h.read("other.py"), "# a line above\nfrom a import new_name\nnew_name()\n");
 }
 
+const CORE: &str = "def target(x):\n    return x\n";
+const USER: &str = "from core import target\n\n\ndef use_0():\n    return target(0)\n";
+
+/// How many requests of `method` the quiet server has been sent.
+fn asked(h: &Harness, method: &str) -> usize {
+    std::fs::read_to_string(h.path("asked.log")).unwrap_or_default().lines().filter(|l| *l == method).count()
+}
+
+/// Waits until the quiet server has been sent `n` requests of `method`.
+async fn until_asked(h: &Harness, method: &str, n: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while asked(h, method) < n {
+        assert!(std::time::Instant::now() < deadline, "{method} was not asked {n} times");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Another program's write is truncate-then-fill: a server that read the
+/// file in between answers without it, and such an answer must never
+/// read as complete once the file is whole again.
+#[tokio::test]
+async fn a_cross_file_answer_a_file_was_rewritten_under_is_asked_again() {
+    let h = quiet_run(&[("core.py", CORE), ("m0.py", USER)]);
+    let refs = json!({"action": "references", "file": "core.py", "line": 1, "symbol": "target"});
+    let r = h.ok("lsp", refs.clone()).await;
+    assert!(r.text.starts_with("3 references to `target` in 2 files"), "{}", r.text);
+
+    // Caught half-written: empty when the server takes its snapshot,
+    // whole again before it answers.
+    h.write("references_delay", "1");
+    std::fs::File::create(h.path("m0.py")).unwrap();
+    let call = h.call("lsp", refs.clone());
+    let outside = async {
+        until_asked(&h, "textDocument/references", 2).await;
+        std::fs::write(h.path("m0.py"), USER).unwrap();
+    };
+    let (r, ()) = tokio::join!(call, outside);
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.starts_with("3 references to `target` in 2 files"), "{}", r.text);
+    assert_eq!(asked(&h, "textDocument/references"), 3, "asked again once the file was whole");
+
+    // The same for workspace symbols.
+    std::fs::File::create(h.path("m0.py")).unwrap();
+    let call = h.call("lsp", json!({"action": "symbols", "query": "use_"}));
+    let outside = async {
+        until_asked(&h, "workspace/symbol", 1).await;
+        std::fs::write(h.path("m0.py"), USER).unwrap();
+    };
+    let (r, ()) = tokio::join!(call, outside);
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("use_0 (function, python) m0.py:4"), "{}", r.text);
+    assert_eq!(asked(&h, "workspace/symbol"), 2, "asked again once the file was whole");
+}
+
+#[tokio::test]
+async fn an_answer_files_keep_changing_under_says_so_after_three_asks() {
+    let h = quiet_run(&[("core.py", CORE), ("m0.py", USER)]);
+    let refs = json!({"action": "references", "file": "core.py", "line": 1, "symbol": "target"});
+    h.ok("lsp", refs.clone()).await;
+    h.write("references_delay", "0.6");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let call = async {
+        let r = h.call("lsp", refs.clone()).await;
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        r
+    };
+    // Rewritten every 150 ms for as long as the call runs: each answer
+    // is overtaken.
+    let outside = async {
+        let mut n = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            n += 1;
+            std::fs::write(h.path("m0.py"), format!("{USER}# rewrite {n}\n")).unwrap();
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    };
+    let (r, ()) = tokio::join!(call, outside);
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(
+            "note: `m0.py` changed on disk while quiet computed this answer, 3 times running, so it may be incomplete about it — ask again"
+        ),
+        "{}",
+        r.text
+    );
+    assert_eq!(asked(&h, "textDocument/references"), 4, "the first call, then three asks");
+}
+
 #[tokio::test]
 async fn a_rename_edit_that_writes_anything_but_the_new_name_refuses_the_whole_rename() {
     let a = "def foo():\n    return 1\n\n\nx = foo()\n";

@@ -19,6 +19,7 @@
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
+//! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
 //!
 //! install = { npm = ["pyright@1.1.414"] }  # what `tether install` runs
 //!
@@ -203,6 +204,16 @@ pub struct ServerConfig {
     /// checks the answer against the text and says what it does not list.
     #[serde(default)]
     pub omits_unresolved: bool,
+    /// A text in an error the server reports (a `language/status` of type
+    /// Error, or a logged error) meaning it could not import the project's
+    /// build: jdtls's "Failed to import projects" when Maven Central is
+    /// out of reach. tether then starts it again on an Eclipse project of
+    /// its own, written in the server's cache, that links the root and
+    /// names the source folders its files declare (see
+    /// [`super::unmanaged`]): it answers about every source file, as an
+    /// unmanaged folder, instead of about open files only.
+    #[serde(default)]
+    pub unmanaged_fallback: Option<String>,
 }
 
 fn yes() -> bool {

@@ -21,4 +21,5 @@ pub mod session;
 pub mod shared;
 pub mod supervisor;
 pub mod tree;
+pub mod unmanaged;
 pub mod watched;

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 /// Errors kept per server.
 pub const MAX_REPORTED: usize = 3;
 /// The longest error kept, in characters.
-const REPORTED_CHARS: usize = 300;
+const REPORTED_CHARS: usize = 400;
 
 /// The last errors a server reported, newest last.
 #[derive(Default)]

@@ -32,8 +32,11 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 
 use super::discovery::Usable;
-pub use super::session::{BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Session, SyncedDoc};
+pub use super::session::{
+    BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Serves, Session, SyncedDoc,
+};
 use super::shared::{DiagEntry, Held, Shared};
+use super::unmanaged;
 use crate::describe::{ActorNode, Describe};
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::watch::{Batch, ChangeKind};
@@ -189,12 +192,13 @@ enum State {
 }
 
 /// A server's arguments with `{cache}` read as a directory of its own for
-/// this root (jdtls's Eclipse workspace: two roots must not share one).
-fn expand_args(args: &[String], server: &str, root: &Path) -> Vec<String> {
+/// this root (jdtls's Eclipse workspace: two roots must not share one),
+/// or `workspace` when given (the unmanaged project's).
+fn expand_args(args: &[String], server: &str, root: &Path, workspace: Option<&Path>) -> Vec<String> {
     if !args.iter().any(|a| a.contains("{cache}")) {
         return args.to_vec();
     }
-    let cache = crate::tools_prefix::cache_for(server, root);
+    let cache = workspace.map_or_else(|| crate::tools_prefix::cache_for(server, root), Path::to_path_buf);
     if let Err(e) = std::fs::create_dir_all(&cache) {
         tracing::warn!("cannot create {}: {e}", cache.display());
     }
@@ -221,6 +225,18 @@ pub struct LspServerActor {
     created: Instant,
     supervisor: Option<Recipient<ServerCrashed>>,
     pids: ServerPids,
+    /// The project the server serves the root through since it could
+    /// not import the root's build, and what it reported then.
+    unmanaged: Option<(unmanaged::Project, String)>,
+}
+
+/// The server of generation `generation` could not import the build.
+struct ImportFailed {
+    generation: u64,
+}
+
+impl Message for ImportFailed {
+    type Result = ();
 }
 
 impl LspServerActor {
@@ -248,6 +264,7 @@ impl LspServerActor {
             created: Instant::now(),
             supervisor,
             pids,
+            unmanaged: None,
         }
     }
 
@@ -277,7 +294,8 @@ impl LspServerActor {
         // flight may hold — so they learn the status and stderr, not "EOF".
         let slot: Arc<std::sync::OnceLock<(Client, Arc<Shared>)>> = Arc::default();
         let on_exit = slot.clone();
-        let args = expand_args(&config.args, &config.id, &self.key.root);
+        let workspace = self.unmanaged.as_ref().map(|(p, _)| p.workspace.as_path());
+        let args = expand_args(&config.args, &config.id, &self.key.root, workspace);
         let spawned = process::spawn(&self.usable.binary, &args, &self.key.root, move |info| {
             if let Some((client, shared)) = on_exit.get() {
                 let why = info.describe(&name);
@@ -306,18 +324,30 @@ impl LspServerActor {
                 }),
             );
         }
+        match (&self.unmanaged, &config.unmanaged_fallback) {
+            (Some((project, why)), _) => shared.note_reported(format!(
+                "it serves the root as an unmanaged folder, source folders {} (what the build would fetch is missing), because the build import failed: {why}",
+                project.sources.join(", ")
+            )),
+            (None, Some(text)) => {
+                let me = ctx.address();
+                shared.on_import_failed(text.clone(), Box::new(move |_| me.do_send(ImportFailed { generation })));
+            }
+            (None, None) => {}
+        }
         Ok((client, shared, spawned.guard))
     }
 
     fn initialize_params(&self) -> Value {
-        let root_uri =
-            lsp_types::Url::from_directory_path(&self.key.root).map(|u| u.to_string()).unwrap_or_default();
+        // The unmanaged project links the root: the server is given it.
+        let folder = self.unmanaged.as_ref().map_or(&self.key.root, |(p, _)| &p.dir);
+        let root_uri = lsp_types::Url::from_directory_path(folder).map(|u| u.to_string()).unwrap_or_default();
         let name = self.key.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "tether", "version": env!("CARGO_PKG_VERSION")},
             "rootUri": root_uri,
-            "rootPath": self.key.root,
+            "rootPath": folder,
             "workspaceFolders": [{"uri": root_uri, "name": name}],
             "initializationOptions": self.usable.config.initialization_options.clone().unwrap_or(Value::Null),
             "capabilities": client_capabilities(),
@@ -568,6 +598,11 @@ impl LspServerActor {
             capabilities: running.capabilities.clone(),
             phased_diagnostics: self.usable.config.phased_diagnostics,
             omits_unresolved: self.usable.config.omits_unresolved,
+            serves: Serves::new(
+                self.key.root.clone(),
+                self.usable.languages.clone(),
+                &self.usable.config.languages,
+            ),
         })
     }
 
@@ -747,6 +782,9 @@ impl LspServerActor {
     /// afresh; its documents are reopened as queries name them.
     fn restart(&mut self) -> ResponseActFuture<Self, Result<(), LspError>> {
         let old = self.running.take();
+        if let Some(old) = &old {
+            old.shared.supersede();
+        }
         self.pids.lock().remove(&self.key);
         // A deliberate stop is not a crash: the old generation's exit is ignored.
         self.generation += 1;
@@ -769,10 +807,68 @@ impl LspServerActor {
     }
 }
 
+impl Handler<ImportFailed> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ImportFailed, ctx: &mut Self::Context) {
+        if msg.generation != self.generation || self.unmanaged.is_some() {
+            return;
+        }
+        let Some(running) = &self.running else { return };
+        let text = self.usable.config.unmanaged_fallback.clone().unwrap_or_default();
+        // The longest saying of the failure holds its cause.
+        let why = running
+            .shared
+            .reported_errors()
+            .into_iter()
+            .filter(|r| r.contains(&text))
+            .max_by_key(String::len)
+            .unwrap_or(text);
+        ctx.wait(self.serve_unmanaged(why, false));
+    }
+}
+
+impl LspServerActor {
+    /// Writes (again) the unmanaged project for the root — off the actor's
+    /// thread: it walks the tree — and restarts the server on it. The
+    /// mailbox waits: a query sent after this reaches the new server.
+    /// When the project cannot be written the server restarts only if
+    /// `restart_anyway` (a batch to take in), never on its failed import
+    /// again (which would fail the same way, for ever).
+    fn serve_unmanaged(&mut self, why: String, restart_anyway: bool) -> ResponseActFuture<Self, ()> {
+        let (cache, root) =
+            (crate::tools_prefix::cache_for(&self.key.server, &self.key.root), self.key.root.clone());
+        let write = tokio::task::spawn_blocking(move || unmanaged::write(&cache, &root));
+        Box::pin(write.into_actor(self).then(move |written, act, _ctx| {
+            let written = written.map_err(|e| std::io::Error::other(e.to_string())).and_then(|w| w);
+            match written {
+                Ok(project) => {
+                    tracing::info!(server = %act.key.server, sources = ?project.sources, "build import failed; serving the root as an unmanaged folder");
+                    act.unmanaged = Some((project, why));
+                    Box::pin(act.restart().map(|_, _, _| ())) as ResponseActFuture<Self, ()>
+                }
+                Err(e) => {
+                    if let Some(running) = &act.running {
+                        running.shared.note_reported(format!(
+                            "{why}; and the unmanaged project tether writes in its place could not be written ({e})"
+                        ));
+                    }
+                    if restart_anyway {
+                        return Box::pin(act.restart().map(|_, _, _| ())) as ResponseActFuture<Self, ()>;
+                    }
+                    Box::pin(fut::ready(()))
+                }
+            }
+        }))
+    }
+}
+
 impl Handler<Reload> for LspServerActor {
     type Result = AtomicResponse<Self, Result<(), LspError>>;
 
     fn handle(&mut self, _msg: Reload, _ctx: &mut Self::Context) -> Self::Result {
+        // A reload tries the build import again (the network may be back).
+        self.unmanaged = None;
         AtomicResponse::new(self.restart())
     }
 }
@@ -851,7 +947,11 @@ impl Handler<FilesChanged> for LspServerActor {
             // The mailbox waits for the restart: a query sent after this
             // batch must reach the new server, not the one being stopped.
             tracing::info!(server = %self.key.server, files = rereads.len(), "restarting to take in a large batch of changed files");
-            ctx.wait(self.restart().map(|_, _, _| ()));
+            match self.unmanaged.take() {
+                // The checkout may have moved source folders: written anew.
+                Some((_, why)) => ctx.wait(self.serve_unmanaged(why, true)),
+                None => ctx.wait(self.restart().map(|_, _, _| ())),
+            }
             return;
         }
         // What the server registered to hear about (or, if it registered

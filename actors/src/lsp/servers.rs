@@ -38,6 +38,7 @@ fn entry(
         install: None,
         workspace_symbols: true,
         omits_unresolved: false,
+        unmanaged_fallback: None,
     }
 }
 
@@ -212,6 +213,10 @@ pub fn builtin() -> Vec<ServerConfig> {
                 ..Default::default()
             }),
             omits_unresolved: true,
+            // Maven Central out of reach: the import fails at once. (A
+            // Gradle build's import waits on its distribution's download
+            // without reporting; the unmanaged project is not tried then.)
+            unmanaged_fallback: Some("Failed to import projects".into()),
             ..entry("jdtls", "jdtls", &["-data", "{cache}"], &["java"], JAVA_MARKERS, None)
         },
         ServerConfig {

@@ -6,12 +6,13 @@
 //! period), until a checker run on save has ended; and requests whose
 //! parameters are built on the text the server holds when it reads them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
+use super::languages::Languages;
 use super::server::ServerKey;
 use super::shared::{DiagEntry, Held, Progress, Shared};
 use crate::wire::client::{Client, Started};
@@ -50,6 +51,28 @@ pub struct Session {
     /// Whether its `references` leave out what it cannot resolve, unsaid
     /// (`ServerConfig::omits_unresolved`).
     pub omits_unresolved: bool,
+    /// Which files are the server's.
+    pub serves: Serves,
+}
+
+/// Which files a server reads: those of its languages under its root.
+#[derive(Debug, Clone)]
+pub struct Serves {
+    root: PathBuf,
+    languages: Languages,
+    ids: Arc<[String]>,
+}
+
+impl Serves {
+    /// The files of `ids` (language ids of `languages`) under `root`.
+    pub fn new(root: PathBuf, languages: Languages, ids: &[String]) -> Self {
+        Serves { root, languages, ids: ids.into() }
+    }
+
+    /// Whether `path` is one of them.
+    pub fn file(&self, path: &Path) -> bool {
+        path.starts_with(&self.root) && self.languages.of(path).is_some_and(|l| self.ids.contains(&l.id))
+    }
 }
 
 /// A document as last synced.

@@ -20,6 +20,7 @@ pub mod position;
 mod project;
 pub mod rename;
 pub mod render;
+mod settled;
 mod status;
 pub mod symbols;
 
@@ -46,9 +47,14 @@ use crate::spec::{Level, ToolSpec};
 use answers::{render_code_actions, render_hover, render_locations, render_references};
 use position::{SymbolAt, locate};
 use project::{languages_here, project_check};
+use settled::Since;
 
 /// How long a query may take once the server is ready.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many times a question is asked anew because tether replaced its
+/// server meanwhile (a restart to take in a checkout, or to serve a build
+/// it could not import).
+pub const MAX_SUPERSEDED: usize = 2;
 /// How long a query waits for the server to finish indexing before asking anyway.
 pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long starting a server and syncing a file may take.
@@ -255,6 +261,17 @@ pub(crate) async fn open(
     save: bool,
 ) -> Result<(Session, Synced), String> {
     let synced = sync_disk(sup).await;
+    open_after(sup, path, save, synced).await
+}
+
+/// [`open`] after the sync point `synced` was taken: the route and the
+/// open queue behind the changes it delivered, so the server has them.
+pub(crate) async fn open_after(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    save: bool,
+    synced: Synced,
+) -> Result<(Session, Synced), String> {
     let routed = match sup.send(Route { file: path.to_path_buf() }).await {
         Ok(Ok(routed)) => routed,
         Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
@@ -277,18 +294,23 @@ pub(crate) async fn open(
 /// [`open`], then the symbol on its line. A file caught in the middle of
 /// being written by another program (truncated, not yet refilled) reads
 /// short: when the symbol is not where the call says and the file on disk
-/// no longer holds what was read, it is taken in again, once.
+/// no longer holds what was read, it is taken in again, once. `synced`:
+/// a sync point already taken for this call, if any.
 pub(crate) async fn open_at(
     sup: &Addr<LspSupervisor>,
     path: &Path,
     rel: &str,
     line: u32,
     symbol: &str,
+    mut synced: Option<Synced>,
 ) -> Result<(Session, Synced, tether_actors::lsp::server::SyncedDoc, SymbolAt), String> {
     let mut tries = 0;
     loop {
         tries += 1;
-        let (session, synced) = open(sup, path, false).await?;
+        let (session, synced) = match synced.take() {
+            Some(synced) => open_after(sup, path, false, synced).await?,
+            None => open(sup, path, false).await?,
+        };
         let doc = session.doc.clone().expect("a file was synced");
         match locate(&doc.text, rel, line, symbol) {
             Ok(at) => return Ok((session, synced, doc, at)),
@@ -390,20 +412,42 @@ fn why_none(session: &Session, none: &str) -> String {
     })
 }
 
-async fn navigate(
-    sup: Addr<LspSupervisor>,
-    root: PathBuf,
-    path: PathBuf,
+/// One navigation question asked once, and what its answer is read with.
+struct Answered {
+    session: Session,
+    synced: Synced,
+    ready: Ready,
+    at: SymbolAt,
+    /// Where an outside edit synced while the call waited moved the symbol.
+    moved_note: Option<String>,
+    answer: Value,
+}
+
+/// Why [`ask_at`] has no answer.
+enum NotAnswered {
+    /// The server was replaced on purpose while it was asked (a restart
+    /// to take in a checkout, or to serve an unimported build): ask anew.
+    Superseded,
+    /// The tool's answer: an error that says why.
+    Failed(ToolResult),
+}
+
+/// Opens, waits for the server and asks `action` at the symbol, once
+/// (twice while the server indexes).
+async fn ask_at(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    rel: &str,
     action: Action,
     line: u32,
-    symbol: String,
-    page: Page,
-) -> ToolResult {
+    symbol: &str,
+    synced: Option<Synced>,
+) -> Result<Answered, NotAnswered> {
     let name = action_name(action);
-    let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced, doc, at) = match open_at(&sup, &path, &rel, line, &symbol).await {
+    let failed = |text: String| Err(NotAnswered::Failed(ToolResult::error(text)));
+    let (session, synced, doc, at) = match open_at(sup, path, rel, line, symbol, synced).await {
         Ok(found) => found,
-        Err(e) => return ToolResult::error(format!("lsp {name}: {e}")),
+        Err(e) => return failed(format!("lsp {name}: {e}")),
     };
     let ready = ready_for(&session).await;
     // The position is computed on the text the server holds when it reads
@@ -413,7 +457,7 @@ async fn navigate(
     let mut build = |held: Option<&Held>| -> Result<Value, String> {
         let here = match held {
             Some(held) if held.version != doc.version => {
-                let (moved, note) = position::relocate(&at, &held.text, &rel, line, &symbol)?;
+                let (moved, note) = position::relocate(&at, &held.text, rel, line, symbol)?;
                 moved_note = note;
                 moved
             }
@@ -427,17 +471,20 @@ async fn navigate(
         Ok(request_params(action, &session, &doc.uri, &here))
     };
     let method = request_method(action);
-    let mut answer = match session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
+    let asked = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await;
+    // A server tether is replacing may still answer, from what it had (a
+    // build it could not import), or fail for going: asked anew.
+    let unsupported = matches!(asked, Err(OnError::Request(RequestError::Unsupported(_))));
+    if session.shared.superseded() && !unsupported {
+        return Err(NotAnswered::Superseded);
+    }
+    let mut answer = match asked {
         Ok(v) => v,
-        Err(OnError::Build(why)) => return ToolResult::error(format!("lsp {name}: {why}")),
+        Err(OnError::Build(why)) => return failed(format!("lsp {name}: {why}")),
         Err(OnError::Request(RequestError::Unsupported(why))) => {
-            return ToolResult::error(format!(
-                "lsp {name}: {why}; ask another action, or search the text (`ast_grep`)"
-            ));
+            return failed(format!("lsp {name}: {why}; ask another action, or search the text (`ast_grep`)"));
         }
-        Err(OnError::Request(e)) => {
-            return ToolResult::error(format!("lsp {name}: {} failed: {e}", session.key.server));
-        }
+        Err(OnError::Request(e)) => return failed(format!("lsp {name}: {} failed: {e}", session.key.server)),
     };
     // Some servers start their indexing progress only after answering the
     // first request with nothing; an empty answer while indexing is worth
@@ -445,13 +492,68 @@ async fn navigate(
     // answer given while indexing is one from the part indexed so far
     // (intelephense, asked `references` on a real project at once, lists
     // the declaration alone): asked again too.
-    let cross_file = matches!(action, Action::References | Action::Implementation);
-    if (is_empty_answer(&answer) || cross_file) && readiness(&session).is_some() {
+    if (is_empty_answer(&answer) || is_cross_file(action)) && readiness(&session).is_some() {
         session.wait_idle(READY_WAIT).await;
         if let Ok(v) = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
             answer = v;
         }
     }
+    if session.shared.superseded() {
+        return Err(NotAnswered::Superseded);
+    }
+    Ok(Answered { session, synced, ready, at, moved_note, answer })
+}
+
+/// Whether an action's answer is gathered from files across the project.
+fn is_cross_file(action: Action) -> bool {
+    matches!(action, Action::References | Action::Implementation)
+}
+
+async fn navigate(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    path: PathBuf,
+    action: Action,
+    line: u32,
+    symbol: String,
+    page: Page,
+) -> ToolResult {
+    let rel = tether_actors::fs::relative(&root, &path);
+    // A cross-file answer a change on disk overtook (a file the server
+    // read half-written) is asked again once the server has the change.
+    let mut synced = None;
+    let (mut asks, mut superseded) = (0, 0);
+    let (asked, overtaken) = loop {
+        let asked = match ask_at(&sup, &path, &rel, action, line, &symbol, synced.take()).await {
+            Ok(asked) => asked,
+            Err(NotAnswered::Superseded) if superseded < MAX_SUPERSEDED => {
+                superseded += 1;
+                continue;
+            }
+            Err(NotAnswered::Superseded) => {
+                return ToolResult::error(format!(
+                    "lsp {}: the server kept being restarted while it was asked; call again",
+                    action_name(action)
+                ));
+            }
+            Err(NotAnswered::Failed(result)) => return result,
+        };
+        asks += 1;
+        if !is_cross_file(action) {
+            break (asked, None);
+        }
+        let mut since = asked.synced.clone();
+        match settled::changed_since(&sup, &asked.session, &mut since).await {
+            Since::Nothing => break (asked, None),
+            Since::Changed(_) if asks <= settled::MAX_REASKS => synced = Some(since),
+            other => {
+                let note = settled::overtaken_note(&asked.session.key.server, &root, &other);
+                break (asked, note);
+            }
+        }
+    };
+    let Answered { session, synced, ready, at, moved_note, answer } = asked;
+    let name = action_name(action);
     let note = at.note(&symbol);
     let mut result = match action {
         Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
@@ -459,7 +561,7 @@ async fn navigate(
         Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
         _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
     };
-    for note in note.into_iter().chain(moved_note) {
+    for note in note.into_iter().chain(moved_note).chain(overtaken) {
         result.append(&note);
     }
     for note in taken_in_notes(&session, &root, &synced, &ready) {

@@ -117,10 +117,11 @@ async fn rename(
 ) -> ToolResult {
     let root = ctx.root().to_path_buf();
     let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced, doc, at) = match super::open_at(&sup, &path, &rel, args.line, &args.symbol).await {
-        Ok(found) => found,
-        Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
-    };
+    let (session, synced, doc, at) =
+        match super::open_at(&sup, &path, &rel, args.line, &args.symbol, None).await {
+            Ok(found) => found,
+            Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
+        };
     let ready = super::ready_for(&session).await;
     if ready.unloaded {
         return ToolResult::error(format!(

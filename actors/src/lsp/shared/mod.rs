@@ -103,6 +103,12 @@ pub struct Shared {
     check_prefix: Option<String>,
     /// What the server logs when it can no longer answer, and what ends it then.
     fatal: std::sync::OnceLock<(String, EndServer)>,
+    /// What the server reports when it could not import the build, and
+    /// what is called then (once: taken when it fires).
+    import_failed: Mutex<Option<(String, EndServer)>>,
+    /// Set when tether replaced the process on purpose (a restart): a
+    /// request that failed because this one went is worth asking again.
+    superseded: std::sync::atomic::AtomicBool,
     /// The last errors the server reported of itself (logged as errors,
     /// or jdtls's `language/status` of type Error), newest last.
     reported: Reported,
@@ -151,6 +157,8 @@ impl Shared {
             held: Mutex::new(HashMap::new()),
             check_prefix,
             fatal: std::sync::OnceLock::new(),
+            import_failed: Mutex::new(None),
+            superseded: std::sync::atomic::AtomicBool::new(false),
             reported: Reported::default(),
             progress_seq: AtomicU64::new(0),
             checks: Mutex::new(HashMap::new()),
@@ -249,6 +257,45 @@ impl Shared {
     /// the line: the server can no longer answer although it runs.
     pub fn on_fatal_log(&self, text: String, end: EndServer) {
         let _ = self.fatal.set((text, end));
+    }
+
+    /// When the server reports an error holding `text`, `then` is called
+    /// with it, the first time: it could not import the project's build.
+    pub fn on_import_failed(&self, text: String, then: EndServer) {
+        *self.import_failed.lock() = Some((text, then));
+    }
+
+    /// Keeps an error the server reported of itself.
+    fn report(&self, line: String) {
+        let fired = {
+            let mut hook = self.import_failed.lock();
+            match hook.as_ref() {
+                Some((text, _)) if line.contains(text.as_str()) => hook.take(),
+                _ => None,
+            }
+        };
+        if let Some((_, then)) = fired {
+            then(line.clone());
+        }
+        self.reported.push(line);
+    }
+
+    /// Keeps a line tether reports about the server, beside what it
+    /// reported of itself (why it serves the root as an unmanaged
+    /// folder): shown by `status`, and explaining an empty answer.
+    pub fn note_reported(&self, line: String) {
+        self.reported.push(line);
+    }
+
+    /// Marks this process as replaced on purpose by tether.
+    pub fn supersede(&self) {
+        self.superseded.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether tether replaced this process on purpose: a request that
+    /// failed because it went is asked again of the new one.
+    pub fn superseded(&self) -> bool {
+        self.superseded.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether a caller already waited out the first publication of `uri`.
@@ -459,7 +506,7 @@ impl PeerEvents for Shared {
                 let error = params["type"].as_u64() == Some(1);
                 let message = params["message"].as_str().unwrap_or("");
                 if error {
-                    self.reported.push(error_summary(message));
+                    self.report(error_summary(message));
                 }
                 if error
                     && let Some((text, end)) = self.fatal.get()
@@ -474,7 +521,7 @@ impl PeerEvents for Shared {
             }
             // jdtls: "Failed to import projects" when a build import fails.
             "language/status" if params["type"] == "Error" => {
-                self.reported.push(params["message"].as_str().unwrap_or("").to_string());
+                self.report(params["message"].as_str().unwrap_or("").to_string());
                 return;
             }
             "experimental/serverStatus" => {
