@@ -256,22 +256,28 @@ async fn jdtls_finds_the_uses_of_java_code_in_kotlin_files() {
     assert!(refs.contains("src/shapes/Report.kt (1)\n  5:14: return s.area()"), "{refs}");
 }
 
-#[tokio::test]
-async fn a_maven_project_whose_import_cannot_reach_maven_central_is_served_as_an_unmanaged_folder() {
-    installed("jdtls", "jdtls");
-    let pom = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>example</groupId>\n  <artifactId>shapes</artifactId>\n  <version>1.0</version>\n</project>\n";
+/// The Java fixture in Maven's (and Gradle's) layout — main and test
+/// sources, each a source folder — with `extra` files.
+fn maven_layout(extra: &[(&str, &str)]) -> Harness {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/java/src/shapes");
     let read = |name: &str| std::fs::read_to_string(fixture.join(name)).unwrap();
     let (square, main) = (read("Square.java"), read("Main.java"));
     let test = "package shapes;\n\nclass SquareTest {\n    double check() {\n        return new Square(1.0).area();\n    }\n}\n";
-    // Maven's layout: main and test sources, each a source folder.
-    let h = Harness::new(&[
+    let mut files = vec![
         GIT,
-        ("pom.xml", pom),
-        ("src/main/java/shapes/Square.java", &square),
-        ("src/main/java/shapes/Main.java", &main),
+        ("src/main/java/shapes/Square.java", square.as_str()),
+        ("src/main/java/shapes/Main.java", main.as_str()),
         ("src/test/java/shapes/SquareTest.java", test),
-    ]);
+    ];
+    files.extend_from_slice(extra);
+    Harness::new(&files)
+}
+
+#[tokio::test]
+async fn a_maven_project_whose_import_cannot_reach_maven_central_is_served_as_an_unmanaged_folder() {
+    installed("jdtls", "jdtls");
+    let pom = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>example</groupId>\n  <artifactId>shapes</artifactId>\n  <version>1.0</version>\n</project>\n";
+    let h = maven_layout(&[("pom.xml", pom)]);
     let refs = lsp(
         &h,
         json!({"action": "references", "file": "src/main/java/shapes/Square.java", "line": 12, "symbol": "area"}),
@@ -309,6 +315,34 @@ async fn a_maven_project_whose_import_cannot_reach_maven_central_is_served_as_an
         def.contains("src/main/java/shapes/Square.java:7:12: public Square(double side) {"),
         "the constructor: {def}"
     );
+}
+
+#[tokio::test]
+async fn a_gradle_project_jdtls_imports_nothing_from_is_served_as_an_unmanaged_folder() {
+    // Offline, jdtls's Gradle import waits on a Gradle distribution's
+    // download and says nothing; the file opened lands in its default
+    // project, and `references` would list the declaration alone.
+    installed("jdtls", "jdtls");
+    let h = maven_layout(&[("build.gradle", "plugins { id 'java' }\n")]);
+    let refs = json!({"action": "references", "file": "src/main/java/shapes/Square.java", "line": 12, "symbol": "area"});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    let (answer, status) = loop {
+        let answer = lsp(&h, refs.clone()).await;
+        let status = lsp(&h, json!({"action": "status"})).await;
+        if answer.starts_with("4 references to `area` in 3 files") {
+            break (answer, status);
+        }
+        assert!(std::time::Instant::now() < deadline, "never whole: {answer}\n{status}");
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    };
+    assert!(answer.contains("src/test/java/shapes/SquareTest.java (1)"), "{answer}");
+    if status.contains("serves the root as an unmanaged folder") {
+        assert!(
+            status.contains("source folders src/main/java, src/test/java")
+                && status.contains("jdtls had imported no project from `build.gradle`"),
+            "{status}"
+        );
+    }
 }
 
 /// The Python fixture with `server` preferred over pyright.

@@ -20,6 +20,7 @@
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
+//! import_check = { build_files = ["build.gradle"], command = "java.project.getAll", after_secs = 20 }
 //!
 //! install = { npm = ["pyright@1.1.414"] }  # what `tether install` runs
 //!
@@ -214,6 +215,30 @@ pub struct ServerConfig {
     /// unmanaged folder, instead of about open files only.
     #[serde(default)]
     pub unmanaged_fallback: Option<String>,
+    /// For a build the server may fail to import without a word (jdtls's
+    /// Gradle import, offline, waits on a Gradle distribution download
+    /// and reports nothing): how to ask, a while after it started, which
+    /// projects it imported. A root holding one of the build files that
+    /// none of them covers is served as an unmanaged folder too.
+    #[serde(default)]
+    pub import_check: Option<ImportCheck>,
+}
+
+/// See [`ServerConfig::import_check`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportCheck {
+    /// The build files (in the root) the check is made for.
+    pub build_files: Vec<String>,
+    /// The `workspace/executeCommand` command answering the folders of
+    /// the projects the server holds, as URIs (jdtls:
+    /// `java.project.getAll`; its default project, in its workspace, is
+    /// not counted).
+    pub command: String,
+    /// Seconds after the server started that the check is made (put off
+    /// by as much again while it reports work in progress, or does not
+    /// answer, up to 30 times).
+    pub after_secs: u64,
 }
 
 fn yes() -> bool {

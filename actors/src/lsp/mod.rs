@@ -7,7 +7,8 @@
 //! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
 //! the run's file watcher (`crate::watch`) and hands every change on
 //! disk to the servers it concerns, and answers `status` with what the
-//! [`tree`] holds.
+//! [`tree`] holds; [`unmanaged`] writes the project a server whose build
+//! import failed is started on.
 
 pub mod checker;
 pub mod config;

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::config::{Checker, CheckerFormat, Install, ServerConfig};
+use super::config::{Checker, CheckerFormat, ImportCheck, Install, ServerConfig};
 use crate::watch::ChangeKind;
 
 fn entry(
@@ -39,6 +39,7 @@ fn entry(
         workspace_symbols: true,
         omits_unresolved: false,
         unmanaged_fallback: None,
+        import_check: None,
     }
 }
 
@@ -213,10 +214,20 @@ pub fn builtin() -> Vec<ServerConfig> {
                 ..Default::default()
             }),
             omits_unresolved: true,
-            // Maven Central out of reach: the import fails at once. (A
-            // Gradle build's import waits on its distribution's download
-            // without reporting; the unmanaged project is not tried then.)
+            // Maven Central out of reach: the import fails at once, and says so.
             unmanaged_fallback: Some("Failed to import projects".into()),
+            // Gradle's import, offline, waits on a distribution's download
+            // and says nothing: what it imported is asked.
+            import_check: Some(ImportCheck {
+                build_files: strings(&[
+                    "build.gradle",
+                    "build.gradle.kts",
+                    "settings.gradle",
+                    "settings.gradle.kts",
+                ]),
+                command: "java.project.getAll".into(),
+                after_secs: 20,
+            }),
             ..entry("jdtls", "jdtls", &["-data", "{cache}"], &["java"], JAVA_MARKERS, None)
         },
         ServerConfig {

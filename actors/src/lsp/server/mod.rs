@@ -22,6 +22,9 @@
 //! failed with the exit status and the last stderr lines; the next `Open`
 //! restarts the server (a restart is the same start, from the same spawn
 //! arguments) and the tree counts it.
+//!
+//! A root whose build the server could not import is served through a
+//! project of tether's own ([`fallback`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use actix::prelude::*;
 use serde_json::{Value, json};
+
+mod fallback;
 
 use super::discovery::Usable;
 pub use super::session::{
@@ -42,6 +47,7 @@ use crate::process::{self, ExitInfo, KillGuard};
 use crate::watch::{Batch, ChangeKind};
 use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
+use fallback::ImportFailed;
 
 /// How long `initialize` may take (a cold pyright or clangd answers in well under a second).
 pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -228,15 +234,6 @@ pub struct LspServerActor {
     /// The project the server serves the root through since it could
     /// not import the root's build, and what it reported then.
     unmanaged: Option<(unmanaged::Project, String)>,
-}
-
-/// The server of generation `generation` could not import the build.
-struct ImportFailed {
-    generation: u64,
-}
-
-impl Message for ImportFailed {
-    type Result = ();
 }
 
 impl LspServerActor {
@@ -719,7 +716,7 @@ fn start(
         }
         Ok(caps.get("capabilities").cloned().unwrap_or(Value::Null))
     };
-    Box::pin(work.into_actor(act).map(move |caps: Result<Value, LspError>, act, _ctx| {
+    Box::pin(work.into_actor(act).map(move |caps: Result<Value, LspError>, act, ctx| {
         let caps = match caps {
             Ok(caps) => caps,
             Err(e) => {
@@ -743,6 +740,7 @@ fn start(
         act.pids.lock().insert(act.key.clone(), guard.pid());
         act.running =
             Some(Running { client, guard, shared, started: Instant::now(), capabilities: Arc::new(caps) });
+        act.schedule_import_check(0, ctx);
         Ok(())
     }))
 }
@@ -804,62 +802,6 @@ impl LspServerActor {
             }
         };
         Box::pin(stop.into_actor(self).then(|(), act, ctx| start(act, ctx)))
-    }
-}
-
-impl Handler<ImportFailed> for LspServerActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: ImportFailed, ctx: &mut Self::Context) {
-        if msg.generation != self.generation || self.unmanaged.is_some() {
-            return;
-        }
-        let Some(running) = &self.running else { return };
-        let text = self.usable.config.unmanaged_fallback.clone().unwrap_or_default();
-        // The longest saying of the failure holds its cause.
-        let why = running
-            .shared
-            .reported_errors()
-            .into_iter()
-            .filter(|r| r.contains(&text))
-            .max_by_key(String::len)
-            .unwrap_or(text);
-        ctx.wait(self.serve_unmanaged(why, false));
-    }
-}
-
-impl LspServerActor {
-    /// Writes (again) the unmanaged project for the root — off the actor's
-    /// thread: it walks the tree — and restarts the server on it. The
-    /// mailbox waits: a query sent after this reaches the new server.
-    /// When the project cannot be written the server restarts only if
-    /// `restart_anyway` (a batch to take in), never on its failed import
-    /// again (which would fail the same way, for ever).
-    fn serve_unmanaged(&mut self, why: String, restart_anyway: bool) -> ResponseActFuture<Self, ()> {
-        let (cache, root) =
-            (crate::tools_prefix::cache_for(&self.key.server, &self.key.root), self.key.root.clone());
-        let write = tokio::task::spawn_blocking(move || unmanaged::write(&cache, &root));
-        Box::pin(write.into_actor(self).then(move |written, act, _ctx| {
-            let written = written.map_err(|e| std::io::Error::other(e.to_string())).and_then(|w| w);
-            match written {
-                Ok(project) => {
-                    tracing::info!(server = %act.key.server, sources = ?project.sources, "build import failed; serving the root as an unmanaged folder");
-                    act.unmanaged = Some((project, why));
-                    Box::pin(act.restart().map(|_, _, _| ())) as ResponseActFuture<Self, ()>
-                }
-                Err(e) => {
-                    if let Some(running) = &act.running {
-                        running.shared.note_reported(format!(
-                            "{why}; and the unmanaged project tether writes in its place could not be written ({e})"
-                        ));
-                    }
-                    if restart_anyway {
-                        return Box::pin(act.restart().map(|_, _, _| ())) as ResponseActFuture<Self, ()>;
-                    }
-                    Box::pin(fut::ready(()))
-                }
-            }
-        }))
     }
 }
 
