@@ -224,7 +224,7 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
                     describe(&adapter.install, &prefix)
                 );
             }
-            Step::Adapter { adapter } => match install_adapter(&adapter) {
+            Step::Adapter { adapter } => match install_adapter(&adapter, &prefix) {
                 Ok(binary) => {
                     println!(
                         "installed {}: {} ({})",
@@ -343,7 +343,7 @@ fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) ->
         if env.is_empty() && path.is_empty() {
             target = Some(program);
         } else {
-            return launcher(&bin, command, &program, &env, &path);
+            return launcher(&bin, command, &program, &env, &path, None);
         }
     }
     match target {
@@ -354,10 +354,30 @@ fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) ->
     }
 }
 
-/// Installs a debug adapter system-wide, then checks it is there.
-fn install_adapter(adapter: &AdapterConfig) -> Result<PathBuf, String> {
+/// Installs a debug adapter (system-wide, or an npm one into the tools
+/// prefix with a launcher that runs its script on `node`), then checks it
+/// is there.
+fn install_adapter(adapter: &AdapterConfig, prefix: &Path) -> Result<PathBuf, String> {
     if !adapter.install.apt.is_empty() {
         apt(&adapter.install.apt)?;
+    }
+    if !adapter.install.npm.is_empty() {
+        let npm_dir = prefix.join("npm");
+        run_step(
+            Command::new("npm")
+                .args(["install", "--no-fund", "--no-audit", "--loglevel=error", "--prefix"])
+                .arg(&npm_dir)
+                .args(&adapter.install.npm),
+            "npm",
+        )?;
+        if let (Some(script), Some(command)) = (&adapter.install.node_script, adapter.commands.first()) {
+            let bin = prefix.join("bin");
+            std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+            let node = discovery::resolve_binary("node", prefix, prefix)
+                .map_err(|_| "`node` is not on PATH (apt-get install nodejs)".to_string())?;
+            let script = npm_dir.join("node_modules").join(script);
+            launcher(&bin, command, &script, &[], &[], Some(&node))?;
+        }
     }
     if !adapter.install.python.is_empty() {
         // As the README's test command does: the user's site, then past
@@ -434,13 +454,14 @@ fn link(bin: &Path, command: &str, program: &Path) -> Result<PathBuf, String> {
 }
 
 /// A `bin/<command>` script that sets `env`, puts `path` first on `PATH`
-/// and runs `program`.
+/// and runs `program` (with `runner`, when given: `node` for a script).
 fn launcher(
     bin: &Path,
     command: &str,
     program: &Path,
     env: &[(String, String)],
     path: &[String],
+    runner: Option<&Path>,
 ) -> Result<PathBuf, String> {
     if !program.exists() {
         return Err(format!("the install did not produce {}", program.display()));
@@ -453,7 +474,8 @@ fn launcher(
     for dir in path.iter().rev() {
         let _ = writeln!(script, "export PATH={}:\"$PATH\"", quote(dir));
     }
-    let _ = writeln!(script, "exec {} \"$@\"", quote(&program.display().to_string()));
+    let runner = runner.map(|r| format!("{} ", quote(&r.display().to_string()))).unwrap_or_default();
+    let _ = writeln!(script, "exec {runner}{} \"$@\"", quote(&program.display().to_string()));
     let at = bin.join(command);
     let tmp = bin.join(format!(".{command}.tmp"));
     std::fs::write(&tmp, script).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;

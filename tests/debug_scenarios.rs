@@ -435,3 +435,117 @@ fn the_mcp_server_answers_a_crash_with_one_call() {
     let out = common::mcp_scenario("debug_crash", dir.path());
     assert!(out.contains("KeyError: 'kiwi'"), "{out}");
 }
+
+/// js-debug's DAP server, as `tether install js-debug` puts it in the tools prefix.
+fn js_debug() {
+    require("node", &["--version"], "apt-get install nodejs");
+    let prefix = tether_actors::tools_prefix::bin().expect("a home directory for tether's tools prefix");
+    assert!(
+        prefix.join("js-debug-adapter").is_file(),
+        "`js-debug-adapter` is not in {}; install it with `tether install js-debug` (the README's test command does)",
+        prefix.display()
+    );
+}
+
+const CRASH_JS: &str = r#"function inner(user) {
+  const name = user.profile.name;
+  return name.toUpperCase();
+}
+function middle(list) {
+  const first = list[0];
+  return inner(first);
+}
+function outer() {
+  const users = [{ id: 1 }];
+  return middle(users);
+}
+console.log("starting");
+outer();
+"#;
+
+#[test]
+fn a_javascript_type_error_three_calls_deep_is_one_launch() {
+    js_debug();
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("crash.js", CRASH_JS)]);
+    let answers =
+        batch(dir.path(), &[json!({"op": "launch", "program": "crash.js"}), json!({"op": "terminate"})]);
+    let stop = text(&answers[0]);
+    assert!(
+        stop.starts_with(
+            "launched; stopped (exception TypeError: Cannot read properties of undefined (reading 'name')) at crash.js:2 in inner"
+        ),
+        "{stop}"
+    );
+    assert!(stop.contains(">   2 |   const name = user.profile.name;"), "{stop}");
+    assert!(stop.contains("  user = {id: 1} (Object)"), "{stop}");
+    assert!(!stop.contains("this = global"), "{stop}");
+    assert!(
+        stop.contains("inner at crash.js:2 [frame_id=0] ← middle at crash.js:7")
+            && stop.contains("outer at crash.js:11")
+            && stop.contains("library frames"),
+        "node's own frames folded: {stop}"
+    );
+}
+
+const LOOP_JS: &str = r#"function total(items) {
+  let sum = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    sum += item * 2;
+  }
+  return sum;
+}
+console.log(total([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+"#;
+
+#[test]
+fn a_javascript_loop_stops_on_a_condition_with_its_block_locals_in_one_call() {
+    js_debug();
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("loop.js", LOOP_JS)]);
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "loop.js", "file": "loop.js", "breakpoints": [{"line": 5, "condition": "i === 6"}]}),
+            json!({"op": "continue"}),
+        ],
+    );
+    let stop = text(&answers[0]);
+    assert!(stop.starts_with("launched; stopped (breakpoint"), "{stop}");
+    assert!(stop.contains(" at loop.js:5 in total"), "{stop}");
+    // The loop's block scopes and the function's: i = 6, item = 7, sum = 2 * (1 + … + 6).
+    for local in ["  i = 6 (number)", "  item = 7 (number)", "  sum = 42 (number)"] {
+        assert!(stop.contains(local), "`{local}` in the snapshot:\n{stop}");
+    }
+    assert!(stop.contains("breakpoints: 1 bound where asked"), "{stop}");
+    let done = text(&answers[1]);
+    assert!(done.contains("ended") || done.contains("exited"), "{done}");
+}
+
+#[test]
+fn a_javascript_session_leaves_no_adapter_or_program_behind() {
+    js_debug();
+    let forever = "let n = 0;\nsetInterval(() => {\n  n += 1;\n}, 50);\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("forever.js", forever)]);
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "forever.js", "file": "forever.js", "breakpoints": [{"line": 3}]}),
+        ],
+    );
+    assert!(text(&answers[0]).contains("at forever.js:3"), "{}", text(&answers[0]));
+    // The batch has ended: nothing of its session may still run.
+    let program = dir.path().join("forever.js").display().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let out = std::process::Command::new("pgrep").args(["-f", &program]).output().unwrap();
+        if out.stdout.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

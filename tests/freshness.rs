@@ -202,6 +202,26 @@ async fn a_cross_file_answer_a_file_was_rewritten_under_is_asked_again() {
 }
 
 #[tokio::test]
+async fn a_question_whose_server_is_restarted_meanwhile_is_asked_of_the_new_one() {
+    let h = quiet_run(&[("core.py", CORE), ("m0.py", USER)]);
+    let refs = json!({"action": "references", "file": "core.py", "line": 1, "symbol": "target"});
+    h.ok("lsp", refs.clone()).await;
+    // The old process answers after the restart began: from what it had,
+    // never taken.
+    h.write("references_delay", "1.5");
+    let call = h.call("lsp", refs.clone());
+    let restart = async {
+        until_asked(&h, "textDocument/references", 2).await;
+        h.ok("lsp", json!({"action": "reload", "file": "core.py"})).await
+    };
+    let (r, reloaded) = tokio::join!(call, restart);
+    assert!(!reloaded.is_error, "{}", reloaded.text);
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.starts_with("3 references to `target` in 2 files"), "{}", r.text);
+    assert_eq!(asked(&h, "textDocument/references"), 3, "asked again of the new process");
+}
+
+#[tokio::test]
 async fn an_answer_files_keep_changing_under_says_so_after_three_asks() {
     let h = quiet_run(&[("core.py", CORE), ("m0.py", USER)]);
     let refs = json!({"action": "references", "file": "core.py", "line": 1, "symbol": "target"});

