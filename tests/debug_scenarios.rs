@@ -549,3 +549,151 @@ fn a_javascript_session_leaves_no_adapter_or_program_behind() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+const SHAPES_TS: &str = r#"interface Shape {
+  kind: string;
+  size: number;
+}
+
+function area(shape: Shape): number {
+  const factor: number = shape.kind === "square" ? 1 : 0.5;
+  const result = shape.size * shape.size * factor;
+  return result;
+}
+
+const shapes: Shape[] = [
+  { kind: "square", size: 3 },
+  { kind: "triangle", size: 4 },
+];
+for (const s of shapes) {
+  console.log(area(s));
+}
+"#;
+
+#[test]
+fn a_typescript_breakpoint_is_set_and_shown_in_ts_lines_through_the_source_maps() {
+    js_debug();
+    require("tsc", &["--version"], "npm install -g typescript@5");
+    let tsconfig = r#"{"compilerOptions": {"target": "es2020", "module": "commonjs", "outDir": "out", "sourceMap": true, "strict": true}, "include": ["src"]}"#;
+    let dir = project(&[
+        ("package.json", "{\"name\": \"t\"}"),
+        ("tsconfig.json", tsconfig),
+        ("src/shapes.ts", SHAPES_TS),
+    ]);
+    let tsc = std::process::Command::new("tsc").args(["-p", "."]).current_dir(dir.path()).output().unwrap();
+    assert!(tsc.status.success(), "tsc: {}", String::from_utf8_lossy(&tsc.stdout));
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "src/shapes.ts", "file": "src/shapes.ts", "breakpoints": [{"line": 8, "condition": "shape.kind === \"triangle\""}]}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    let stop = text(&answers[0]);
+    assert!(stop.contains(" at src/shapes.ts:8 in area"), "{stop}");
+    assert!(stop.contains(">   8 |   const result = shape.size * shape.size * factor;"), "{stop}");
+    assert!(
+        stop.contains("  shape = {kind: 'triangle', size: 4} (Object)")
+            && stop.contains("  factor = 0.5 (number)"),
+        "{stop}"
+    );
+    assert!(
+        stop.contains("area at src/shapes.ts:8 [frame_id=0] ← <anonymous> at src/shapes.ts:17"),
+        "{stop}"
+    );
+    assert!(stop.contains("breakpoints: 1 bound where asked"), "{stop}");
+
+    // Not compiled: said so, with what to do.
+    std::fs::write(dir.path().join("src/new.ts"), "console.log(1);\n").unwrap();
+    let answers = batch(dir.path(), &[json!({"op": "launch", "program": "src/new.ts"})]);
+    let refused = text(&answers[0]);
+    assert!(
+        refused.contains("no compiled output of `src/new.ts` was found")
+            && refused.contains("tsc --sourceMap"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn javascript_breakpoints_on_a_comment_a_blank_line_and_past_the_end_say_where_they_bound() {
+    js_debug();
+    let blank = "function f(x) {\n  // a comment\n\n  const y = x + 1;\n  return y;\n}\nf(1);\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("blank.js", blank)]);
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "blank.js", "file": "blank.js", "lines": [2, 3, 40]}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    let stop = text(&answers[0]);
+    assert!(stop.contains("stopped (breakpoint") && stop.contains(" at blank.js:4 in f"), "{stop}");
+    assert!(
+        stop.contains("blank.js: line 2 bound at line 4, not at the line asked for")
+            && stop.contains("blank.js: line 3 bound at line 4, not at the line asked for")
+            && stop.contains("blank.js: line 40 not bound: no code loaded at that line"),
+        "{stop}"
+    );
+}
+
+#[test]
+fn the_mcp_server_answers_a_javascript_crash_with_one_call() {
+    js_debug();
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("crash.js", CRASH_JS)]);
+    let out = common::mcp_scenario("debug_crash_js", dir.path());
+    assert!(out.contains("TypeError: Cannot read properties of undefined"), "{out}");
+}
+
+const ASYNC_JS: &str = r#"function delay(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+async function load(id) {
+  await delay(10);
+  const record = { id, owner: null };
+  return record.owner.name;
+}
+async function main() {
+  const ids = [7];
+  return await load(ids[0]);
+}
+main();
+"#;
+
+#[test]
+fn a_javascript_crash_after_an_await_shows_the_async_caller_chain() {
+    js_debug();
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("async.js", ASYNC_JS)]);
+    let answers =
+        batch(dir.path(), &[json!({"op": "launch", "program": "async.js"}), json!({"op": "terminate"})]);
+    let stop = text(&answers[0]);
+    assert!(
+        stop.starts_with(
+            "launched; stopped (exception TypeError: Cannot read properties of null (reading 'name')) at async.js:7 in load"
+        ),
+        "{stop}"
+    );
+    assert!(stop.contains("  record = {id: 7, owner: null} (Object)"), "{stop}");
+    assert!(
+        stop.contains("load at async.js:7 [frame_id=0] ← [await] ← main at async.js:11"),
+        "the caller across the await: {stop}"
+    );
+}
+
+#[test]
+fn a_javascript_program_that_runs_for_ever_is_stopped_by_pause() {
+    js_debug();
+    let forever = "let n = 0;\nfunction tick() {\n  n += 1;\n}\nsetInterval(tick, 10);\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("forever.js", forever)]);
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "forever.js"}),
+            json!({"op": "pause"}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    assert!(text(&answers[0]).contains("keeps running — use pause"), "{}", text(&answers[0]));
+    let stop = text(&answers[1]);
+    assert!(stop.starts_with("stopped (") && stop.contains(" at forever.js:"), "{stop}");
+    assert!(text(&answers[2]).starts_with("terminated the session"), "{}", text(&answers[2]));
+}

@@ -343,8 +343,24 @@ async def debug_crash():
     print("ok")
 
 
+async def debug_crash_js():
+    """The same question of a JavaScript program, under js-debug."""
+    async with Client(server()) as c:
+        res = await c.call_tool("debug", {"op": "launch", "program": "crash.js"})
+        text = text_of(res)
+        check(not res.is_error, "the launch answers", text)
+        check(text.startswith("launched; stopped (exception TypeError: Cannot read properties of undefined (reading 'name')) at crash.js:2 in inner"), "where and why", text)
+        check("  user = {id: 1} (Object)" in text, "the locals are in the same answer", text)
+        data = res.structured_content
+        check(data["frame"]["line"] == 2, "the snapshot is structured content too", data)
+        await c.call_tool("debug", {"op": "terminate"})
+        print(text.splitlines()[0])
+    print("ok")
+
+
 SCENARIOS = {
     "debug_crash": debug_crash,
+    "debug_crash_js": debug_crash_js,
     "tools_on_surfaces": tools_on_surfaces,
     "calls_and_content": calls_and_content,
     "cancel_and_progress": cancel_and_progress,

@@ -93,7 +93,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
             commands: strings(&["js-debug-adapter"]),
             args: strings(&["{port}", "127.0.0.1"]),
             root_markers: strings(&["package.json", "tsconfig.json"]),
-            extensions: vec!["js", "mjs", "cjs"],
+            extensions: vec!["js", "mjs", "cjs", "ts", "mts", "cts"],
             transport: Transport::Tcp,
             languages: vec!["javascript", "typescript"],
             install: Install {

@@ -108,6 +108,18 @@ pub struct Binding {
     pub message: Option<String>,
 }
 
+/// An adapter's breakpoint message in words: js-debug sends the key of
+/// its unlocalised string for a breakpoint no loaded code holds.
+fn readable(message: &str) -> Option<String> {
+    match message.trim() {
+        "" => None,
+        "breakpoint.provisionalBreakpoint" => {
+            Some("no code loaded at that line (none there, or not run yet)".into())
+        }
+        m => Some(m.to_string()),
+    }
+}
+
 impl Binding {
     /// Reads one element of a `setBreakpoints` reply.
     pub(super) fn from_reply(spec: &BreakpointSpec, bp: &Value) -> Self {
@@ -116,7 +128,7 @@ impl Binding {
             id: bp["id"].as_i64(),
             verified: bp["verified"].as_bool().unwrap_or(false),
             bound_line: bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()),
-            message: bp["message"].as_str().filter(|m| !m.trim().is_empty()).map(|m| m.trim().to_string()),
+            message: bp["message"].as_str().and_then(readable),
         }
     }
 
@@ -129,7 +141,7 @@ impl Binding {
             self.bound_line = Some(l);
         }
         if let Some(m) = bp["message"].as_str() {
-            self.message = Some(m.trim().to_string()).filter(|m| !m.is_empty());
+            self.message = readable(m);
         }
     }
 

@@ -55,6 +55,9 @@ struct Frame {
     path: Option<String>,
     line: u64,
     user: bool,
+    /// A marker between frames, not code: js-debug's async boundary
+    /// (`await`, `setTimeout`) between an async function and its caller.
+    label: bool,
 }
 
 impl Frame {
@@ -96,7 +99,8 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
         .map(|f| {
             let path = f.source.and_then(|s| s.path);
             let user = is_user(path.as_deref(), workdir);
-            Frame { id: f.id, name: frame_name(&f.name), path, line: f.line, user }
+            let label = matches!(f.presentation_hint, Some(dap_types::StackFramePresentationHint::Label));
+            Frame { id: f.id, name: frame_name(&f.name), path, line: f.line, user: user && !label, label }
         })
         .collect();
     let Some(top) = frames.first() else {
@@ -234,10 +238,14 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
             return format!("exception {}", cut(&what, MAX_EXCEPTION).0);
         }
     }
+    let reason = stop.reason.to_ascii_lowercase();
     match &stop.description {
-        // lldb says "breakpoint 1.1" for a breakpoint: nothing to add.
+        // lldb says "breakpoint 1.1" for a breakpoint, js-debug "Paused
+        // on breakpoint": nothing to add.
         Some(d)
-            if !d.is_empty() && !d.to_ascii_lowercase().starts_with(&stop.reason.to_ascii_lowercase()) =>
+            if !d.is_empty()
+                && !d.to_ascii_lowercase().starts_with(&reason)
+                && d.to_ascii_lowercase() != format!("paused on {reason}") =>
         {
             format!("{} ({})", stop.reason, cut(d, MAX_EXCEPTION).0)
         }
@@ -335,10 +343,13 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
             Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
         }
     }
-    // `this` at the top level of a script is the global object: noise.
+    // `this` of a plain function call (the global object, or undefined
+    // in strict code): noise.
     let vars: Vec<dap_types::Variable> = vars
         .into_iter()
-        .filter(|v| !(is_group(&v.name) || (v.name == "this" && v.value == "global")))
+        .filter(|v| {
+            !(is_group(&v.name) || (v.name == "this" && (v.value == "global" || v.value == "undefined")))
+        })
         .collect();
     let total = vars.len();
     let shown = vars
@@ -364,7 +375,13 @@ fn chain(frames: &[Frame], workdir: &Path) -> (String, Vec<Value>) {
     let mut parts = Vec::new();
     let mut folded = 0;
     for f in frames {
-        if f.user {
+        if f.label {
+            if folded > 0 {
+                parts.push(format!("… {folded} library frame{}", if folded == 1 { "" } else { "s" }));
+                folded = 0;
+            }
+            parts.push(format!("[{}]", f.name));
+        } else if f.user {
             if folded > 0 {
                 parts.push(format!("… {folded} library frame{}", if folded == 1 { "" } else { "s" }));
                 folded = 0;
@@ -392,7 +409,7 @@ mod tests {
     use super::*;
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> Frame {
-        Frame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user }
+        Frame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user, label: false }
     }
 
     #[test]

@@ -304,9 +304,15 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
         "dart" => {
             json!({"name": "tether", "type": "dart", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "evaluateToStringInDebugViews": true})
         }
-        // Output through DAP, node's own frames skipped.
+        // Output through DAP, node's own frames skipped. A TypeScript
+        // program runs from its compiled output, found through the source
+        // maps of the project's `.js` files (`outFiles`).
         "js-debug" => {
-            json!({"name": "tether", "type": "pwa-node", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "outputCapture": "std", "skipFiles": ["<node_internals>/**"]})
+            // Its defaults name `${workspaceFolder}`, which only VS Code
+            // fills in: the folders are given.
+            let out_files = [format!("{}/**/*.js", cwd.display()), "!**/node_modules/**".to_string()];
+            let maps = [format!("{}/**", cwd.display()), "!**/node_modules/**".to_string()];
+            json!({"name": "tether", "type": "pwa-node", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "outputCapture": "std", "skipFiles": ["<node_internals>/**"], "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true, "__workspaceFolder": cwd})
         }
         _ => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -4,7 +4,7 @@
 //! `configuration` naming the target) on a connection of its own: the
 //! breakpoints, stops and variables are all the child's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -16,7 +16,9 @@ use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
 /// asks for: its client, its events, and the `launch` arguments it is to
-/// be sent.
+/// be sent. A TypeScript program runs from its compiled output
+/// ([`compiled_output`]); its breakpoints and stops stay in `.ts` lines
+/// through the source maps.
 pub(super) async fn child(
     parent: &DapClient,
     events: &mut UnboundedReceiver<DapEvent>,
@@ -35,7 +37,15 @@ pub(super) async fn child(
         .request("initialize", init, REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
-    let launch = tokio::spawn(parent.request("launch", launch_args("js-debug", spec, workdir), RUN_WAIT));
+    let mut spec = spec.clone();
+    if let Some(program) = spec.program.clone().filter(|p| is_typescript(p)) {
+        let root = workdir.to_path_buf();
+        let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
+            .await
+            .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
+        spec.program = Some(found);
+    }
+    let launch = tokio::spawn(parent.request("launch", launch_args("js-debug", &spec, workdir), RUN_WAIT));
     wait_for(events, "initialized", INITIALIZED_WAIT).await?;
     parent
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
@@ -78,5 +88,106 @@ async fn wait_for(
             Ok(None) => return Err(format!("js-debug closed the connection before `{event}`")),
             Err(_) => return Err(format!("js-debug sent no `{event}` within {} s", bound.as_secs())),
         }
+    }
+}
+
+/// Files looked at for the compiled output of a TypeScript program, at most.
+const MAX_SCANNED: usize = 20_000;
+
+fn is_typescript(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ts" || e == "mts" || e == "cts")
+}
+
+/// The `.js` file whose source map names `program` among its sources,
+/// under `root` (outside `node_modules`): what `tsc --sourceMap` wrote.
+fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_SCANNED {
+                stack.clear();
+                break;
+            }
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if !name.starts_with('.') && name != "node_modules" {
+                    stack.push(path);
+                }
+            } else if kind.is_file()
+                && name.ends_with(".js.map")
+                && let Some(js) = maps_to(&path, program)
+            {
+                return Ok(js);
+            }
+        }
+    }
+    let rel = crate::fs::relative(root, program);
+    Err(format!(
+        "no compiled output of `{rel}` was found (no `.js.map` under the project names it as a source): compile it with source maps (`tsc --sourceMap`), or launch the `.js`"
+    ))
+}
+
+/// The `.js` file of the source map `map` when its sources hold `program`.
+fn maps_to(map: &Path, program: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(map).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let dir = map.parent()?;
+    let source_root = v["sourceRoot"].as_str().unwrap_or("");
+    let names = v["sources"].as_array()?.iter().filter_map(Value::as_str).any(|s| {
+        let joined = dir.join(source_root).join(s);
+        normalize(&joined) == normalize(program)
+    });
+    let own = map.file_name()?.to_string_lossy().trim_end_matches(".map").to_string();
+    let js = dir.join(v["file"].as_str().unwrap_or(&own));
+    (names && js.is_file()).then_some(js)
+}
+
+/// `path` with `.` and `..` taken out (source maps name `../src/a.ts`).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiled_output_is_the_js_whose_map_names_the_program() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("src/app.ts", "let x = 1;\n");
+        write("out/app.js", "let x = 1;\n//# sourceMappingURL=app.js.map\n");
+        write(
+            "out/app.js.map",
+            r#"{"version":3,"file":"app.js","sourceRoot":"","sources":["../src/app.ts"],"mappings":""}"#,
+        );
+        write("node_modules/x/app.js.map", r#"{"version":3,"file":"app.js","sources":["../../src/app.ts"]}"#);
+        let program = root.path().join("src/app.ts");
+        assert_eq!(compiled_output(&program, root.path()).unwrap(), root.path().join("out/app.js"));
+        let other = root.path().join("src/other.ts");
+        let err = compiled_output(&other, root.path()).unwrap_err();
+        assert!(
+            err.contains("no compiled output of `src/other.ts`") && err.contains("tsc --sourceMap"),
+            "{err}"
+        );
     }
 }
