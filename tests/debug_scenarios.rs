@@ -697,3 +697,43 @@ fn a_javascript_program_that_runs_for_ever_is_stopped_by_pause() {
     assert!(stop.starts_with("stopped (") && stop.contains(" at forever.js:"), "{stop}");
     assert!(text(&answers[2]).starts_with("terminated the session"), "{}", text(&answers[2]));
 }
+
+#[test]
+fn a_node_program_started_with_inspect_is_attached_to_and_left_running() {
+    js_debug();
+    let forever = "let n = 0;\nfunction tick() {\n  n += 1;\n}\nsetInterval(tick, 10);\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("forever.js", forever)]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut node = std::process::Command::new("node")
+        .arg(format!("--inspect=127.0.0.1:{port}"))
+        .arg("forever.js")
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It says where the inspector listens once it does.
+    let mut stderr = std::io::BufReader::new(node.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    assert!(line.contains("Debugger listening"), "{line}");
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "breakpoints", "file": "forever.js", "lines": [3]}),
+            json!({"op": "attach", "port": port, "adapter": "js-debug"}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    let stop = text(&answers[1]);
+    assert!(
+        stop.starts_with(&format!(
+            "attached to the node program inspected on port {port}; stopped (breakpoint) at forever.js:3"
+        )),
+        "{stop}"
+    );
+    assert!(stop.contains("breakpoints: 1 bound where asked"), "the stop there says it bound: {stop}");
+    assert!(text(&answers[2]).starts_with("detached"), "{}", text(&answers[2]));
+    assert!(node.try_wait().unwrap().is_none(), "the program keeps running after the detach");
+    node.kill().unwrap();
+    let _ = node.wait();
+}

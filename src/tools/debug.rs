@@ -208,14 +208,15 @@ fn attach_spec(a: &DebugArgs) -> Result<AttachSpec, ToolError> {
     match (a.port, a.pid, a.vm_service_uri.as_deref(), a.adapter.as_deref()) {
         (Some(p), _, _, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
         (Some(p), _, _, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
+        (Some(p), _, _, Some("js-debug")) => Ok(AttachSpec::NodeInspectPort(p)),
         (_, Some(pid), _, None | Some("lldb")) => Ok(AttachSpec::LldbPid(pid)),
         (_, Some(pid), _, Some("delve")) => Ok(AttachSpec::DelvePid(pid)),
         (_, _, Some(uri), None | Some("dart")) => Ok(AttachSpec::DartVmService(vm_service_uri(uri)?)),
         (None, None, None, _) => Err(ToolError::new(
-            "debug attach: argument `port` (debugpy, or a dlv --headless server), `pid` (lldb, delve) or `vm_service_uri` (dart) is required",
+            "debug attach: argument `port` (debugpy, a dlv --headless server, or `node --inspect` with `adapter: \"js-debug\"`), `pid` (lldb, delve) or `vm_service_uri` (dart) is required",
         )),
         (_, _, _, other) => Err(ToolError::new(format!(
-            "debug attach: argument `adapter`: `{}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either, dart takes `vm_service_uri`",
+            "debug attach: argument `adapter`: `{}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either, js-debug takes `port` (of `node --inspect`), dart takes `vm_service_uri`",
             other.unwrap_or_default()
         ))),
     }

@@ -264,6 +264,9 @@ pub fn attach_forms(id: &str) -> &'static str {
         "dart" => {
             "attach: `vm_service_uri` of a program started with `dart run --observe` (the ws:// or http:// address it prints, on loopback)"
         }
+        "js-debug" => {
+            "attach: `port` with `adapter: \"js-debug\"` of a program started with `node --inspect=127.0.0.1:PORT`"
+        }
         _ => "attach: not offered",
     }
 }

@@ -199,6 +199,18 @@ impl Bindings {
         }
     }
 
+    /// A stop at the breakpoints `ids` (`hitBreakpointIds`): they bound,
+    /// whatever was said of them before (js-debug, attached, never says so).
+    pub(super) fn hit(&mut self, ids: &[i64]) {
+        for binding in self.files.values_mut().flatten() {
+            if binding.id.is_some_and(|id| ids.contains(&id)) && !binding.verified {
+                binding.verified = true;
+                binding.message = None;
+                binding.bound_line = binding.bound_line.or(Some(binding.spec.line));
+            }
+        }
+    }
+
     pub(super) fn total(&self) -> usize {
         self.files.values().map(Vec::len).sum()
     }

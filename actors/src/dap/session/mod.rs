@@ -137,6 +137,9 @@ pub enum AttachSpec {
     /// A Dart program's VM service (`dart run --observe` prints it), through
     /// `dart debug_adapter`. A loopback `ws://` or `http://` URI.
     DartVmService(String),
+    /// A node program listening for the inspector (`node --inspect=PORT`),
+    /// through js-debug.
+    NodeInspectPort(u16),
 }
 
 impl AttachSpec {
@@ -146,6 +149,7 @@ impl AttachSpec {
             Self::DelvePort(_) | Self::DelvePid(_) => "delve",
             Self::LldbPid(_) => "lldb",
             Self::DartVmService(_) => "dart",
+            Self::NodeInspectPort(_) => "js-debug",
         }
     }
 
@@ -155,6 +159,7 @@ impl AttachSpec {
             Self::DelvePort(p) => format!("the delve server on port {p}"),
             Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
             Self::DartVmService(uri) => format!("the Dart VM service at {uri}"),
+            Self::NodeInspectPort(p) => format!("the node program inspected on port {p}"),
         }
     }
 }

@@ -188,9 +188,10 @@ impl DebugSessionActor {
             // js-debug runs each debuggee as a child session on a
             // connection of its own: the launch goes to this one, the rest
             // to the child it asks for.
-            let (client, parent, child_launch) = match (adapter_id, port, &launch) {
-                ("js-debug", Some(port), Some(spec)) => {
-                    match js_debug::child(&client, &mut events, port, &name, spec, &workdir).await {
+            let (client, parent, child_launch) = match (adapter_id, port) {
+                ("js-debug", Some(port)) => {
+                    let first = (launch.as_ref(), attach.as_ref());
+                    match js_debug::child(&client, &mut events, port, &name, first, &workdir).await {
                         Ok((child, child_events, configuration)) => {
                             events = child_events;
                             (child, Some(client), Some(configuration))
@@ -270,9 +271,10 @@ struct Configuration<'a> {
     breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
     filters: Option<&'a [String]>,
     workdir: &'a Path,
-    /// The launch of a child session the adapter asked for (js-debug's
-    /// `startDebugging` configuration), sent instead of the launch spec's.
-    child_launch: Option<Value>,
+    /// The request of a child session the adapter asked for (js-debug's
+    /// `startDebugging`: `launch` or `attach`, and its configuration),
+    /// sent instead of the launch or attach spec's.
+    child_launch: Option<(String, Value)>,
 }
 
 /// The `launch` request's arguments for `adapter`.
@@ -308,11 +310,15 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
         // program runs from its compiled output, found through the source
         // maps of the project's `.js` files (`outFiles`).
         "js-debug" => {
-            // Its defaults name `${workspaceFolder}`, which only VS Code
-            // fills in: the folders are given.
-            let out_files = [format!("{}/**/*.js", cwd.display()), "!**/node_modules/**".to_string()];
-            let maps = [format!("{}/**", cwd.display()), "!**/node_modules/**".to_string()];
-            json!({"name": "tether", "type": "pwa-node", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "outputCapture": "std", "skipFiles": ["<node_internals>/**"], "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true, "__workspaceFolder": cwd})
+            let mut a = js_debug::common_args(&cwd);
+            a["request"] = json!("launch");
+            a["program"] = json!(program);
+            a["args"] = json!(spec.args);
+            a["cwd"] = json!(cwd);
+            a["env"] = json!(spec.env);
+            a["console"] = json!("internalConsole");
+            a["outputCapture"] = json!("std");
+            a
         }
         _ => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -334,6 +340,14 @@ fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
         AttachSpec::LldbPid(pid) => json!({"name": "tether", "request": "attach", "pid": pid}),
         // `cwd` is what dds counts as the user's own code (the rest is
         // library code it steps over).
+        AttachSpec::NodeInspectPort(port) => {
+            let mut a = js_debug::common_args(workdir);
+            a["request"] = json!("attach");
+            a["port"] = json!(port);
+            a["address"] = json!("127.0.0.1");
+            a["continueOnAttach"] = json!(true);
+            a
+        }
         AttachSpec::DartVmService(uri) => {
             json!({"name": "tether", "type": "dart", "request": "attach", "vmServiceUri": uri, "cwd": workdir, "evaluateToStringInDebugViews": true})
         }
@@ -363,7 +377,9 @@ async fn handshake(
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
     let (command, args) = match (&launch, &attach, &config.child_launch) {
-        (_, _, Some(child)) => ("launch", child.clone()),
+        (_, _, Some((request, child))) => {
+            (if request == "attach" { "attach" } else { "launch" }, child.clone())
+        }
         (Some(spec), _, None) => ("launch", launch_args(adapter, spec, workdir)),
         (None, Some(spec), None) => ("attach", attach_args(spec, workdir)),
         (None, None, None) => return Err("nothing to launch or attach to".into()),

@@ -145,6 +145,13 @@ impl Shared {
                     });
                     s.last_thread = thread.or(s.last_thread);
                 }
+                let hit: Vec<i64> = ev.body["hitBreakpointIds"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(serde_json::Value::as_i64)
+                    .collect();
+                s.bindings.hit(&hit);
                 s.stops += 1;
                 s.running = false;
             }

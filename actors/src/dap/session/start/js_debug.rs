@@ -1,5 +1,6 @@
 //! js-debug's parent session. Its DAP server (`dapDebugServer.js`, the
-//! adapter VS Code uses) takes the `launch` on the first connection, starts
+//! adapter VS Code uses) takes the `launch` (or `attach`) on the first
+//! connection, starts (or reaches)
 //! the program, then asks for a child session (`startDebugging`, with the
 //! `configuration` naming the target) on a connection of its own: the
 //! breakpoints, stops and variables are all the child's.
@@ -10,8 +11,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::super::{INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT};
-use super::{connect_tcp, launch_args};
+use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT};
+use super::{attach_args, connect_tcp, launch_args};
 use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
@@ -24,9 +25,9 @@ pub(super) async fn child(
     events: &mut UnboundedReceiver<DapEvent>,
     port: u16,
     name: &str,
-    spec: &LaunchSpec,
+    first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
-) -> Result<(DapClient, UnboundedReceiver<DapEvent>, Value), String> {
+) -> Result<(DapClient, UnboundedReceiver<DapEvent>, (String, Value)), String> {
     let init = json!({
         "clientID": "tether", "clientName": "tether", "adapterID": "pwa-node", "locale": "en",
         "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
@@ -37,15 +38,22 @@ pub(super) async fn child(
         .request("initialize", init, REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
-    let mut spec = spec.clone();
-    if let Some(program) = spec.program.clone().filter(|p| is_typescript(p)) {
-        let root = workdir.to_path_buf();
-        let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
-            .await
-            .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
-        spec.program = Some(found);
-    }
-    let launch = tokio::spawn(parent.request("launch", launch_args("js-debug", &spec, workdir), RUN_WAIT));
+    let (command, args) = match first {
+        (Some(spec), _) => {
+            let mut spec = spec.clone();
+            if let Some(program) = spec.program.clone().filter(|p| is_typescript(p)) {
+                let root = workdir.to_path_buf();
+                let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
+                    .await
+                    .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
+                spec.program = Some(found);
+            }
+            ("launch", launch_args("js-debug", &spec, workdir))
+        }
+        (None, Some(spec)) => ("attach", attach_args(spec, workdir)),
+        (None, None) => return Err("nothing to launch or attach to".into()),
+    };
+    let launch = tokio::spawn(parent.request(command, args, RUN_WAIT));
     wait_for(events, "initialized", INITIALIZED_WAIT).await?;
     parent
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
@@ -54,7 +62,7 @@ pub(super) async fn child(
     let asked = tokio::select! {
         asked = wait_for(events, START_DEBUGGING, RUN_WAIT) => asked?,
         launched = launch => match launched {
-            Ok(Err(e)) => return Err(format!("launch failed: {e}")),
+            Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
             _ => wait_for(events, START_DEBUGGING, RUN_WAIT).await?,
         },
     };
@@ -62,12 +70,26 @@ pub(super) async fn child(
     if !configuration.is_object() {
         return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
     }
+    let request = asked["request"].as_str().unwrap_or("launch").to_string();
     let stream = connect_tcp(port)
         .await
         .map_err(|e| format!("could not connect the child session to {name} on port {port}: {e}"))?;
     let (r, w) = stream.into_split();
     let (child, child_events) = DapClient::connect(&format!("{name} (child)"), r, w);
-    Ok((child, child_events, configuration))
+    Ok((child, child_events, (request, configuration)))
+}
+
+/// What every js-debug launch or attach is given: node's own frames
+/// skipped, and the folders its source-map defaults would take from
+/// `${workspaceFolder}`, which only VS Code fills in.
+pub(super) fn common_args(folder: &Path) -> Value {
+    let out_files = [format!("{}/**/*.js", folder.display()), "!**/node_modules/**".to_string()];
+    let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
+    json!({
+        "name": "tether", "type": "pwa-node", "skipFiles": ["<node_internals>/**"],
+        "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
+        "__workspaceFolder": folder,
+    })
 }
 
 /// The body of the first `event` on `events`, within `bound`.
