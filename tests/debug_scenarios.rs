@@ -704,17 +704,26 @@ fn a_node_program_started_with_inspect_is_attached_to_and_left_running() {
     let forever = "let n = 0;\nfunction tick() {\n  n += 1;\n}\nsetInterval(tick, 10);\n";
     let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("forever.js", forever)]);
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut node = std::process::Command::new("node")
-        .arg(format!("--inspect=127.0.0.1:{port}"))
-        .arg("forever.js")
-        .current_dir(dir.path())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    /// Killed however the test ends.
+    struct Node(std::process::Child);
+    impl Drop for Node {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut node = Node(
+        std::process::Command::new("node")
+            .arg(format!("--inspect=127.0.0.1:{port}"))
+            .arg("forever.js")
+            .current_dir(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // It says where the inspector listens once it does.
-    let mut stderr = std::io::BufReader::new(node.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    let lines = common::lines_of(node.0.stderr.take().unwrap());
+    let line = lines.recv_timeout(std::time::Duration::from_secs(15)).expect("node says it listens");
     assert!(line.contains("Debugger listening"), "{line}");
     let answers = batch(
         dir.path(),
@@ -733,7 +742,29 @@ fn a_node_program_started_with_inspect_is_attached_to_and_left_running() {
     );
     assert!(stop.contains("breakpoints: 1 bound where asked"), "the stop there says it bound: {stop}");
     assert!(text(&answers[2]).starts_with("detached"), "{}", text(&answers[2]));
-    assert!(node.try_wait().unwrap().is_none(), "the program keeps running after the detach");
-    node.kill().unwrap();
-    let _ = node.wait();
+    assert!(node.0.try_wait().unwrap().is_none(), "the program keeps running after the detach");
+}
+
+#[test]
+fn a_stop_in_a_javascript_catch_block_shows_the_error_and_the_functions_locals() {
+    js_debug();
+    let code = "function parse(text) {\n  const size = text.length;\n  try {\n    return JSON.parse(text);\n  } catch (err) {\n    const fallback = { size };\n    return fallback;\n  }\n}\nparse(\"{bad\");\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("parse.js", code)]);
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "parse.js", "file": "parse.js", "lines": [7]}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    let stop = text(&answers[0]);
+    assert!(stop.contains(" at parse.js:7 in parse"), "{stop}");
+    for local in [
+        "  fallback = {size: 4} (Object)",
+        "  err = SyntaxError:",
+        "  size = 4 (number)",
+        "  text = '{bad' (string)",
+    ] {
+        assert!(stop.contains(local), "`{local}` in the snapshot:\n{stop}");
+    }
 }

@@ -76,7 +76,7 @@ pub struct DebugArgs {
     pub line: Option<u32>,
     /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled); empty: none.
     pub filters: Option<Vec<String>>,
-    /// launch: the program (a .py, .go or .dart file, or a native executable).
+    /// launch: the program (a .py, .go, .js, .ts or .dart file, or a native executable).
     pub program: Option<String>,
     /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`.
     pub module: Option<String>,
@@ -320,7 +320,7 @@ impl ToolHandler for Debug {
                         let program = confined(root, "program", &p)?;
                         if !program.is_file() {
                             return Err(ToolError::new(format!(
-                                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go or .dart file, or an executable)",
+                                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go, .js, .ts or .dart file, or an executable)",
                                 tether_actors::fs::relative(root, &program)
                             )));
                         }

@@ -1,8 +1,9 @@
 //! A Debug Adapter Protocol client over any byte stream pair, on the same
 //! framing and pending-request map as the JSON-RPC client: DAP differs only
 //! in its envelope (`seq`, `type`, `command`, `arguments` / `request_seq`,
-//! `success`, `message`, `body` / `event`). Events go to a channel; reverse
-//! requests from the adapter are answered "not supported".
+//! `success`, `message`, `body` / `event`). Events go to a channel; of the
+//! adapter's reverse requests, `startDebugging` is taken and handed on as
+//! an event ([`START_DEBUGGING`]), the others answered "not supported".
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -206,7 +206,6 @@ impl Bindings {
             if binding.id.is_some_and(|id| ids.contains(&id)) && !binding.verified {
                 binding.verified = true;
                 binding.message = None;
-                binding.bound_line = binding.bound_line.or(Some(binding.spec.line));
             }
         }
     }

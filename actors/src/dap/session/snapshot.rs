@@ -198,7 +198,8 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
 }
 
 /// A frame's name as shown: without debugpy's " (Current frame)" on the
-/// frame an exception stopped in, cut at [`MAX_NAME`].
+/// frame an exception stopped in, or js-debug's `global.` before a
+/// script's functions, cut at [`MAX_NAME`].
 fn frame_name(raw: &str) -> String {
     // js-debug names a script's functions `global.name`.
     let raw = raw.strip_suffix(" (Current frame)").unwrap_or(raw);
@@ -318,12 +319,15 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
         );
     };
     // js-debug gives each block of the function a scope of its own
-    // (`Block: total`, then `Local: total`): a loop's counter and the
-    // body's variables are locals as much as the function's are.
+    // (`Block: total`, `Catch Block: f`, then `Local: total`): a loop's
+    // counter, a caught error and the body's variables are locals as much
+    // as the function's are. Innermost first; a shadowed name keeps the
+    // innermost value.
+    let block = |s: &dap_types::Scope| s.name.contains("Block");
     let mut taken = vec![&scopes[first]];
-    if scopes[first].name.starts_with("Block") {
+    if block(&scopes[first]) {
         for scope in &scopes[first + 1..] {
-            if !(scope.name.starts_with("Block") || scope.name.starts_with("Local")) {
+            if !(block(scope) || scope.name.starts_with("Local")) {
                 break;
             }
             taken.push(scope);
@@ -343,13 +347,12 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
             Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
         }
     }
-    // `this` of a plain function call (the global object, or undefined
-    // in strict code): noise.
+    // `this` of a plain function call in a script, the global object: noise.
+    let mut seen = std::collections::HashSet::new();
     let vars: Vec<dap_types::Variable> = vars
         .into_iter()
-        .filter(|v| {
-            !(is_group(&v.name) || (v.name == "this" && (v.value == "global" || v.value == "undefined")))
-        })
+        .filter(|v| !(is_group(&v.name) || (v.name == "this" && v.value == "global")))
+        .filter(|v| seen.insert(v.name.clone()))
         .collect();
     let total = vars.len();
     let shown = vars

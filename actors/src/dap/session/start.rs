@@ -255,7 +255,8 @@ impl DebugSessionActor {
                     reply
                 }
                 Err(e) => {
-                    if let Some(debuggee) = shared.state.lock().debuggee() {
+                    // A program tether attached to is the user's: never killed.
+                    if let Some(debuggee) = shared.state.lock().debuggee().filter(|_| !attached) {
                         debuggee.kill();
                     }
                     drop(guard);
@@ -310,7 +311,7 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
         // program runs from its compiled output, found through the source
         // maps of the project's `.js` files (`outFiles`).
         "js-debug" => {
-            let mut a = js_debug::common_args(&cwd);
+            let mut a = js_debug::common_args(workdir);
             a["request"] = json!("launch");
             a["program"] = json!(program);
             a["args"] = json!(spec.args);

@@ -1,4 +1,4 @@
-//! js-debug's parent session. Its DAP server (`dapDebugServer.js`, the
+//! js-debug's parent session. Its DAP server (`vsDebugServer.js`, the
 //! adapter VS Code uses) takes the `launch` (or `attach`) on the first
 //! connection, starts (or reaches)
 //! the program, then asks for a child session (`startDebugging`, with the
@@ -83,10 +83,18 @@ pub(super) async fn child(
 /// skipped, and the folders its source-map defaults would take from
 /// `${workspaceFolder}`, which only VS Code fills in.
 pub(super) fn common_args(folder: &Path) -> Value {
-    let out_files = [format!("{}/**/*.js", folder.display()), "!**/node_modules/**".to_string()];
+    let out_files = [
+        format!("{}/**/*.js", folder.display()),
+        format!("{}/**/*.mjs", folder.display()),
+        format!("{}/**/*.cjs", folder.display()),
+        "!**/node_modules/**".to_string(),
+    ];
     let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
+    // Child processes are not attached: each would be a child session of
+    // its own, which tether does not follow.
     json!({
         "name": "tether", "type": "pwa-node", "skipFiles": ["<node_internals>/**"],
+        "autoAttachChildProcesses": false,
         "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
         "__workspaceFolder": folder,
     })
@@ -121,10 +129,12 @@ fn is_typescript(path: &Path) -> bool {
 }
 
 /// The `.js` file whose source map names `program` among its sources,
-/// under `root` (outside `node_modules`): what `tsc --sourceMap` wrote.
+/// under `root` (outside `node_modules`): what `tsc --sourceMap` wrote;
+/// the newest, when several builds do.
 fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0;
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
@@ -141,12 +151,17 @@ fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
                     stack.push(path);
                 }
             } else if kind.is_file()
-                && name.ends_with(".js.map")
-                && let Some(js) = maps_to(&path, program)
+                && [".js.map", ".mjs.map", ".cjs.map"].iter().any(|e| name.ends_with(e))
+                && let Some(js) = maps_to(&path, program).filter(|js| js.starts_with(root))
             {
-                return Ok(js);
+                let modified =
+                    std::fs::metadata(&js).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+                found.push((modified, js));
             }
         }
+    }
+    if let Some((_, js)) = found.into_iter().max_by_key(|(t, _)| *t) {
+        return Ok(js);
     }
     let rel = crate::fs::relative(root, program);
     Err(format!(
@@ -164,8 +179,9 @@ fn maps_to(map: &Path, program: &Path) -> Option<PathBuf> {
         let joined = dir.join(source_root).join(s);
         normalize(&joined) == normalize(program)
     });
+    // The map's own name, less `.map`: its `file` field may point anywhere.
     let own = map.file_name()?.to_string_lossy().trim_end_matches(".map").to_string();
-    let js = dir.join(v["file"].as_str().unwrap_or(&own));
+    let js = normalize(&dir.join(own));
     (names && js.is_file()).then_some(js)
 }
 
