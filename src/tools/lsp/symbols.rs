@@ -1,6 +1,8 @@
 //! `lsp symbols`: a file's symbols (`documentSymbol`, nested, at their
 //! names' own positions) and the workspace's (`workspace/symbol`, asked of
 //! each server of a language the tree holds, once per server).
+//! Here: whom a workspace question goes to and how the answers merge and
+//! rank; `ask` asks one server.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -9,19 +11,19 @@ use actix::Addr;
 use serde_json::{Value, json};
 use tether_actors::lsp::config::Table;
 use tether_actors::lsp::discovery;
-use tether_actors::lsp::server::Session;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, Unavailable};
 use tether_actors::lsp::tree::Present;
-use tether_actors::watch::Synced;
 use tether_actors::wire::pending::RequestError;
 
-use super::render::{Lines, kind_name};
-use super::settled::{self, Since};
+mod ask;
+
+use super::render::kind_name;
 use super::{
-    DOCUMENT_SYMBOLS_CAP, MAX_SUPERSEDED, REQUEST_TIMEOUT, WORKSPACE_SYMBOLS_CAP, languages_here, open,
-    open_after, ready_for, taken_in_notes, why_none,
+    DOCUMENT_SYMBOLS_CAP, REQUEST_TIMEOUT, WORKSPACE_SYMBOLS_CAP, languages_here, open, ready_for,
+    taken_in_notes, why_none,
 };
 use crate::result::ToolResult;
+use ask::ask;
 
 /// Project roots asked per language: a monorepo with more says which
 /// were left out, rather than starting a server for each.
@@ -94,136 +96,6 @@ fn home_relative(path: &str) -> String {
         },
         _ => path.to_string(),
     }
-}
-
-/// What one server answered, and what to say about it.
-#[derive(Default)]
-struct Asked {
-    found: Vec<Found>,
-    notes: Vec<String>,
-    /// Whether it could not be asked or did not answer.
-    failed: bool,
-    /// The server's name, when it announced no workspace symbols.
-    cannot: Option<String>,
-    /// Whether tether replaced the server while it was asked.
-    superseded: bool,
-}
-
-/// Asks the server of `sample`'s root for `query`; asked again when its
-/// files changed on disk while it answered (one read half-written is
-/// missing from the answer), up to [`settled::MAX_REASKS`] times.
-async fn ask(sup: Addr<LspSupervisor>, root: PathBuf, lang: String, sample: PathBuf, query: String) -> Asked {
-    let mut synced = None;
-    let (mut asks, mut superseded) = (0, 0);
-    loop {
-        let (mut out, answered) = ask_once(&sup, &root, &lang, &sample, &query, synced.take()).await;
-        if out.superseded && superseded < MAX_SUPERSEDED {
-            superseded += 1;
-            continue;
-        }
-        let Some((session, mut since)) = answered else { return out };
-        asks += 1;
-        match settled::changed_since(&sup, &session, &mut since).await {
-            Since::Nothing => return out,
-            Since::Changed(_) if asks <= settled::MAX_REASKS => synced = Some(since),
-            other => {
-                if let Some(note) = settled::overtaken_note(&session.key.server, &root, &other) {
-                    out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
-                }
-                return out;
-            }
-        }
-    }
-}
-
-/// [`ask`], once: what the server answered, and (when it did) its session
-/// and the sync point the answer came after.
-async fn ask_once(
-    sup: &Addr<LspSupervisor>,
-    root: &Path,
-    lang: &str,
-    sample: &Path,
-    query: &str,
-    synced: Option<Synced>,
-) -> (Asked, Option<(Session, Synced)>) {
-    let mut out = Asked::default();
-    let opened = match synced {
-        Some(synced) => open_after(sup, sample, false, synced).await,
-        None => open(sup, sample, false).await,
-    };
-    let (session, synced) = match opened {
-        Ok(s) => s,
-        Err(e) => {
-            out.notes.push(format!("{lang}: {e}"));
-            out.failed = true;
-            return (out, None);
-        }
-    };
-    let ready = ready_for(&session).await;
-    // typescript-language-server searches the project of the document
-    // it last handled a request for: make that the sample, not a file
-    // another call left in a project of its own.
-    if let Some(doc) = &session.doc {
-        let here = json!({"textDocument": {"uri": doc.uri}, "position": {"line": 0, "character": 0}});
-        let _ = session.request("textDocument/hover", here, REQUEST_TIMEOUT).await;
-    }
-    for note in taken_in_notes(&session, root, &synced, &ready) {
-        out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
-    }
-    if let Some(p) = session.shared.indexing() {
-        out.notes.push(format!(
-            "{lang}: {} still indexing{}; results may be incomplete",
-            session.key.server,
-            p.detail()
-        ));
-    }
-    let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await {
-        Ok(v) => v,
-        Err(RequestError::Unsupported(_)) => {
-            out.cannot = Some(format!("{lang} ({})", session.key.server));
-            return (out, None);
-        }
-        Err(e) => {
-            out.notes.push(format!("{lang}: {} failed: {e}", session.key.server));
-            out.failed = true;
-            out.superseded = session.shared.superseded();
-            return (out, None);
-        }
-    };
-    // A server tether is replacing may still answer, from what it had.
-    if session.shared.superseded() {
-        out.superseded = true;
-        out.failed = true;
-        out.notes.push(format!("{lang}: {} was restarted while it was asked; ask again", session.key.server));
-        return (out, None);
-    }
-    let mut lines = Lines::new(root);
-    let root_rel = tether_actors::fs::relative(root, &session.key.root);
-    for item in answer.as_array().cloned().unwrap_or_default() {
-        let name = item["name"].as_str().unwrap_or("?").to_string();
-        let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
-            .map(kind_name)
-            .unwrap_or("symbol");
-        let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
-            continue;
-        };
-        let mut place = lines.place(&loc.uri, &loc.range);
-        let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(root));
-        if outside {
-            place.path = home_relative(&place.path);
-        }
-        let rank = Rank::of(&name, query);
-        out.found.push(Found {
-            name,
-            kind,
-            place,
-            lang: lang.to_string(),
-            root: root_rel.clone(),
-            outside,
-            rank,
-        });
-    }
-    (out, Some((session, synced)))
 }
 
 /// One server instance a workspace question goes to.

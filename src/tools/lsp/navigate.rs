@@ -1,0 +1,237 @@
+//! Navigation (`definition`, `type_definition`, `implementation`,
+//! `references`, `hover`, `code_actions`): the question asked at the
+//! symbol's position in the text the server holds, asked again when the
+//! server indexed, was replaced, or had a file change under the answer,
+//! and the answer rendered with what it may be missing.
+
+use std::path::{Path, PathBuf};
+
+use actix::Addr;
+use serde_json::{Value, json};
+
+use tether_actors::lsp::server::{OnError, Session};
+use tether_actors::lsp::shared::Held;
+use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::watch::Synced;
+use tether_actors::wire::pending::RequestError;
+
+use super::answers::{render_code_actions, render_hover, render_locations, render_references};
+use super::position::{self, SymbolAt};
+use super::settled::{self, Since};
+use super::{
+    Action, MAX_SUPERSEDED, Page, READY_WAIT, REQUEST_TIMEOUT, Ready, action_name, crosscheck,
+    is_empty_answer, open_at, readiness, ready_for, render, taken_in_notes,
+};
+use crate::result::ToolResult;
+
+/// One navigation question asked once, and what its answer is read with.
+struct Answered {
+    session: Session,
+    synced: Synced,
+    ready: Ready,
+    at: SymbolAt,
+    /// Where an outside edit synced while the call waited moved the symbol.
+    moved_note: Option<String>,
+    answer: Value,
+}
+
+/// Why [`ask_at`] has no answer.
+enum NotAnswered {
+    /// The server was replaced on purpose while it was asked (a restart
+    /// to take in a checkout, or to serve an unimported build): ask anew.
+    Superseded,
+    /// The tool's answer: an error that says why.
+    Failed(ToolResult),
+}
+
+/// Opens, waits for the server and asks `action` at the symbol, once
+/// (twice while the server indexes).
+async fn ask_at(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    rel: &str,
+    action: Action,
+    line: u32,
+    symbol: &str,
+    synced: Option<Synced>,
+) -> Result<Answered, NotAnswered> {
+    let name = action_name(action);
+    let failed = |text: String| Err(NotAnswered::Failed(ToolResult::error(text)));
+    let (session, synced, doc, at) = match open_at(sup, path, rel, line, symbol, synced).await {
+        Ok(found) => found,
+        Err(e) => return failed(format!("lsp {name}: {e}")),
+    };
+    let ready = ready_for(&session).await;
+    // The position is computed on the text the server holds when it reads
+    // the request: an outside edit synced while the call waited moves it.
+    let uri = doc.uri.to_string();
+    let mut moved_note = None;
+    let mut build = |held: Option<&Held>| -> Result<Value, String> {
+        let here = match held {
+            Some(held) if held.version != doc.version => {
+                let (moved, note) = position::relocate(&at, &held.text, rel, line, symbol)?;
+                moved_note = note;
+                moved
+            }
+            Some(_) => at.clone(),
+            None => {
+                return Err(format!(
+                    "`{rel}` was removed from disk while the call waited for the server; nothing to ask about"
+                ));
+            }
+        };
+        Ok(request_params(action, &session, &doc.uri, &here))
+    };
+    let method = request_method(action);
+    let asked = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await;
+    // A server tether is replacing may still answer, from what it had (a
+    // build it could not import), or fail for going: asked anew.
+    let unsupported = matches!(asked, Err(OnError::Request(RequestError::Unsupported(_))));
+    if session.shared.superseded() && !unsupported {
+        return Err(NotAnswered::Superseded);
+    }
+    let mut answer = match asked {
+        Ok(v) => v,
+        Err(OnError::Build(why)) => return failed(format!("lsp {name}: {why}")),
+        Err(OnError::Request(RequestError::Unsupported(why))) => {
+            return failed(format!("lsp {name}: {why}; ask another action, or search the text (`ast_grep`)"));
+        }
+        Err(OnError::Request(e)) => return failed(format!("lsp {name}: {} failed: {e}", session.key.server)),
+    };
+    // Some servers start their indexing progress only after answering the
+    // first request with nothing; an empty answer while indexing is worth
+    // one more ask once it is done, never a "none found". A cross-file
+    // answer given while indexing is one from the part indexed so far
+    // (intelephense, asked `references` on a real project at once, lists
+    // the declaration alone): asked again too.
+    if (is_empty_answer(&answer) || is_cross_file(action)) && readiness(&session).is_some() {
+        session.wait_idle(READY_WAIT).await;
+        if let Ok(v) = session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await {
+            answer = v;
+        }
+    }
+    if session.shared.superseded() {
+        return Err(NotAnswered::Superseded);
+    }
+    Ok(Answered { session, synced, ready, at, moved_note, answer })
+}
+
+/// Whether an action's answer is gathered from files across the project.
+fn is_cross_file(action: Action) -> bool {
+    matches!(action, Action::References | Action::Implementation)
+}
+
+pub(super) async fn navigate(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    path: PathBuf,
+    action: Action,
+    line: u32,
+    symbol: String,
+    page: Page,
+) -> ToolResult {
+    let rel = tether_actors::fs::relative(&root, &path);
+    // A cross-file answer a change on disk overtook (a file the server
+    // read half-written) is asked again once the server has the change.
+    let mut synced = None;
+    let (mut asks, mut superseded) = (0, 0);
+    let (asked, overtaken) = loop {
+        let asked = match ask_at(&sup, &path, &rel, action, line, &symbol, synced.take()).await {
+            Ok(asked) => asked,
+            Err(NotAnswered::Superseded) if superseded < MAX_SUPERSEDED => {
+                superseded += 1;
+                continue;
+            }
+            Err(NotAnswered::Superseded) => {
+                return ToolResult::error(format!(
+                    "lsp {}: the server kept being restarted while it was asked; call again",
+                    action_name(action)
+                ));
+            }
+            Err(NotAnswered::Failed(result)) => return result,
+        };
+        asks += 1;
+        if !is_cross_file(action) {
+            break (asked, None);
+        }
+        let mut since = asked.synced.clone();
+        match settled::changed_since(&sup, &asked.session, &mut since).await {
+            Since::Nothing => break (asked, None),
+            Since::Changed(_) if asks <= settled::MAX_REASKS => synced = Some(since),
+            other => {
+                let note = settled::overtaken_note(&asked.session.key.server, &root, &other);
+                break (asked, note);
+            }
+        }
+    };
+    let Answered { session, synced, ready, at, moved_note, answer } = asked;
+    let name = action_name(action);
+    let note = at.note(&symbol);
+    let mut result = match action {
+        Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
+        Action::References => render_references(&session, &root, &answer, &symbol, page),
+        Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
+        _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
+    };
+    for note in note.into_iter().chain(moved_note).chain(overtaken) {
+        result.append(&note);
+    }
+    for note in taken_in_notes(&session, &root, &synced, &ready) {
+        result.append(&note);
+    }
+    if action == Action::References && session.omits_unresolved && !result.is_error {
+        let answered: std::collections::BTreeSet<String> = render::locations(&answer)
+            .iter()
+            .filter_map(|(uri, _)| uri.to_file_path().ok())
+            .map(|p| tether_actors::fs::relative(&root, &p))
+            .collect();
+        let (workdir, server_root, file, word) =
+            (root.clone(), session.key.root.clone(), path.clone(), symbol.clone());
+        let unlisted = tokio::task::spawn_blocking(move || {
+            crosscheck::unlisted(&workdir, &server_root, &file, &word, &answered)
+        })
+        .await;
+        if let Some(note) = unlisted.ok().and_then(|u| u.note(&session.key.server, &symbol)) {
+            result.append(&note);
+        }
+    }
+    result
+}
+
+fn request_method(action: Action) -> &'static str {
+    match action {
+        Action::Definition => "textDocument/definition",
+        Action::TypeDefinition => "textDocument/typeDefinition",
+        Action::Implementation => "textDocument/implementation",
+        Action::Hover => "textDocument/hover",
+        Action::References => "textDocument/references",
+        Action::CodeActions => "textDocument/codeAction",
+        _ => unreachable!("not a navigation action"),
+    }
+}
+
+/// The request's parameters for the symbol `at` in the document `uri`.
+fn request_params(action: Action, session: &Session, uri: &lsp_types::Url, at: &SymbolAt) -> Value {
+    let here = json!({"textDocument": {"uri": uri}, "position": at.position});
+    match action {
+        Action::References => {
+            let mut p = here;
+            p["context"] = json!({"includeDeclaration": true});
+            p
+        }
+        Action::CodeActions => {
+            let overlapping: Vec<Value> = session
+                .shared
+                .diagnostics(uri.as_str())
+                .map(|e| e.items)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|d| d.range.start.line <= at.position.line && at.position.line <= d.range.end.line)
+                .filter_map(|d| serde_json::to_value(d).ok())
+                .collect();
+            let range = json!({"start": at.position, "end": at.end});
+            json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": overlapping}})
+        }
+        _ => here,
+    }
+}
