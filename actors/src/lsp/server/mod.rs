@@ -234,6 +234,8 @@ pub struct LspServerActor {
     /// The project the server serves the root through since it could
     /// not import the root's build, and what it reported then.
     unmanaged: Option<(unmanaged::Project, String)>,
+    /// Which files are its: its languages' under its root.
+    serves: Serves,
 }
 
 impl LspServerActor {
@@ -245,6 +247,7 @@ impl LspServerActor {
         pids: ServerPids,
     ) -> Self {
         let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
+        let serves = Serves::new(usable.root.clone(), usable.languages.clone(), &usable.config.languages);
         Self {
             key,
             usable,
@@ -262,6 +265,7 @@ impl LspServerActor {
             supervisor,
             pids,
             unmanaged: None,
+            serves,
         }
     }
 
@@ -477,10 +481,9 @@ impl LspServerActor {
         }
     }
 
-    /// Whether this server serves `path`'s language.
+    /// Whether `path` is this server's: its language, under its root.
     fn serves(&self, path: &Path) -> bool {
-        let language = self.usable.languages.of(path);
-        language.is_some_and(|l| self.usable.config.languages.contains(&l.id))
+        self.serves.file(path)
     }
 
     /// Opens `path` for a moment so the server re-reads it (with no text
@@ -595,11 +598,7 @@ impl LspServerActor {
             capabilities: running.capabilities.clone(),
             phased_diagnostics: self.usable.config.phased_diagnostics,
             omits_unresolved: self.usable.config.omits_unresolved,
-            serves: Serves::new(
-                self.key.root.clone(),
-                self.usable.languages.clone(),
-                &self.usable.config.languages,
-            ),
+            serves: self.serves.clone(),
         })
     }
 
