@@ -2,13 +2,14 @@
 //! session actor's own mailbox runs one op at a time.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tether_actors::dap::session::breakpoints::BreakpointSpec;
-use tether_actors::dap::session::{AttachSpec, Cancellable, DebugOp, LaunchSpec};
+use tether_actors::dap::session::{AttachSpec, Cancellable, DebugOp, LaunchSpec, NODE_TEST};
 
 use crate::args::{confined, parse};
 use crate::conversations::Conversations;
@@ -28,7 +29,7 @@ pub enum Op {
     Breakpoints,
     /// Which exceptions stop the program: `filters` (the adapter's names; without them, lists what is offered and on).
     Exceptions,
-    /// Start `program` (or a Python `module`) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
+    /// Start `program` (or a Python `module`, or a test file under `module` node:test) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
     Launch,
     /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve"), `pid` (lldb, or delve) or `vm_service_uri` (dart).
     Attach,
@@ -74,11 +75,11 @@ pub struct DebugArgs {
     pub breakpoints: Option<Vec<BreakpointArg>>,
     /// run_to: the 1-based line to run to.
     pub line: Option<u32>,
-    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled); empty: none.
+    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions); empty: none.
     pub filters: Option<Vec<String>>,
     /// launch: the program (a .py, .go, .js, .ts or .dart file, or a native executable).
     pub program: Option<String>,
-    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`.
+    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`; or `node:test` to run the JavaScript/TypeScript test file `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`).
     pub module: Option<String>,
     /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
@@ -126,6 +127,62 @@ pub struct Debug {
 
 fn need<T>(op: &str, field: &str, v: Option<T>) -> Result<T, ToolError> {
     v.ok_or_else(|| ToolError::new(format!("debug {op}: argument `{field}` is required")))
+}
+
+/// The program of a launch: `program`, or none for a Python `module`; a
+/// `node:test` launch needs the test file as `program`.
+fn launch_program(
+    root: &Path,
+    program: Option<String>,
+    module: Option<&str>,
+) -> Result<Option<PathBuf>, ToolError> {
+    let file = |p: &str| {
+        let program = confined(root, "program", p)?;
+        if !program.is_file() {
+            return Err(ToolError::new(format!(
+                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go, .js, .ts or .dart file, or an executable)",
+                tether_actors::fs::relative(root, &program)
+            )));
+        }
+        Ok(program)
+    };
+    match (program, module) {
+        (None, None) => Err(ToolError::new(
+            "debug launch: argument `program` is required (or `module` for `python -m MODULE`)",
+        )),
+        (Some(p), None) => file(&p).map(Some),
+        (Some(p), Some(NODE_TEST)) => {
+            let program = file(&p)?;
+            let script = program
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "ts" | "mts" | "cts"));
+            if !script {
+                return Err(ToolError::new(format!(
+                    "debug launch: `module` node:test runs a JavaScript or TypeScript test file; `{p}` is neither (.js, .mjs, .cjs, .ts)"
+                )));
+            }
+            Ok(Some(program))
+        }
+        (None, Some(NODE_TEST)) => Err(ToolError::new(
+            "debug launch: `module` node:test needs `program`: the test file to run (one file, so its stops are the session's)",
+        )),
+        (Some(_), Some(_)) => Err(ToolError::new(
+            "debug launch: give `program` or a Python `module`, not both (only `module` node:test takes a `program`: the test file)",
+        )),
+        (None, Some(m)) => {
+            let python = !m.is_empty()
+                && m.split('.')
+                    .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            if python {
+                Ok(None)
+            } else {
+                Err(ToolError::new(format!(
+                    "debug launch: argument `module`: `{m}` is not a Python module name (dotted identifiers, such as `pytest` or `pkg.cli`) nor `node:test`"
+                )))
+            }
+        }
+    }
 }
 
 /// A source file argument, confined and existing.
@@ -307,37 +364,7 @@ impl ToolHandler for Debug {
                 DebugOp::RunTo { file, line, thread: a.thread_id }
             }
             Op::Launch => {
-                let program = match (a.program, &a.module) {
-                    (Some(_), Some(_)) => {
-                        return Err(ToolError::new("debug launch: give `program` or `module`, not both"));
-                    }
-                    (None, None) => {
-                        return Err(ToolError::new(
-                            "debug launch: argument `program` is required (or `module` for `python -m MODULE`)",
-                        ));
-                    }
-                    (Some(p), None) => {
-                        let program = confined(root, "program", &p)?;
-                        if !program.is_file() {
-                            return Err(ToolError::new(format!(
-                                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go, .js, .ts or .dart file, or an executable)",
-                                tether_actors::fs::relative(root, &program)
-                            )));
-                        }
-                        Some(program)
-                    }
-                    (None, Some(_)) => None,
-                };
-                if let Some(m) = &a.module
-                    && (m.is_empty()
-                        || !m.split('.').all(|part| {
-                            !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-                        }))
-                {
-                    return Err(ToolError::new(format!(
-                        "debug launch: argument `module`: `{m}` is not a Python module name (dotted identifiers, such as `pytest` or `pkg.cli`)"
-                    )));
-                }
+                let program = launch_program(root, a.program, a.module.as_deref())?;
                 let cwd = match a.cwd {
                     Some(c) => {
                         let dir = confined(root, "cwd", &c)?;

@@ -16,22 +16,60 @@ use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 /// where the adapter offers that, so "run it and see where it breaks" is
 /// one `launch`. Each adapter names the filter its own way (debugpy
 /// `uncaught`, dart `Unhandled`); only those the adapter offers are set.
-pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught", "Unhandled"];
+/// In a `node:test` run, failed assertions too ([`ASSERTIONS`]): the
+/// runner catches them, so a failing test would otherwise run to its end.
+pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught", "Unhandled", ASSERTIONS];
 
-/// The adapter's exception filters: `(filter, label)`.
-pub(super) fn offered_filters(caps: &Value) -> Vec<(String, String)> {
-    caps["exceptionBreakpointFilters"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| {
-                    let id = f["filter"].as_str()?.to_string();
-                    let label = f["label"].as_str().unwrap_or(&id).to_string();
-                    Some((id, label))
-                })
-                .collect()
+/// tether's own filter in a js-debug `node:test` run: stop where an
+/// assertion fails (node:assert's `ERR_ASSERTION`, or an error whose name
+/// ends in `AssertionError`: chai, jest's `expect`), caught or not. It is
+/// js-debug's `all` filter with [`ASSERTION_CONDITION`]. Only test runs
+/// offer it: js-debug never stops in a file it skips, so they skip node's
+/// `assert` no more (see `js_debug::SKIPPED_IN_TESTS`), and a program's
+/// `pause` could then land in node's code.
+pub(super) const ASSERTIONS: &str = "assertions";
+
+/// The condition js-debug evaluates, with the thrown value as `error`, for
+/// [`ASSERTIONS`].
+const ASSERTION_CONDITION: &str = "error !== null && typeof error === 'object' && (error.code === 'ERR_ASSERTION' || /AssertionError$/.test(String(error.name)))";
+
+/// The adapter's exception filters: `(filter, label)`, and tether's
+/// [`ASSERTIONS`] in a js-debug test run (`test_run`) where js-debug takes
+/// a condition on its `all` filter.
+pub(super) fn offered_filters(adapter: &str, caps: &Value, test_run: bool) -> Vec<(String, String)> {
+    let filters = caps["exceptionBreakpointFilters"].as_array().cloned().unwrap_or_default();
+    let mut offered: Vec<(String, String)> = filters
+        .iter()
+        .filter_map(|f| {
+            let id = f["filter"].as_str()?.to_string();
+            let label = f["label"].as_str().unwrap_or(&id).to_string();
+            Some((id, label))
         })
-        .unwrap_or_default()
+        .collect();
+    let conditional_all = filters.iter().any(|f| f["filter"] == "all" && f["supportsCondition"] == true);
+    if adapter == "js-debug" && test_run && conditional_all && caps["supportsExceptionFilterOptions"] == true
+    {
+        offered.push((ASSERTIONS.into(), "Failed assertions, even when a test runner catches them".into()));
+    }
+    offered
+}
+
+/// The `setExceptionBreakpoints` arguments for `chosen`: tether's
+/// [`ASSERTIONS`] is js-debug's `all` with a condition (left out when `all`
+/// itself is on: it stops there anyway).
+pub(super) fn exception_arguments(chosen: &[String]) -> Value {
+    let filters: Vec<&String> = chosen.iter().filter(|f| *f != ASSERTIONS).collect();
+    let options: Vec<Value> = if chosen.iter().any(|f| f == ASSERTIONS) && !chosen.iter().any(|f| f == "all")
+    {
+        vec![json!({"filterId": "all", "condition": ASSERTION_CONDITION})]
+    } else {
+        Vec::new()
+    };
+    if options.is_empty() {
+        json!({"filters": filters})
+    } else {
+        json!({"filters": filters, "filterOptions": options})
+    }
 }
 
 /// The filters to set: those asked for (or the default), each checked
@@ -134,11 +172,11 @@ impl DebugSessionActor {
                     let now = match &self.exception_filters {
                         Some(f) if f.is_empty() => "no exception stops the program".to_string(),
                         Some(f) => format!("the filters {f:?}"),
-                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`, dart's `Unhandled`)".to_string(),
+                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`, dart's `Unhandled`), and in a node:test run failed assertions".to_string(),
                     };
                     ready(DebugReply::ok(
                         format!(
-                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; lldb `cpp_throw`, `cpp_catch` and others; dart `All`, `Unhandled`; delve none (it stops on an unrecovered panic by itself)"
+                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; js-debug `all`, `uncaught`, and in a node:test run `assertions` (tether's: failed assertions, caught or not); lldb `cpp_throw`, `cpp_catch` and others; dart `All`, `Unhandled`; delve none (it stops on an unrecovered panic by itself)"
                         ),
                         json!({"filters": self.exception_filters}),
                     ))
@@ -156,7 +194,7 @@ impl DebugSessionActor {
                 }
             };
         };
-        let offered = offered_filters(&s.caps);
+        let offered = offered_filters(s.adapter, &s.caps, s.test_run);
         let Some(asked) = filters else {
             let on = s.exceptions.clone();
             let rows: Vec<String> = offered
@@ -188,7 +226,7 @@ impl DebugSessionActor {
         AtomicResponse::new(Box::pin(
             async move {
                 match client
-                    .request("setExceptionBreakpoints", json!({"filters": chosen}), REQUEST_TIMEOUT)
+                    .request("setExceptionBreakpoints", exception_arguments(&chosen), REQUEST_TIMEOUT)
                     .await
                 {
                     Ok(_) => {
@@ -315,17 +353,43 @@ mod tests {
     use super::*;
 
     fn debugpy() -> Vec<(String, String)> {
-        offered_filters(&json!({"exceptionBreakpointFilters": [
-            {"filter": "raised", "label": "Raised Exceptions"},
-            {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
-            {"filter": "userUnhandled", "label": "User Uncaught Exceptions"},
-        ]}))
+        offered_filters(
+            "debugpy",
+            &json!({"exceptionBreakpointFilters": [
+                {"filter": "raised", "label": "Raised Exceptions"},
+                {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
+                {"filter": "userUnhandled", "label": "User Uncaught Exceptions"},
+            ]}),
+            false,
+        )
     }
 
     #[test]
     fn the_default_is_uncaught_where_offered_and_nothing_elsewhere() {
         assert_eq!(choose_filters(None, &debugpy()).unwrap(), ["uncaught"]);
         assert!(choose_filters(None, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_node_test_run_stops_on_failed_assertions_by_default_through_a_conditional_all() {
+        let caps = json!({"supportsExceptionFilterOptions": true, "exceptionBreakpointFilters": [
+            {"filter": "all", "label": "Caught Exceptions", "supportsCondition": true},
+            {"filter": "uncaught", "label": "Uncaught Exceptions", "supportsCondition": true},
+        ]});
+        let offered = offered_filters("js-debug", &caps, true);
+        let chosen = choose_filters(None, &offered).unwrap();
+        assert_eq!(chosen, ["uncaught", "assertions"]);
+        let args = exception_arguments(&chosen);
+        assert_eq!(args["filters"], json!(["uncaught"]));
+        assert_eq!(args["filterOptions"][0]["filterId"], "all");
+        assert!(args["filterOptions"][0]["condition"].as_str().unwrap().contains("ERR_ASSERTION"));
+        // `all` stops at every throw already: no second `all` with a condition.
+        let all = exception_arguments(&["all".to_string(), "assertions".to_string()]);
+        assert_eq!(all, json!({"filters": ["all"]}));
+        // Another adapter with the same filters, or a run of a program,
+        // gets no tether filter.
+        assert!(!offered_filters("other", &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
+        assert_eq!(choose_filters(None, &offered_filters("js-debug", &caps, false)).unwrap(), ["uncaught"]);
     }
 
     #[test]

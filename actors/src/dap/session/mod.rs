@@ -105,12 +105,18 @@ pub enum DebugOp {
     Terminate,
 }
 
+/// The `module` that runs a JavaScript or TypeScript test file under
+/// `node --test`.
+pub const NODE_TEST: &str = "node:test";
+
 /// What to launch, and how.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchSpec {
     /// The program file (a script or an executable).
     pub program: Option<PathBuf>,
-    /// A Python module to run as `python -m MODULE` (debugpy), instead of a program.
+    /// A Python module to run as `python -m MODULE` (debugpy), instead of
+    /// a program; or [`NODE_TEST`], which runs the test file `program`
+    /// under `node --test` (js-debug).
     pub module: Option<String>,
     /// Its arguments.
     pub args: Vec<String>,
@@ -121,6 +127,13 @@ pub struct LaunchSpec {
     /// Breakpoints of one file to set with the launch (replacing that
     /// file's), so that "stop there and show me" is one call.
     pub breakpoints: Option<(PathBuf, Vec<BreakpointSpec>)>,
+}
+
+impl LaunchSpec {
+    /// Whether this runs a test file under `node --test`.
+    pub fn is_test_run(&self) -> bool {
+        self.module.as_deref() == Some(NODE_TEST)
+    }
 }
 
 /// What to attach to.
@@ -228,6 +241,8 @@ struct Session {
     /// Attached to a program tether did not start: ending the session
     /// detaches and leaves it running.
     attached: bool,
+    /// A `node:test` run (failed assertions stop it).
+    test_run: bool,
     started: Instant,
 }
 

@@ -13,13 +13,13 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::{choose_filters, offered_filters};
+use super::control::{choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{Shared, State};
 use super::{
     AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
-    LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT, Session,
+    LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, Session,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -140,10 +140,14 @@ impl DebugSessionActor {
             }
         };
         let attached = attach.is_some();
+        let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
         let breakpoints = self.breakpoints.clone();
         let filters = self.exception_filters.clone();
         let workdir = self.workdir.clone();
         let program_text = match (&launch, &attach) {
+            (Some(LaunchSpec { module: Some(m), program: Some(p), .. }), _) if m == NODE_TEST => {
+                format!("node --test {}", self.rel(p))
+            }
             (Some(LaunchSpec { program: Some(p), .. }), _) => self.rel(p),
             (Some(LaunchSpec { module: Some(m), .. }), _) => format!("-m {m}"),
             (_, Some(spec)) => spec.describe(),
@@ -193,7 +197,17 @@ impl DebugSessionActor {
                     let first = (launch.as_ref(), attach.as_ref());
                     match js_debug::child(&client, &mut events, port, &name, first, &workdir).await {
                         Ok((child, child_events, configuration)) => {
-                            events = child_events;
+                            // The program's output (and a logpoint's) comes
+                            // on the parent connection, the rest on the child's.
+                            let mut parent_events = std::mem::replace(&mut events, child_events);
+                            let pump = shared.clone();
+                            tokio::spawn(async move {
+                                while let Some(ev) = parent_events.recv().await {
+                                    if matches!(ev.event.as_str(), "output" | "exited") {
+                                        pump.apply(ev);
+                                    }
+                                }
+                            });
                             (child, Some(client), Some(configuration))
                         }
                         Err(e) => return (Err(e), guard, shared),
@@ -250,6 +264,7 @@ impl DebugSessionActor {
                         shared,
                         guard,
                         attached,
+                        test_run,
                         started,
                     });
                     reply
@@ -311,10 +326,21 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
         // program runs from its compiled output, found through the source
         // maps of the project's `.js` files (`outFiles`).
         "js-debug" => {
-            let mut a = js_debug::common_args(workdir);
+            let mut a = js_debug::common_args(workdir, spec.is_test_run());
             a["request"] = json!("launch");
             a["program"] = json!(program);
-            a["args"] = json!(spec.args);
+            match spec.module.as_deref() {
+                // The test file runs under node's runner; `args` are the
+                // runner's flags. A single file runs in the process
+                // js-debug starts, so its stops are the session's.
+                Some(NODE_TEST) => {
+                    let mut runtime = vec!["--test".to_string()];
+                    runtime.extend(spec.args.iter().cloned());
+                    a["runtimeArgs"] = json!(runtime);
+                    a["args"] = json!([]);
+                }
+                _ => a["args"] = json!(spec.args),
+            }
             a["cwd"] = json!(cwd);
             a["env"] = json!(spec.env);
             a["console"] = json!("internalConsole");
@@ -342,7 +368,7 @@ fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
         // `cwd` is what dds counts as the user's own code (the rest is
         // library code it steps over).
         AttachSpec::NodeInspectPort(port) => {
-            let mut a = js_debug::common_args(workdir);
+            let mut a = js_debug::common_args(workdir, false);
             a["request"] = json!("attach");
             a["port"] = json!(port);
             a["address"] = json!("127.0.0.1");
@@ -368,6 +394,7 @@ async fn handshake(
     config: Configuration<'_>,
 ) -> Result<Started, String> {
     let workdir = config.workdir;
+    let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
     let init = json!({
         "clientID": "tether", "clientName": "tether", "adapterID": adapter, "locale": "en",
         "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
@@ -440,13 +467,13 @@ async fn handshake(
                 .push(format!("the breakpoints of {} were not set: {e}", crate::fs::relative(workdir, file))),
         }
     }
-    let offered = offered_filters(&caps);
+    let offered = offered_filters(adapter, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
         notes.push(format!("exception filters: {why}; the default was set"));
         choose_filters(None, &offered).unwrap_or_default()
     });
     if let Err(e) =
-        client.request("setExceptionBreakpoints", json!({"filters": exceptions}), REQUEST_TIMEOUT).await
+        client.request("setExceptionBreakpoints", exception_arguments(&exceptions), REQUEST_TIMEOUT).await
     {
         notes.push(format!("exception filters could not be set: {e}"));
     }

@@ -79,10 +79,21 @@ pub(super) async fn child(
     Ok((child, child_events, (request, configuration)))
 }
 
+/// Node's own code, which js-debug steps over and never stops in (V8
+/// pauses past it, so a `pause` lands in the program's code).
+const SKIPPED: [&str; 1] = ["<node_internals>/**"];
+
+/// The same in a `node:test` run, but for `assert`, where a failed
+/// assertion is thrown: js-debug never stops in a file it skips, and
+/// [`super::super::control::ASSERTIONS`] must stop there. Its frames are
+/// folded in the snapshot all the same.
+const SKIPPED_IN_TESTS: [&str; 3] =
+    ["<node_internals>/internal/**", "<node_internals>/!(assert)", "<node_internals>/!(assert)/**"];
+
 /// What every js-debug launch or attach is given: node's own frames
 /// skipped, and the folders its source-map defaults would take from
 /// `${workspaceFolder}`, which only VS Code fills in.
-pub(super) fn common_args(folder: &Path) -> Value {
+pub(super) fn common_args(folder: &Path, test_run: bool) -> Value {
     let out_files = [
         format!("{}/**/*.js", folder.display()),
         format!("{}/**/*.mjs", folder.display()),
@@ -90,10 +101,11 @@ pub(super) fn common_args(folder: &Path) -> Value {
         "!**/node_modules/**".to_string(),
     ];
     let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
+    let skipped: &[&str] = if test_run { &SKIPPED_IN_TESTS } else { &SKIPPED };
     // Child processes are not attached: each would be a child session of
     // its own, which tether does not follow.
     json!({
-        "name": "tether", "type": "pwa-node", "skipFiles": ["<node_internals>/**"],
+        "name": "tether", "type": "pwa-node", "skipFiles": skipped,
         "autoAttachChildProcesses": false,
         "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
         "__workspaceFolder": folder,
