@@ -23,6 +23,11 @@ fn pyright() {
 
 /// A run whose Python files are served by the quiet fake server.
 fn quiet_run(files: &[(&str, &str)]) -> Harness {
+    quiet_run_with(files, "")
+}
+
+/// [`quiet_run`] with `extra` lines in the server's `tether.toml` entry.
+fn quiet_run_with(files: &[(&str, &str)], extra: &str) -> Harness {
     let h = Harness::new(files);
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/quiet_lsp.py");
     std::fs::copy(&fake, h.path("quiet_lsp.py")).unwrap();
@@ -30,7 +35,7 @@ fn quiet_run(files: &[(&str, &str)]) -> Harness {
     h.write(
         "tether.toml",
         &format!(
-            "[[server]]\nid = \"quiet\"\ncommand = {:?}\nargs = [\"quiet_lsp.py\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+            "[[server]]\nid = \"quiet\"\ncommand = {:?}\nargs = [\"quiet_lsp.py\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n{extra}",
             common::real_python()
         ),
     );
@@ -430,6 +435,22 @@ async fn a_position_is_computed_on_the_text_the_server_holds_when_it_reads_the_r
         "{}",
         r.text
     );
+}
+
+#[tokio::test]
+async fn a_check_the_servers_own_restart_cancelled_is_not_taken_for_a_finished_one() {
+    // rust-analyzer restarts its check by itself when its loading is done;
+    // the cancelled check ends as a finished one does, and the new one
+    // begins after a debounce. The fake does the same on the second save.
+    let h = quiet_run_with(&[("lib.py", "x = 1\n"), ("checker", "")], "check_progress = \"quiet/check\"\n");
+    let ask = json!({"action": "diagnostics", "file": "lib.py"});
+    let r = h.ok("lsp", ask.clone()).await;
+    assert_eq!(r.text, "no diagnostics for `lib.py` (fresh)");
+    h.write("restart_on_save", "");
+    std::fs::write(h.path("lib.py"), "x = 1\ny = x  # MOVED\n").unwrap();
+    let r = h.ok("lsp", ask).await;
+    assert!(r.text.contains("use of moved value") && r.text.contains("(fresh)"), "{}", r.text);
+    assert!(!h.path("restart_on_save").exists(), "the save went through the restart");
 }
 
 #[tokio::test]

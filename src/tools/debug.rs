@@ -159,7 +159,7 @@ fn launch_program(
                 .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "ts" | "mts" | "cts"));
             if !script {
                 return Err(ToolError::new(format!(
-                    "debug launch: `module` node:test runs a JavaScript or TypeScript test file; `{p}` is neither (.js, .mjs, .cjs, .ts)"
+                    "debug launch: `module` node:test runs a JavaScript or TypeScript test file; `{p}` is neither (.js, .mjs, .cjs, .ts, .mts, .cts)"
                 )));
             }
             Ok(Some(program))

@@ -93,16 +93,27 @@ fn a_javascript_loop_stops_on_a_condition_with_its_block_locals_in_one_call() {
 fn a_javascript_session_leaves_no_adapter_or_program_behind() {
     js_debug();
     let forever = "let n = 0;\nsetInterval(() => {\n  n += 1;\n}, 50);\n";
-    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("forever.js", forever)]);
+    let dir = tempfile::tempdir().unwrap();
+    // A name no other test's program has: js-debug starts it as
+    // `node ./NAME` in the project, so that is what is looked for.
+    let unique: String = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let name = format!("forever_{unique}.js");
+    std::fs::write(dir.path().join("package.json"), "{\"name\": \"p\"}").unwrap();
+    std::fs::write(dir.path().join(&name), forever).unwrap();
     let answers = batch(
         dir.path(),
-        &[
-            json!({"op": "launch", "program": "forever.js", "file": "forever.js", "breakpoints": [{"line": 3}]}),
-        ],
+        &[json!({"op": "launch", "program": name, "file": name, "breakpoints": [{"line": 3}]})],
     );
-    assert!(text(&answers[0]).contains("at forever.js:3"), "{}", text(&answers[0]));
+    assert!(text(&answers[0]).contains(&format!("at {name}:3")), "{}", text(&answers[0]));
     // The batch has ended: nothing of its session may still run.
-    let program = dir.path().join("forever.js").display().to_string();
+    let program = name.clone();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let out = std::process::Command::new("pgrep").args(["-f", &program]).output().unwrap();
@@ -397,11 +408,15 @@ fn node_test_is_refused_without_a_test_file_and_a_python_module_with_one() {
             json!({"op": "launch", "module": "node:test"}),
             json!({"op": "launch", "module": "pytest", "program": "test/sum.test.js"}),
             json!({"op": "launch", "module": "node:test", "program": "package.json"}),
+            // A runner flag node does not know: node's own words, not a bare "ended".
+            json!({"op": "launch", "module": "node:test", "program": "test/sum.test.js", "args": ["--test-name-patern=x"]}),
         ],
     );
     assert!(text(&answers[0]).contains("node:test needs `program`: the test file"), "{}", text(&answers[0]));
     assert!(text(&answers[1]).contains("not both"), "{}", text(&answers[1]));
-    assert!(text(&answers[2]).contains("is neither (.js, .mjs, .cjs, .ts)"), "{}", text(&answers[2]));
+    assert!(text(&answers[2]).contains("is neither (.js, .mjs, .cjs, .ts"), "{}", text(&answers[2]));
+    let bad = text(&answers[3]);
+    assert!(bad.contains("node said:") && bad.contains("bad option: --test-name-patern=x"), "{bad}");
 }
 
 #[test]

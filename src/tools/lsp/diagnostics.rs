@@ -29,6 +29,10 @@ use crate::handler::AfterWrite;
 pub const AFTER_WRITE_WAIT: Duration = Duration::from_secs(15);
 /// How long the `diagnostics` action waits for fresh diagnostics.
 pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
+/// How long a check that may have been cancelled by the server's own
+/// restart waits, once the server is idle, for the restarted check to
+/// begin (rust-analyzer debounces a restart by 50 ms, then spawns cargo).
+pub const CHECK_RESTART_GRACE: Duration = Duration::from_millis(1500);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
@@ -175,10 +179,23 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
             break;
         }
         session.barrier(left()).await;
-        if settled(&session.shared).is_some() {
-            done = Some(());
-            break;
+        if settled(&session.shared).is_none() {
+            continue;
         }
+        // The check that ended ran while the server worked on its own, so
+        // it may have been cancelled by a restart (its end reads the
+        // same): once the server is idle, a restart's check begins within
+        // the grace, and that one is waited for.
+        if session.shared.check_may_restart() {
+            let ended = session.shared.check_done_mark();
+            session.wait_idle(left()).await;
+            let moved = |s: &Shared| (s.checking() || s.check_done_mark() != ended).then_some(());
+            if session.shared.wait_until(left().min(CHECK_RESTART_GRACE), moved).await.is_some() {
+                continue;
+            }
+        }
+        done = Some(());
+        break;
     }
     let working = match done {
         None if session.shared.closed().is_some() => session.shared.closed(),

@@ -86,8 +86,13 @@ pub(super) fn choose_filters(
             if unknown.is_empty() {
                 Ok(asked.to_vec())
             } else {
+                let tests_only = if unknown.contains(&ASSERTIONS) {
+                    " (`assertions` is tether's, offered in a js-debug `module: \"node:test\"` launch)"
+                } else {
+                    ""
+                };
                 Err(format!(
-                    "unknown exception filter(s) {unknown:?}; this adapter offers: {}",
+                    "unknown exception filter(s) {unknown:?}; this adapter offers: {}{tests_only}",
                     describe_offered(offered)
                 ))
             }

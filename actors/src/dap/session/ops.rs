@@ -76,6 +76,15 @@ pub(super) async fn settle(
             );
         }
     };
+    // js-debug: the program's last output (a test runner's verdict) comes
+    // on the parent connection, which says the run ended after the child.
+    let ended_before_parent = {
+        let s = shared.state.lock();
+        s.parent == Some(false) && s.stops == before && s.terminated
+    };
+    if ended_before_parent {
+        shared.wait_for(EXIT_REPORT_WAIT, |s| s.parent != Some(false)).await;
+    }
     // The adapter's pipe closes before its exit status is known; wait a moment for the cause.
     if shared.state.lock().closed.is_some() {
         shared

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::{choose_filters, exception_arguments, offered_filters};
+use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
-use super::state::{Shared, State};
+use super::state::{PARENT_TERMINATED, Shared, State};
 use super::{
     AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
     LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, Session,
@@ -200,11 +200,17 @@ impl DebugSessionActor {
                             // The program's output (and a logpoint's) comes
                             // on the parent connection, the rest on the child's.
                             let mut parent_events = std::mem::replace(&mut events, child_events);
+                            shared.state.lock().parent = Some(false);
                             let pump = shared.clone();
                             tokio::spawn(async move {
-                                while let Some(ev) = parent_events.recv().await {
-                                    if matches!(ev.event.as_str(), "output" | "exited") {
-                                        pump.apply(ev);
+                                while let Some(mut ev) = parent_events.recv().await {
+                                    match ev.event.as_str() {
+                                        "output" | "exited" => pump.apply(ev),
+                                        "terminated" | "tether/closed" => {
+                                            ev.event = PARENT_TERMINATED.into();
+                                            pump.apply(ev);
+                                        }
+                                        _ => {}
                                     }
                                 }
                             });
@@ -331,8 +337,11 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
             a["program"] = json!(program);
             match spec.module.as_deref() {
                 // The test file runs under node's runner; `args` are the
-                // runner's flags. A single file runs in the process
-                // js-debug starts, so its stops are the session's.
+                // runner's flags. On Node 20 the runner starts the file as
+                // a child process; js-debug's bootloader fails in the
+                // runner itself (its V8 environment is not one it can
+                // attach), so the first target it announces is the test
+                // file's, the one child session tether connects.
                 Some(NODE_TEST) => {
                     let mut runtime = vec!["--test".to_string()];
                     runtime.extend(spec.args.iter().cloned());
@@ -472,6 +481,11 @@ async fn handshake(
         notes.push(format!("exception filters: {why}; the default was set"));
         choose_filters(None, &offered).unwrap_or_default()
     });
+    if offered.iter().any(|(id, _)| id == ASSERTIONS) && !exceptions.iter().any(|f| f == ASSERTIONS) {
+        notes.push(format!(
+            "a failed assertion does not stop this run: the exception filters {exceptions:?} leave out `assertions`"
+        ));
+    }
     if let Err(e) =
         client.request("setExceptionBreakpoints", exception_arguments(&exceptions), REQUEST_TIMEOUT).await
     {

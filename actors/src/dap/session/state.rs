@@ -23,6 +23,9 @@ pub(super) struct Stop {
     pub(super) description: Option<String>,
 }
 
+/// The parent connection's `terminated`, as the parent's pump forwards it.
+pub(super) const PARENT_TERMINATED: &str = "tether/parent-terminated";
+
 #[derive(Default)]
 pub(super) struct State {
     pub(super) stop: Option<Stop>,
@@ -30,6 +33,10 @@ pub(super) struct State {
     pub(super) initialized: bool,
     pub(super) exit_code: Option<i64>,
     pub(super) terminated: bool,
+    /// Whether the session has a parent connection (js-debug), and
+    /// whether it has said the run ended: the program's last output comes
+    /// there, possibly after the child's `terminated`.
+    pub(super) parent: Option<bool>,
     pub(super) closed: Option<String>,
     pub(super) output: VecDeque<u8>,
     pub(super) dropped: u64,
@@ -162,6 +169,7 @@ impl Shared {
             "breakpoint" => s.bindings.event(&ev.body),
             "exited" => s.exit_code = ev.body["exitCode"].as_i64(),
             "terminated" => s.terminated = true,
+            PARENT_TERMINATED => s.parent = Some(true),
             "process" => s.debuggee_pid = ev.body["systemProcessId"].as_u64().map(|p| p as u32),
             "output" => {
                 let category = ev.body["category"].as_str().unwrap_or("console");

@@ -119,6 +119,12 @@ pub struct Shared {
     checks: Mutex<HashMap<String, u64>>,
     /// The latest begin place among checks that have ended.
     check_done: AtomicU64,
+    /// The place of the latest progress event of the server's own work
+    /// (loading, indexing: anything but a check).
+    work_place: AtomicU64,
+    /// Whether the check whose end [`Self::check_done`] counts may have
+    /// been cancelled rather than finished (see [`Self::check_may_restart`]).
+    check_suspect: std::sync::atomic::AtomicBool,
     /// For a server with an on-save checker: the version last saved of
     /// each document, and the progress mark taken when it was.
     saved: Mutex<HashMap<String, (i32, u64)>>,
@@ -163,6 +169,8 @@ impl Shared {
             progress_seq: AtomicU64::new(0),
             checks: Mutex::new(HashMap::new()),
             check_done: AtomicU64::new(0),
+            work_place: AtomicU64::new(0),
+            check_suspect: std::sync::atomic::AtomicBool::new(false),
             saved: Mutex::new(HashMap::new()),
             last_save: AtomicU64::new(0),
             unpublished: Mutex::new(std::collections::HashSet::new()),
@@ -357,6 +365,22 @@ impl Shared {
         self.check_done.load(Ordering::SeqCst) > after
     }
 
+    /// Whether the last check to end may have been cancelled rather than
+    /// finished: the server did work of its own while it ran. rust-analyzer
+    /// restarts its check by itself when its loading is done, and a
+    /// cancelled check ends exactly as a finished one does (`$/progress`
+    /// `end`, no message); the new one begins only after a debounce. A
+    /// caller then waits for the server to settle and for the new check.
+    pub fn check_may_restart(&self) -> bool {
+        self.check_suspect.load(Ordering::SeqCst)
+    }
+
+    /// The begin place of the latest check to end: it moves when another
+    /// check ends.
+    pub fn check_done_mark(&self) -> u64 {
+        self.check_done.load(Ordering::SeqCst)
+    }
+
     /// Whether the server reports its status (`experimental/serverStatus`):
     /// then "quiescent" is its own word that all loading is done.
     pub fn reports_status(&self) -> bool {
@@ -475,12 +499,17 @@ impl PeerEvents for Shared {
                             checks.insert(token.clone(), place);
                         }
                         Some("end") => {
-                            if let Some(began) = checks.remove(&token) {
-                                self.check_done.fetch_max(began, Ordering::SeqCst);
+                            if let Some(began) = checks.remove(&token)
+                                && self.check_done.fetch_max(began, Ordering::SeqCst) < began
+                            {
+                                let suspect = self.work_place.load(Ordering::SeqCst) > began;
+                                self.check_suspect.store(suspect, Ordering::SeqCst);
                             }
                         }
                         _ => {}
                     }
+                } else if self.check_prefix.is_some() {
+                    self.work_place.fetch_max(place, Ordering::SeqCst);
                 }
                 let mut progress = self.progress.lock();
                 match value["kind"].as_str() {

@@ -112,23 +112,40 @@ pub(super) fn common_args(folder: &Path, test_run: bool) -> Value {
     })
 }
 
-/// The body of the first `event` on `events`, within `bound`.
+/// Lines of what node printed before the child session that a failed
+/// start quotes, at most.
+const SAID_LINES: usize = 3;
+
+/// The body of the first `event` on `events`, within `bound`. A start
+/// that fails quotes the last lines node printed meanwhile (`bad option:
+/// --test-name-patern=x` is said there, and nowhere else).
 async fn wait_for(
     events: &mut UnboundedReceiver<DapEvent>,
     event: &str,
     bound: std::time::Duration,
 ) -> Result<Value, String> {
     let deadline = Instant::now() + bound;
+    let mut said: Vec<String> = Vec::new();
+    let fail = |why: String, said: &[String]| {
+        let said = said.iter().rev().take(SAID_LINES).rev().cloned().collect::<Vec<_>>();
+        if said.is_empty() { why } else { format!("{why}; node said: {}", said.join(" | ")) }
+    };
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, events.recv()).await {
             Ok(Some(ev)) if ev.event == event => return Ok(ev.body),
             Ok(Some(ev)) if ev.event == "terminated" || ev.event == "tether/closed" => {
-                return Err(format!("js-debug ended before `{event}`: {}", ev.body));
+                return Err(fail(format!("js-debug ended before `{event}`"), &said));
+            }
+            Ok(Some(ev)) if ev.event == "output" && ev.body["category"] != "telemetry" => {
+                let text = ev.body["output"].as_str().unwrap_or_default();
+                said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
             }
             Ok(Some(_)) => {}
-            Ok(None) => return Err(format!("js-debug closed the connection before `{event}`")),
-            Err(_) => return Err(format!("js-debug sent no `{event}` within {} s", bound.as_secs())),
+            Ok(None) => return Err(fail(format!("js-debug closed the connection before `{event}`"), &said)),
+            Err(_) => {
+                return Err(fail(format!("js-debug sent no `{event}` within {} s", bound.as_secs()), &said));
+            }
         }
     }
 }
