@@ -81,8 +81,13 @@ pub fn report(
                 Resource::Parsers => grammars(workdir),
                 Resource::LanguageServers => servers(lsp),
                 Resource::Kernels => kernels(),
+                // The languages no adapter serves are `debug adapters`'
+                // to list, not every project's status.
                 Resource::Debuggers => tether_actors::dap::adapters::report(workdir)
                     .into_iter()
+                    .filter(|(name, _, _)| {
+                        !tether_actors::dap::adapters::MISSING.iter().any(|(m, _, _)| m == name)
+                    })
                     .map(|(name, usable, detail)| Component { name, usable, detail })
                     .collect(),
             },

@@ -764,3 +764,19 @@ async fn an_op_cancelled_while_it_queues_for_the_session_never_runs() {
     assert!(status.contains("loop.py") && status.contains("running"), "the terminate never ran: {status}");
     assert!(ok(&h, json!({"op": "terminate"})).await.contains("terminated"));
 }
+
+#[tokio::test]
+async fn java_and_ruby_say_why_no_adapter_debugs_them() {
+    let h =
+        Harness::new(&[("pom.xml", "<project/>"), ("Main.java", "class Main {}\n"), ("app.rb", "puts 1\n")]);
+    let adapters = ok(&h, json!({"op": "adapters"})).await;
+    assert!(adapters.contains("java: not usable — no Java debug adapter is installed"), "{adapters}");
+    assert!(adapters.contains("ruby: not usable — tether does not drive rdbg"), "{adapters}");
+    let java = h.err("debug", json!({"op": "launch", "program": "Main.java"})).await;
+    assert!(
+        java.contains("no debug adapter handles `Main.java`: no Java debug adapter is installed"),
+        "{java}"
+    );
+    let ruby = h.err("debug", json!({"op": "launch", "program": "app.rb"})).await;
+    assert!(ruby.contains("rdbg"), "{ruby}");
+}

@@ -271,12 +271,36 @@ pub fn attach_forms(id: &str) -> &'static str {
     }
 }
 
-/// For `debug adapters`: each adapter's state here, in words.
+/// Languages a user would expect to debug that no adapter here serves:
+/// `(name, file extensions, why not)`. `debug adapters` lists them, and a
+/// launch of such a file says why.
+pub const MISSING: &[(&str, &[&str], &str)] = &[
+    (
+        "java",
+        &["java"],
+        "no Java debug adapter is installed: Microsoft's java-debug (a jdtls plugin) is served by the VS Code marketplace and Maven Central, which `tether install` does not reach",
+    ),
+    (
+        "ruby",
+        &["rb"],
+        "tether does not drive rdbg (Ruby's `debug` gem) yet; run the program under `rdbg` yourself",
+    ),
+];
+
+/// Why no adapter handles `program`, for a language in [`MISSING`].
+pub fn missing_for(program: &Path) -> Option<&'static str> {
+    let ext = program.extension()?.to_str()?;
+    MISSING.iter().find(|(_, exts, _)| exts.contains(&ext)).map(|(_, _, why)| *why)
+}
+
+/// For `debug adapters`: each adapter's state here, in words, then the
+/// languages no adapter serves ([`MISSING`]).
 pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
     let table = match load(workdir) {
         Ok(t) => t,
         Err(e) => return vec![("tether.toml".to_string(), false, e)],
     };
+    let missing = MISSING.iter().map(|(name, _, why)| (name.to_string(), false, why.to_string()));
     table
         .into_iter()
         .map(|config| {
@@ -313,6 +337,7 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
                 }
             }
         })
+        .chain(missing)
         .collect()
 }
 

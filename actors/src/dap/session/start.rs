@@ -71,7 +71,10 @@ impl DebugSessionActor {
             ),
             (None, None) => return Err("nothing to launch: give `program` or `module`".into()),
         };
-        let config = config.ok_or_else(|| format!("no debug adapter handles `{}`", self.rel(&probe)))?;
+        let config = config.ok_or_else(|| match adapters::missing_for(&probe) {
+            Some(why) => format!("no debug adapter handles `{}`: {why}", self.rel(&probe)),
+            None => format!("no debug adapter handles `{}`", self.rel(&probe)),
+        })?;
         adapters::choose(config, &probe, &self.workdir).map_err(|why| format!("adapter unavailable: {why}"))
     }
 
