@@ -454,6 +454,21 @@ async fn a_check_the_servers_own_restart_cancelled_is_not_taken_for_a_finished_o
 }
 
 #[tokio::test]
+async fn a_check_during_the_servers_own_work_with_no_restart_is_unconfirmed_once() {
+    let h = quiet_run_with(&[("lib.py", "x = 1\n"), ("checker", "")], "check_progress = \"quiet/check\"\n");
+    let ask = json!({"action": "diagnostics", "file": "lib.py"});
+    h.ok("lsp", ask.clone()).await;
+    h.write("work_during_check", "");
+    std::fs::write(h.path("lib.py"), "x = 1\ny = x  # MOVED\n").unwrap();
+    let r = h.ok("lsp", ask.clone()).await;
+    assert!(r.text.contains("use of moved value"), "{}", r.text);
+    assert!(r.text.contains("unconfirmed") && r.text.contains("may have been cancelled"), "{}", r.text);
+    // Waited out once: the same content is not waited for again.
+    let again = h.ok("lsp", ask).await;
+    assert!(again.text.contains("use of moved value") && again.text.contains("(fresh)"), "{}", again.text);
+}
+
+#[tokio::test]
 async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_disk() {
     common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
     common::require("cargo", &["--version"], "install a Rust toolchain with rustup");

@@ -290,7 +290,10 @@ pub const MISSING: &[(&str, &[&str], &str)] = &[
 /// Why no adapter handles `program`, for a language in [`MISSING`].
 pub fn missing_for(program: &Path) -> Option<&'static str> {
     let ext = program.extension()?.to_str()?;
-    MISSING.iter().find(|(_, exts, _)| exts.contains(&ext)).map(|(_, _, why)| *why)
+    MISSING
+        .iter()
+        .find(|(_, exts, _)| exts.iter().any(|e| e.eq_ignore_ascii_case(ext)))
+        .map(|(_, _, why)| *why)
 }
 
 /// For `debug adapters`: each adapter's state here, in words, then the

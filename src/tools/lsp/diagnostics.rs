@@ -173,6 +173,7 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
     // barrier, so a restart announced with that end (rust-analyzer
     // restarts its check when it sees a file change) is seen and awaited.
     let mut done = None;
+    let mut unconfirmed = None;
     while !left().is_zero() {
         let settled = |s: &Shared| (s.checked_since(mark) && !s.checking()).then_some(());
         if session.shared.wait_until(left(), settled).await.is_none() {
@@ -193,6 +194,14 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
             if session.shared.wait_until(left().min(CHECK_RESTART_GRACE), moved).await.is_some() {
                 continue;
             }
+            // No restart came: the list is very likely the check's, but
+            // the end may still have been a cancel whose restart is late.
+            session.shared.clear_check_suspect(ended);
+            unconfirmed = Some(format!(
+                "{}'s check ended while it was loading, and no restarted check began within {} ms: it may have been cancelled; ask again to be sure",
+                session.key.server,
+                CHECK_RESTART_GRACE.as_millis()
+            ));
         }
         done = Some(());
         break;
@@ -208,7 +217,7 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
             items,
             Freshness::Pending(format!("{}: {why}; these are what it had found so far", session.key.server)),
         ),
-        None => (items, Freshness::Fresh),
+        None => (items, unconfirmed.map_or(Freshness::Fresh, Freshness::Unconfirmed)),
     }
 }
 

@@ -446,6 +446,10 @@ impl DebugSessionActor {
                 let rows = adapters::report(&workdir);
                 let mut text = String::new();
                 for (id, usable, detail) in &rows {
+                    if adapters::MISSING.iter().any(|(m, _, _)| m == id) {
+                        text.push_str(&format!("{id}: not usable — {detail}\n"));
+                        continue;
+                    }
                     text.push_str(&format!(
                         "{id}: {} — {detail}; {}\n",
                         if *usable { "usable" } else { "not usable" },
@@ -454,7 +458,14 @@ impl DebugSessionActor {
                 }
                 let data = json!(
                     rows.iter()
-                        .map(|(id, u, d)| json!({"adapter": id, "usable": u, "detail": d, "attach": adapters::attach_forms(id)}))
+                        .map(|(id, u, d)| {
+                            // A language no adapter serves is no adapter id to pass.
+                            if adapters::MISSING.iter().any(|(m, _, _)| m == id) {
+                                json!({"language": id, "usable": false, "detail": d})
+                            } else {
+                                json!({"adapter": id, "usable": u, "detail": d, "attach": adapters::attach_forms(id)})
+                            }
+                        })
                         .collect::<Vec<_>>()
                 );
                 ready(DebugReply::ok(text.trim_end(), data))

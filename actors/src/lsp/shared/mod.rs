@@ -375,6 +375,16 @@ impl Shared {
         self.check_suspect.load(Ordering::SeqCst)
     }
 
+    /// The check whose begin place is `ended` was waited out and no
+    /// restart came: it counts as finished from now on (later calls do not
+    /// wait again).
+    pub fn clear_check_suspect(&self, ended: u64) {
+        let _checks = self.checks.lock();
+        if self.check_done.load(Ordering::SeqCst) == ended {
+            self.check_suspect.store(false, Ordering::SeqCst);
+        }
+    }
+
     /// The begin place of the latest check to end: it moves when another
     /// check ends.
     pub fn check_done_mark(&self) -> u64 {
@@ -502,6 +512,9 @@ impl PeerEvents for Shared {
                             if let Some(began) = checks.remove(&token)
                                 && self.check_done.fetch_max(began, Ordering::SeqCst) < began
                             {
+                                // Work while it ran. (A check whose begin
+                                // came after the work is what a restart
+                                // starts: taken as it ends.)
                                 let suspect = self.work_place.load(Ordering::SeqCst) > began;
                                 self.check_suspect.store(suspect, Ordering::SeqCst);
                             }
