@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::snapshot::snapshot;
-use super::state::Shared;
+use super::state::{Parent, Shared};
 use super::{
     DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_THREADS, MAX_VALUE,
     REQUEST_TIMEOUT, RUN_WAIT,
@@ -80,10 +80,10 @@ pub(super) async fn settle(
     // on the parent connection, which says the run ended after the child.
     let ended_before_parent = {
         let s = shared.state.lock();
-        s.parent == Some(false) && s.stops == before && s.terminated
+        s.parent == Parent::Open && s.stops == before && s.terminated
     };
     if ended_before_parent {
-        shared.wait_for(EXIT_REPORT_WAIT, |s| s.parent != Some(false)).await;
+        shared.wait_for(EXIT_REPORT_WAIT, |s| s.parent != Parent::Open).await;
     }
     // The adapter's pipe closes before its exit status is known; wait a moment for the cause.
     if shared.state.lock().closed.is_some() {

@@ -16,7 +16,7 @@ use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
-use super::state::{PARENT_TERMINATED, Shared, State};
+use super::state::{PARENT_TERMINATED, Parent, Shared, State};
 use super::{
     AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
     LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, Session,
@@ -203,7 +203,7 @@ impl DebugSessionActor {
                             // The program's output (and a logpoint's) comes
                             // on the parent connection, the rest on the child's.
                             let mut parent_events = std::mem::replace(&mut events, child_events);
-                            shared.state.lock().parent = Some(false);
+                            shared.state.lock().parent = Parent::Open;
                             let pump = shared.clone();
                             tokio::spawn(async move {
                                 while let Some(mut ev) = parent_events.recv().await {

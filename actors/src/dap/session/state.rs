@@ -26,6 +26,20 @@ pub(super) struct Stop {
 /// The parent connection's `terminated`, as the parent's pump forwards it.
 pub(super) const PARENT_TERMINATED: &str = "tether/parent-terminated";
 
+/// The connection a session was launched on when the program runs as a
+/// child session on another (js-debug): the program's last output comes
+/// there, possibly after the child's `terminated`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Parent {
+    /// No parent connection.
+    #[default]
+    None,
+    /// It has not said the run ended.
+    Open,
+    /// It said the run ended.
+    Ended,
+}
+
 #[derive(Default)]
 pub(super) struct State {
     pub(super) stop: Option<Stop>,
@@ -33,10 +47,7 @@ pub(super) struct State {
     pub(super) initialized: bool,
     pub(super) exit_code: Option<i64>,
     pub(super) terminated: bool,
-    /// Whether the session has a parent connection (js-debug), and
-    /// whether it has said the run ended: the program's last output comes
-    /// there, possibly after the child's `terminated`.
-    pub(super) parent: Option<bool>,
+    pub(super) parent: Parent,
     pub(super) closed: Option<String>,
     pub(super) output: VecDeque<u8>,
     pub(super) dropped: u64,
@@ -169,7 +180,7 @@ impl Shared {
             "breakpoint" => s.bindings.event(&ev.body),
             "exited" => s.exit_code = ev.body["exitCode"].as_i64(),
             "terminated" => s.terminated = true,
-            PARENT_TERMINATED => s.parent = Some(true),
+            PARENT_TERMINATED => s.parent = Parent::Ended,
             "process" => s.debuggee_pid = ev.body["systemProcessId"].as_u64().map(|p| p as u32),
             "output" => {
                 let category = ev.body["category"].as_str().unwrap_or("console");
