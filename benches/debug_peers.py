@@ -12,6 +12,12 @@ Scenarios (the programs are those of tests/debug_scenarios.rs):
          (crash.py:2, in lookup), with the locals there (key = 'kiwi').
   go     Go: stop at a breakpoint in a loop when i == 3 and read the locals
          (i = 3, sum = 5).
+  jsloop JavaScript (js-debug): stop in a loop when i === 6 and read the
+         locals (i = 6, item = 7, sum = 42).
+  jscrash JavaScript: find where an uncaught TypeError three calls deep
+         happens (crash.js:2, in inner), with the locals there (first = {id: 1}
+         one frame up; user = {id: 1} there).
+  ruby   Ruby (rdbg): the loop of `loop`, in Ruby (i = 2, v = 9, total = 25).
 
 For each server and scenario the client follows the shortest path an
 informed model would take with that server's tools (a conditional
@@ -29,7 +35,10 @@ with the 2.x SDK) and debugpy. dap-mcp speaks to stdio adapters only; for
 Go it gets a small stdio shim in front of `dlv dap`. tether is the release
 build (`cargo build --release` first).
 
-Run:  python3 benches/debug_peers.py [--peers tether,mcp-debugger,dap-mcp] [--scenarios loop,crash,go] [--trials 3]
+dap-mcp drives stdio adapters given by a launch file and has no JavaScript
+or Ruby configuration: it runs the Python and Go scenarios only.
+
+Run:  python3 benches/debug_peers.py [--peers tether,mcp-debugger,dap-mcp] [--scenarios loop,crash,go,jsloop,jscrash,ruby] [--trials 3]
 Prints one `RESULT {json}` line per server, scenario and trial, then a
 table of medians.
 """
@@ -96,6 +105,46 @@ print(total(["apple", "kiwi"]))
 
 LOOP_GO = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tsum := 0\n\tfor i := 0; i < 5; i++ {\n\t\tsum += i * i\n\t}\n\tfmt.Println(sum)\n}\n"
 
+LOOP_JS = """function total(items) {
+  let sum = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    sum += item * 2;
+  }
+  return sum;
+}
+console.log(total([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+"""
+
+CRASH_JS = """function inner(user) {
+  const name = user.profile.name;
+  return name.toUpperCase();
+}
+function middle(list) {
+  const first = list[0];
+  return inner(first);
+}
+function outer() {
+  const users = [{ id: 1 }];
+  return middle(users);
+}
+console.log("starting");
+outer();
+"""
+
+LOOP_RB = """def running_totals(values)
+  totals = []
+  total = 0
+  values.each_with_index do |v, i|
+    total += v * i
+    totals << total
+  end
+  totals
+end
+
+p running_totals([5, 7, 9, 11, 13])
+"""
+
 SCENARIOS: dict[str, dict[str, Any]] = {
     "loop": {
         "files": {"loop.py": LOOP_PY, "requirements.txt": ""},
@@ -119,7 +168,35 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "locals": {"i": "3", "sum": "5"},
         "where": "main.go",
     },
+    "jsloop": {
+        "files": {"loop.js": LOOP_JS, "package.json": '{"name": "bench"}'},
+        "program": "loop.js",
+        "line": 5,
+        "condition": "i === 6",
+        "locals": {"i": "6", "item": "7", "sum": "42"},
+        "where": "loop.js",
+        "language": "javascript",
+    },
+    "jscrash": {
+        "files": {"crash.js": CRASH_JS, "package.json": '{"name": "bench"}'},
+        "program": "crash.js",
+        "locals": {"user": "{id: 1}"},
+        "where": "crash.js",
+        "language": "javascript",
+    },
+    "ruby": {
+        "files": {"loop.rb": LOOP_RB, "Gemfile": ""},
+        "program": "loop.rb",
+        "line": 6,
+        "condition": "i == 2",
+        "locals": {"i": "2", "v": "9", "total": "25"},
+        "where": "loop.rb",
+        "language": "ruby",
+    },
 }
+
+# The servers that can run each scenario (dap-mcp has no JavaScript or Ruby).
+DAP_MCP_SCENARIOS = {"loop", "crash", "go"}
 
 DLV_SHIM_SOURCE = '''"""stdio <-> `dlv dap` (which listens on TCP only), for clients that
 start their adapters as stdio programs."""
@@ -234,7 +311,7 @@ async def tether_cleanup(s: Session) -> None:
 
 
 async def mcp_debugger_path(s: Session, sc: dict[str, Any], root: str) -> None:
-    language = "go" if sc["program"].endswith(".go") else "python"
+    language = sc.get("language") or ("go" if sc["program"].endswith(".go") else "python")
     created = await s.call("create_debug_session", {"language": language, "name": "bench"})
     sid = json.loads(created)["sessionId"]
     s.outcome.note = sid
@@ -340,6 +417,8 @@ def main() -> None:
     for trial in range(a.trials):
         for scenario in a.scenarios.split(","):
             for peer in a.peers.split(","):
+                if peer == "dap-mcp" and scenario not in DAP_MCP_SCENARIOS:
+                    continue
                 o = anyio.run(one, peer, scenario, trial)
                 results.append(o)
                 row = {k: v for k, v in o.__dict__.items() if k != "answers"}
@@ -353,6 +432,8 @@ def main() -> None:
     for scenario in a.scenarios.split(","):
         for peer in a.peers.split(","):
             rows = [r for r in results if r.peer == peer and r.scenario == scenario]
+            if not rows:
+                continue
             ok = sum(r.reached for r in rows)
             med = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
             print(

@@ -766,17 +766,21 @@ async fn an_op_cancelled_while_it_queues_for_the_session_never_runs() {
 }
 
 #[tokio::test]
-async fn java_and_ruby_say_why_no_adapter_debugs_them() {
+async fn java_says_why_no_adapter_debugs_it_and_ruby_is_rdbgs() {
     let h =
         Harness::new(&[("pom.xml", "<project/>"), ("Main.java", "class Main {}\n"), ("app.rb", "puts 1\n")]);
     let adapters = ok(&h, json!({"op": "adapters"})).await;
     assert!(adapters.contains("java: not usable — no Java debug adapter is installed"), "{adapters}");
-    assert!(adapters.contains("ruby: not usable — tether does not drive rdbg"), "{adapters}");
+    // No Gemfile, Rakefile or .ruby-version: rdbg has no root here.
+    assert!(
+        adapters.contains("rdbg: not usable — no Gemfile, Rakefile, .ruby-version anywhere"),
+        "{adapters}"
+    );
     let java = h.err("debug", json!({"op": "launch", "program": "Main.java"})).await;
     assert!(
         java.contains("no debug adapter handles `Main.java`: no Java debug adapter is installed"),
         "{java}"
     );
     let ruby = h.err("debug", json!({"op": "launch", "program": "app.rb"})).await;
-    assert!(ruby.contains("rdbg"), "{ruby}");
+    assert!(ruby.contains("rdbg: no Gemfile, Rakefile, .ruby-version in the directory of app.rb"), "{ruby}");
 }

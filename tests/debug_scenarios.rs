@@ -5,11 +5,14 @@
 //! process, one line per call, as a shell user or a host's script would),
 //! the Go and C ones through the Rust API, and one through the MCP server.
 //! The JavaScript and TypeScript ones (js-debug) are in
-//! `debug_scenarios/javascript.rs`.
+//! `debug_scenarios/javascript.rs`, the Ruby ones (rdbg) in
+//! `debug_scenarios/ruby.rs`.
 
 mod common;
 #[path = "debug_scenarios/javascript.rs"]
 mod javascript;
+#[path = "debug_scenarios/ruby.rs"]
+mod ruby;
 
 use std::path::Path;
 

@@ -47,13 +47,23 @@ pub fn without_withheld(command: &mut Command) -> &mut Command {
     command
 }
 
-/// The last lines a process wrote to stderr.
+/// Where a process's stderr lines go besides its tail.
+type LineSink = Box<dyn Fn(&str) + Send>;
+
+/// The last lines a process wrote to stderr, and whoever asked to see
+/// every line ([`StderrTail::forward`]).
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    sink: Arc<Mutex<Option<LineSink>>>,
+}
 
 impl StderrTail {
     fn push(&self, line: &str) {
-        let mut lines = self.0.lock();
+        if let Some(sink) = self.sink.lock().as_ref() {
+            sink(line);
+        }
+        let mut lines = self.lines.lock();
         if lines.len() == STDERR_TAIL_LINES {
             lines.pop_front();
         }
@@ -71,7 +81,13 @@ impl StderrTail {
 
     /// The kept lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        self.0.lock().iter().cloned().collect()
+        self.lines.lock().iter().cloned().collect()
+    }
+
+    /// Gives every line read from now on, whole, to `sink` too: where the
+    /// process is the program being debugged, its stderr is the program's.
+    pub fn forward(&self, sink: impl Fn(&str) + Send + 'static) {
+        *self.sink.lock() = Some(Box::new(sink));
     }
 }
 

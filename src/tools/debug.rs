@@ -75,9 +75,9 @@ pub struct DebugArgs {
     pub breakpoints: Option<Vec<BreakpointArg>>,
     /// run_to: the 1-based line to run to.
     pub line: Option<u32>,
-    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions); empty: none.
+    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions; rdbg: uncaught, any, RuntimeError); empty: none.
     pub filters: Option<Vec<String>>,
-    /// launch: the program (a .py, .go, .js, .ts or .dart file, or a native executable).
+    /// launch: the program (a .py, .go, .js, .ts, .rb or .dart file, or a native executable).
     pub program: Option<String>,
     /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`; or `node:test` to run the JavaScript/TypeScript test file `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`).
     pub module: Option<String>,
@@ -91,7 +91,7 @@ pub struct DebugArgs {
     pub port: Option<u16>,
     /// attach: the process id (lldb or delve).
     pub pid: Option<u32>,
-    /// attach: the adapter: debugpy (default with port), lldb (default with pid) or delve.
+    /// attach: the adapter: debugpy (default with port), lldb (default with pid), delve, js-debug or rdbg.
     pub adapter: Option<String>,
     /// attach: the VM service address a Dart program started with `dart run --observe` prints (ws:// or http://, on loopback).
     pub vm_service_uri: Option<String>,
@@ -140,7 +140,7 @@ fn launch_program(
         let program = confined(root, "program", p)?;
         if !program.is_file() {
             return Err(ToolError::new(format!(
-                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go, .js, .ts or .dart file, or an executable)",
+                "debug launch: argument `program`: `{}` is not a file; give the program to run (a .py, .go, .js, .ts, .rb or .dart file, or an executable)",
                 tether_actors::fs::relative(root, &program)
             )));
         }
@@ -266,14 +266,15 @@ fn attach_spec(a: &DebugArgs) -> Result<AttachSpec, ToolError> {
         (Some(p), _, _, None | Some("debugpy")) => Ok(AttachSpec::DebugpyPort(p)),
         (Some(p), _, _, Some("delve")) => Ok(AttachSpec::DelvePort(p)),
         (Some(p), _, _, Some("js-debug")) => Ok(AttachSpec::NodeInspectPort(p)),
+        (Some(p), _, _, Some("rdbg")) => Ok(AttachSpec::RdbgPort(p)),
         (_, Some(pid), _, None | Some("lldb")) => Ok(AttachSpec::LldbPid(pid)),
         (_, Some(pid), _, Some("delve")) => Ok(AttachSpec::DelvePid(pid)),
         (_, _, Some(uri), None | Some("dart")) => Ok(AttachSpec::DartVmService(vm_service_uri(uri)?)),
         (None, None, None, _) => Err(ToolError::new(
-            "debug attach: argument `port` (debugpy, a dlv --headless server, or `node --inspect` with `adapter: \"js-debug\"`), `pid` (lldb, delve) or `vm_service_uri` (dart) is required",
+            "debug attach: argument `port` (debugpy, a dlv --headless server, `node --inspect` with `adapter: \"js-debug\"`, `rdbg --open` with `adapter: \"rdbg\"`), `pid` (lldb, delve) or `vm_service_uri` (dart) is required",
         )),
         (_, _, _, other) => Err(ToolError::new(format!(
-            "debug attach: argument `adapter`: `{}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either, js-debug takes `port` (of `node --inspect`), dart takes `vm_service_uri`",
+            "debug attach: argument `adapter`: `{}` cannot attach that way; debugpy takes `port`, lldb takes `pid`, delve takes either, js-debug takes `port` (of `node --inspect`), rdbg takes `port` (of `rdbg --open`), dart takes `vm_service_uri`",
             other.unwrap_or_default()
         ))),
     }

@@ -103,6 +103,20 @@ pub fn builtin() -> Vec<AdapterConfig> {
             },
         },
         AdapterConfig {
+            // Ruby's `debug` gem (rdbg), which Ruby 3.1 bundles: the
+            // program itself opens the DAP port (`-rdebug/open`, the port
+            // and host in `RUBY_DEBUG_*`; see `start::spawn_line`), so the
+            // adapter is the debuggee.
+            id: "rdbg",
+            commands: strings(&["ruby"]),
+            args: strings(&["-rdebug/open"]),
+            root_markers: strings(&["Gemfile", "Rakefile", ".ruby-version"]),
+            extensions: vec!["rb"],
+            transport: Transport::Tcp,
+            languages: vec!["ruby"],
+            install: Install { apt: strings(&["ruby"]), ..Default::default() },
+        },
+        AdapterConfig {
             id: "dart",
             commands: strings(&["dart"]),
             args: strings(&["debug_adapter"]),
@@ -124,7 +138,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
 ///
 /// ```toml
 /// [[adapter]]
-/// id = "lldb"                       # debugpy, lldb, delve or dart
+/// id = "lldb"                       # debugpy, lldb, delve, js-debug, rdbg or dart
 /// command = "/opt/llvm/bin/lldb-dap" # replaces the names tried
 /// args = []
 /// root_markers = ["Makefile"]
@@ -250,7 +264,7 @@ pub fn for_attach(id: &str, workdir: &Path) -> Result<Usable, String> {
 /// `python3` that imports it), for `tether install`.
 pub fn installed(config: &AdapterConfig, workdir: &Path) -> Option<PathBuf> {
     let binary = resolve(config, workdir, workdir).ok()?;
-    (config.id != "debugpy" || debugpy_importable(&binary)).then_some(binary)
+    module_missing(config, &binary).is_none().then_some(binary)
 }
 
 /// Which attach forms each adapter takes, for `debug adapters`.
@@ -267,6 +281,9 @@ pub fn attach_forms(id: &str) -> &'static str {
         "js-debug" => {
             "attach: `port` with `adapter: \"js-debug\"` of a program started with `node --inspect=127.0.0.1:PORT`"
         }
+        "rdbg" => {
+            "attach: `port` with `adapter: \"rdbg\"` of a program started with `rdbg --open --port PORT` (or `RUBY_DEBUG_PORT=PORT ruby -rdebug/open`)"
+        }
         _ => "attach: not offered",
     }
 }
@@ -274,18 +291,11 @@ pub fn attach_forms(id: &str) -> &'static str {
 /// Languages a user would expect to debug that no adapter here serves:
 /// `(name, file extensions, why not)`. `debug adapters` lists them, and a
 /// launch of such a file says why.
-pub const MISSING: &[(&str, &[&str], &str)] = &[
-    (
-        "java",
-        &["java"],
-        "no Java debug adapter is installed: Microsoft's java-debug (a jdtls plugin) is served by the VS Code marketplace and Maven Central, which `tether install` does not reach",
-    ),
-    (
-        "ruby",
-        &["rb"],
-        "tether does not drive rdbg (Ruby's `debug` gem) yet; run the program under `rdbg` yourself",
-    ),
-];
+pub const MISSING: &[(&str, &[&str], &str)] = &[(
+    "java",
+    &["java"],
+    "no Java debug adapter is installed: Microsoft's java-debug (a jdtls plugin) is served by the VS Code marketplace and Maven Central, which `tether install` does not reach",
+)];
 
 /// Why no adapter handles `program`, for a language in [`MISSING`].
 pub fn missing_for(program: &Path) -> Option<&'static str> {
@@ -318,11 +328,11 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
             };
             match binary {
                 Ok(path) => {
-                    let module_ok = config.id != "debugpy" || debugpy_importable(&path);
-                    let usable = module_ok && !roots.is_empty();
+                    let missing = module_missing(&config, &path);
+                    let usable = missing.is_none() && !roots.is_empty();
                     let mut detail = format!("{roots_text}; {}", path.display());
-                    if !module_ok {
-                        detail.push_str(" has no `debugpy` module (pip install debugpy)");
+                    if let Some(missing) = missing {
+                        detail.push_str(&format!(" {missing}"));
                     }
                     (config.id.to_string(), usable, detail)
                 }
@@ -344,10 +354,23 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
         .collect()
 }
 
-fn debugpy_importable(python: &Path) -> bool {
-    let mut command = std::process::Command::new(python);
-    command.args(["-c", "import debugpy"]);
-    crate::process::probe(&mut command, crate::process::PROBE_WAIT).is_some_and(|out| out.status.success())
+/// What the adapter's interpreter lacks, for the adapters that are a
+/// module of one (debugpy for `python3`, the `debug` gem for `ruby`).
+fn module_missing(config: &AdapterConfig, binary: &Path) -> Option<&'static str> {
+    let (args, missing): (&[&str], _) = match config.id {
+        "debugpy" => (&["-c", "import debugpy"], "has no `debugpy` module (pip install debugpy)"),
+        // `gem` activates the gem without loading it (loading
+        // `debug/open` would open a port).
+        "rdbg" => {
+            (&["-e", "gem 'debug'"], "has no `debug` gem (Ruby 3.1 and later bundle it; gem install debug)")
+        }
+        _ => return None,
+    };
+    let mut command = std::process::Command::new(binary);
+    command.args(args);
+    let ok = crate::process::probe(&mut command, crate::process::PROBE_WAIT)
+        .is_some_and(|out| out.status.success());
+    (!ok).then_some(missing)
 }
 
 fn marker_dirs(workdir: &Path, markers: &[String]) -> Vec<PathBuf> {

@@ -106,6 +106,10 @@ pub struct Binding {
     pub bound_line: Option<u32>,
     /// The adapter's message (why it did not bind, or a note).
     pub message: Option<String>,
+    /// tether's own word on a breakpoint the adapter took without saying
+    /// where (rdbg): the asked line holds no code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// An adapter's breakpoint message in words: js-debug sends the key of
@@ -129,6 +133,35 @@ impl Binding {
             verified: bp["verified"].as_bool().unwrap_or(false),
             bound_line: bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()),
             message: bp["message"].as_str().and_then(readable),
+            note: None,
+        }
+    }
+
+    /// For a breakpoint the adapter took without a line (rdbg says only
+    /// `verified`), what the source says of the asked line: past the end
+    /// it can never stop (not bound), blank or a comment it binds, if
+    /// anywhere, at a later line.
+    fn check_unplaced(&mut self, source: Option<&str>) {
+        if !self.verified || self.bound_line.is_some() {
+            return;
+        }
+        let Some(source) = source else { return };
+        let line = self.spec.line;
+        match source.lines().nth(line.saturating_sub(1) as usize).map(str::trim) {
+            None => {
+                self.verified = false;
+                self.message = Some(format!(
+                    "line {line} is past the end of the file ({} lines); the adapter took it, but it can never stop",
+                    source.lines().count()
+                ));
+            }
+            Some(text) if text.is_empty() || ["#", "//", "/*", "*"].iter().any(|c| text.starts_with(c)) => {
+                let what = if text.is_empty() { "is blank" } else { "is a comment" };
+                self.note = Some(format!(
+                    "line {line} {what}: the adapter took it without saying where it binds (a later line that runs, if any)"
+                ));
+            }
+            Some(_) => {}
         }
     }
 
@@ -152,7 +185,10 @@ impl Binding {
             (true, Some(l)) if l != self.spec.line => {
                 format!("{rel}: {asked} bound at line {l}, not at the line asked for")
             }
-            (true, _) => format!("{rel}: {asked} bound"),
+            (true, _) => match &self.note {
+                Some(note) => format!("{rel}: {asked} set, but {note}"),
+                None => format!("{rel}: {asked} bound"),
+            },
             (false, _) => {
                 let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
                 format!("{rel}: {asked} not bound: {why}")
@@ -171,11 +207,17 @@ impl Bindings {
     /// Records a `setBreakpoints` reply for `file`.
     pub(super) fn record(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &Value) {
         let answered = reply["breakpoints"].as_array().cloned().unwrap_or_default();
-        let bindings = specs
+        let mut bindings = specs
             .iter()
             .enumerate()
             .map(|(i, spec)| Binding::from_reply(spec, answered.get(i).unwrap_or(&Value::Null)))
             .collect::<Vec<_>>();
+        if bindings.iter().any(|b| b.verified && b.bound_line.is_none()) {
+            let source = std::fs::read_to_string(file).ok();
+            for b in &mut bindings {
+                b.check_unplaced(source.as_deref());
+            }
+        }
         if bindings.is_empty() {
             self.files.remove(file);
         } else {
@@ -237,7 +279,9 @@ impl Bindings {
             .flat_map(|(file, bs)| {
                 let rel = crate::fs::relative(workdir, file);
                 bs.iter()
-                    .filter(|b| !b.verified || b.bound_line.is_some_and(|l| l != b.spec.line))
+                    .filter(|b| {
+                        !b.verified || b.note.is_some() || b.bound_line.is_some_and(|l| l != b.spec.line)
+                    })
                     .map(move |b| b.describe(&rel))
                     .collect::<Vec<_>>()
             })
@@ -279,6 +323,30 @@ impl Bindings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_breakpoint_taken_without_a_line_is_checked_against_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.rb");
+        std::fs::write(&file, "x = 1\n\n# note\ny = 2\n").unwrap();
+        let specs =
+            [BreakpointSpec::at(1), BreakpointSpec::at(2), BreakpointSpec::at(3), BreakpointSpec::at(9)];
+        let verified = json!({"verified": true});
+        let reply = json!({"breakpoints": [verified, verified, verified, verified]});
+        let mut b = Bindings::default();
+        b.record(&file, &specs, &reply);
+        assert_eq!(
+            b.report(dir.path()),
+            [
+                "a.rb: line 1 bound",
+                "a.rb: line 2 set, but line 2 is blank: the adapter took it without saying where it binds (a later line that runs, if any)",
+                "a.rb: line 3 set, but line 3 is a comment: the adapter took it without saying where it binds (a later line that runs, if any)",
+                "a.rb: line 9 not bound: line 9 is past the end of the file (4 lines); the adapter took it, but it can never stop",
+            ]
+        );
+        assert_eq!(b.surprises(dir.path()).len(), 3);
+        assert_eq!(b.bound(), 3);
+    }
 
     #[test]
     fn a_moved_breakpoint_says_where_and_an_unbound_one_says_why() {

@@ -18,7 +18,7 @@ use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 /// `uncaught`, dart `Unhandled`); only those the adapter offers are set.
 /// In a `node:test` run, failed assertions too ([`ASSERTIONS`]): the
 /// runner catches them, so a failing test would otherwise run to its end.
-pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught", "Unhandled", ASSERTIONS];
+pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &[UNCAUGHT, "Unhandled", ASSERTIONS];
 
 /// tether's own filter in a js-debug `node:test` run: stop where an
 /// assertion fails (node:assert's `ERR_ASSERTION`, or an error whose name
@@ -28,6 +28,17 @@ pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &["uncaught", "Unhandled",
 /// `assert` no more (see `js_debug::SKIPPED_IN_TESTS`), and a program's
 /// `pause` could then land in node's code.
 pub(super) const ASSERTIONS: &str = "assertions";
+
+/// The filter of exceptions nothing catches, in debugpy's and js-debug's
+/// name, which tether gives rdbg too.
+pub(super) const UNCAUGHT: &str = "uncaught";
+
+/// rdbg's `uncaught`: the `debug` gem offers only filters that stop where
+/// an exception is raised, rescued or not (`any`, `RuntimeError`); an
+/// exception nothing rescues is its postmortem mode, which the program is
+/// started in (`RUBY_DEBUG_POSTMORTEM`), so it is chosen at launch.
+const RDBG_UNCAUGHT: &str =
+    "uncaught exceptions, where they were raised (postmortem: no stepping on; set at launch)";
 
 /// The condition js-debug evaluates, with the thrown value as `error`, for
 /// [`ASSERTIONS`].
@@ -46,6 +57,9 @@ pub(super) fn offered_filters(adapter: &str, caps: &Value, test_run: bool) -> Ve
             Some((id, label))
         })
         .collect();
+    if adapter == "rdbg" {
+        offered.insert(0, (UNCAUGHT.into(), RDBG_UNCAUGHT.into()));
+    }
     let conditional_all = filters.iter().any(|f| f["filter"] == "all" && f["supportsCondition"] == true);
     if adapter == "js-debug" && test_run && conditional_all && caps["supportsExceptionFilterOptions"] == true
     {
@@ -56,9 +70,11 @@ pub(super) fn offered_filters(adapter: &str, caps: &Value, test_run: bool) -> Ve
 
 /// The `setExceptionBreakpoints` arguments for `chosen`: tether's
 /// [`ASSERTIONS`] is js-debug's `all` with a condition (left out when `all`
-/// itself is on: it stops there anyway).
-pub(super) fn exception_arguments(chosen: &[String]) -> Value {
-    let filters: Vec<&String> = chosen.iter().filter(|f| *f != ASSERTIONS).collect();
+/// itself is on: it stops there anyway); rdbg's [`UNCAUGHT`] is no filter
+/// of the adapter's.
+pub(super) fn exception_arguments(adapter: &str, chosen: &[String]) -> Value {
+    let filters: Vec<&String> =
+        chosen.iter().filter(|f| *f != ASSERTIONS && !(adapter == "rdbg" && *f == UNCAUGHT)).collect();
     let options: Vec<Value> = if chosen.iter().any(|f| f == ASSERTIONS) && !chosen.iter().any(|f| f == "all")
     {
         vec![json!({"filterId": "all", "condition": ASSERTION_CONDITION})]
@@ -227,18 +243,30 @@ impl DebugSessionActor {
             Err(why) => return ready(DebugReply::err(format!("debug exceptions: {why}"))),
         };
         let client = s.client.clone();
+        let adapter = s.adapter;
+        // The postmortem mode is the program's, chosen when it started.
+        let uncaught = |f: &[String]| f.iter().any(|f| f == UNCAUGHT);
+        let later = if adapter == "rdbg" && uncaught(&chosen) != uncaught(&s.exceptions) {
+            "; rdbg's `uncaught` changes at the next launch (the program runs in postmortem mode or not from its start)"
+        } else {
+            ""
+        };
         self.exception_filters = Some(chosen.clone());
         AtomicResponse::new(Box::pin(
             async move {
                 match client
-                    .request("setExceptionBreakpoints", exception_arguments(&chosen), REQUEST_TIMEOUT)
+                    .request(
+                        "setExceptionBreakpoints",
+                        exception_arguments(adapter, &chosen),
+                        REQUEST_TIMEOUT,
+                    )
                     .await
                 {
                     Ok(_) => {
                         let text = if chosen.is_empty() {
-                            "no exception stops the program now".to_string()
+                            format!("no exception stops the program now{later}")
                         } else {
-                            format!("exceptions now stop the program for: {chosen:?}")
+                            format!("exceptions now stop the program for: {chosen:?}{later}")
                         };
                         (DebugReply::ok(text, json!({"filters": chosen})), Some(chosen))
                     }
@@ -376,6 +404,22 @@ mod tests {
     }
 
     #[test]
+    fn rdbg_gets_uncaught_as_its_postmortem_mode_never_sent_as_a_filter() {
+        let caps = json!({"exceptionBreakpointFilters": [
+            {"filter": "any", "label": "rescue any exception"},
+            {"filter": "RuntimeError", "label": "rescue RuntimeError", "default": true},
+        ]});
+        let offered = offered_filters("rdbg", &caps, false);
+        assert_eq!(offered[0].0, UNCAUGHT);
+        // Not the gem's own default: `RuntimeError` stops at every raise,
+        // rescued or not.
+        assert_eq!(choose_filters(None, &offered).unwrap(), ["uncaught"]);
+        let chosen = vec![UNCAUGHT.to_string(), "any".to_string()];
+        assert_eq!(exception_arguments("rdbg", &chosen), json!({"filters": ["any"]}));
+        assert_eq!(exception_arguments("debugpy", &chosen), json!({"filters": ["uncaught", "any"]}));
+    }
+
+    #[test]
     fn a_node_test_run_stops_on_failed_assertions_by_default_through_a_conditional_all() {
         let caps = json!({"supportsExceptionFilterOptions": true, "exceptionBreakpointFilters": [
             {"filter": "all", "label": "Caught Exceptions", "supportsCondition": true},
@@ -384,12 +428,12 @@ mod tests {
         let offered = offered_filters("js-debug", &caps, true);
         let chosen = choose_filters(None, &offered).unwrap();
         assert_eq!(chosen, ["uncaught", "assertions"]);
-        let args = exception_arguments(&chosen);
+        let args = exception_arguments("js-debug", &chosen);
         assert_eq!(args["filters"], json!(["uncaught"]));
         assert_eq!(args["filterOptions"][0]["filterId"], "all");
         assert!(args["filterOptions"][0]["condition"].as_str().unwrap().contains("ERR_ASSERTION"));
         // `all` stops at every throw already: no second `all` with a condition.
-        let all = exception_arguments(&["all".to_string(), "assertions".to_string()]);
+        let all = exception_arguments("js-debug", &["all".to_string(), "assertions".to_string()]);
         assert_eq!(all, json!({"filters": ["all"]}));
         // Another adapter with the same filters, or a run of a program,
         // gets no tether filter.

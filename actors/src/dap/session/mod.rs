@@ -153,6 +153,9 @@ pub enum AttachSpec {
     /// A node program listening for the inspector (`node --inspect=PORT`),
     /// through js-debug.
     NodeInspectPort(u16),
+    /// A Ruby program whose `debug` gem listens on a loopback port
+    /// (`rdbg --open --port PORT`); it opens the port itself.
+    RdbgPort(u16),
 }
 
 impl AttachSpec {
@@ -163,6 +166,7 @@ impl AttachSpec {
             Self::LldbPid(_) => "lldb",
             Self::DartVmService(_) => "dart",
             Self::NodeInspectPort(_) => "js-debug",
+            Self::RdbgPort(_) => "rdbg",
         }
     }
 
@@ -173,6 +177,7 @@ impl AttachSpec {
             Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
             Self::DartVmService(uri) => format!("the Dart VM service at {uri}"),
             Self::NodeInspectPort(p) => format!("the node program inspected on port {p}"),
+            Self::RdbgPort(p) => format!("the Ruby program listening for rdbg on port {p}"),
         }
     }
 }

@@ -161,6 +161,7 @@ pub(super) async fn inspect(
                     "{command}: the program is not stopped on any thread; pass thread_id (see threads)"
                 ));
             };
+            shared.state.lock().stepping = command != "continue";
             if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("{command} failed: {e}"));
             }

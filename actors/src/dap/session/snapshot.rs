@@ -100,7 +100,17 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
             let path = f.source.and_then(|s| s.path);
             let user = is_user(path.as_deref(), workdir);
             let label = matches!(f.presentation_hint, Some(dap_types::StackFramePresentationHint::Label));
-            Frame { id: f.id, name: frame_name(&f.name), path, line: f.line, user: user && !label, label }
+            // rdbg names a C method's frame `[C] Hash#fetch` and gives it
+            // its caller's file and line: the runtime's code.
+            let native = f.name.starts_with("[C] ");
+            Frame {
+                id: f.id,
+                name: frame_name(&f.name),
+                path,
+                line: f.line,
+                user: user && !label && !native,
+                label,
+            }
         })
         .collect();
     let Some(top) = frames.first() else {
@@ -108,6 +118,10 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
             format!("stopped ({reason}), thread {thread}; the adapter lists no frames"),
             json!({"state": "stopped", "reason": stop.reason, "thread": thread}),
         );
+    };
+    let (reason, kind) = match postmortem(client, stop, top.id).await {
+        Some(exception) => (format!("uncaught exception {exception}"), "exception"),
+        None => (reason, stop.reason.as_str()),
     };
     // The frame shown: the top one, or when that is library code (a crash
     // inside libc, an exception raised in a package), the first of the
@@ -184,7 +198,7 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
     }
     let data = json!({
         "state": "stopped",
-        "reason": stop.reason,
+        "reason": kind,
         "description": reason,
         "thread": thread,
         "frame": {"id": focus.id, "name": focus.name, "path": focus.path.as_deref().map(|p| display(workdir, p)), "line": focus.line, "index": focus_at},
@@ -221,6 +235,7 @@ fn within_budget(text: &str) -> String {
 /// `exceptionInfo` when the adapter has them.
 async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
     if stop.reason == "exception"
+        && stop.exception_info
         && let Ok(info) = client.request("exceptionInfo", json!({"threadId": thread}), REQUEST_TIMEOUT).await
     {
         let id = info["exceptionId"].as_str().unwrap_or("");
@@ -239,12 +254,20 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
             return format!("exception {}", cut(&what, MAX_EXCEPTION).0);
         }
     }
+    // rdbg has no `exceptionInfo`; its description holds the exception.
+    if let Some(what) =
+        stop.description.as_deref().filter(|_| stop.reason == "exception").and_then(ruby_exception)
+    {
+        return format!("exception {what}");
+    }
     let reason = stop.reason.to_ascii_lowercase();
     match &stop.description {
         // lldb says "breakpoint 1.1" for a breakpoint, js-debug "Paused
-        // on breakpoint": nothing to add.
+        // on breakpoint", rdbg " BP - Line  /abs/path.rb:5 (line)": nothing
+        // to add (the place follows).
         Some(d)
             if !d.is_empty()
+                && !d.trim_start().starts_with("BP - ")
                 && !d.to_ascii_lowercase().starts_with(&reason)
                 && d.to_ascii_lowercase() != format!("paused on {reason}") =>
         {
@@ -252,6 +275,26 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
         }
         _ => stop.reason.clone(),
     }
+}
+
+/// The exception of rdbg's postmortem stop: a `step` stop that no step
+/// asked for, whose top frame holds the exception as `_raised`. Its
+/// `Type: message`.
+async fn postmortem(client: &DapClient, stop: &Stop, top: u64) -> Option<String> {
+    if stop.reason != "step" || stop.stepped || stop.exception_info {
+        return None;
+    }
+    let (locals, _, _) = locals(client, top).await;
+    let raised = locals.iter().find(|l| l.name == "_raised")?;
+    Some(ruby_exception(&raised.value).unwrap_or_else(|| raised.value.clone()))
+}
+
+/// `Type: message` of the `debug` gem's `#<KeyError: key not found:
+/// "kiwi">` (and of its stop description, which adds ` is raised.`).
+fn ruby_exception(text: &str) -> Option<String> {
+    let text = text.trim().strip_suffix(" is raised.").unwrap_or(text.trim());
+    let inner = text.strip_prefix("#<")?.strip_suffix('>')?;
+    Some(cut(inner, MAX_EXCEPTION).0)
 }
 
 /// An exception message on one line, without debugpy's note that the
@@ -347,11 +390,16 @@ async fn locals(client: &DapClient, frame: u64) -> (Vec<Local>, usize, Option<St
             Err(e) => return (Vec::new(), 0, Some(format!("the locals could not be read: {e}"))),
         }
     }
-    // `this` of a plain function call in a script, the global object: noise.
+    // `this` of a plain function call in a script, the global object, and
+    // rdbg's `%self` at a script's top level (`main`): noise.
     let mut seen = std::collections::HashSet::new();
     let vars: Vec<dap_types::Variable> = vars
         .into_iter()
-        .filter(|v| !(is_group(&v.name) || (v.name == "this" && v.value == "global")))
+        .filter(|v| {
+            !(is_group(&v.name)
+                || (v.name == "this" && v.value == "global")
+                || (v.name == "%self" && v.value == "main"))
+        })
         .filter(|v| seen.insert(v.name.clone()))
         .collect();
     let total = vars.len();
@@ -410,6 +458,16 @@ fn chain(frames: &[Frame], workdir: &Path) -> (String, Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rdbg_exceptions_read_as_type_and_message() {
+        assert_eq!(
+            ruby_exception("#<KeyError: key not found: \"kiwi\"> is raised.").as_deref(),
+            Some("KeyError: key not found: \"kiwi\"")
+        );
+        assert_eq!(ruby_exception("#<RuntimeError: boom>").as_deref(), Some("RuntimeError: boom"));
+        assert_eq!(ruby_exception("Paused on breakpoint"), None);
+    }
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> Frame {
         Frame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user, label: false }

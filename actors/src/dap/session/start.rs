@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
+use super::control::{ASSERTIONS, UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{PARENT_TERMINATED, Parent, Shared, State};
@@ -48,6 +48,17 @@ enum Reach {
     Spawn(Box<Usable>),
     /// Connect to an adapter already listening on a loopback port.
     Connect(u16),
+}
+
+/// A started adapter: its stdout and stdin when DAP goes over them, what
+/// kills it, and its stderr tail.
+struct Spawn {
+    pipes: Option<(tokio::process::ChildStdout, tokio::process::ChildStdin)>,
+    /// Set once the adapter waits for its client, for one that must not
+    /// be connected before ([`RDBG_WAITS`]).
+    waiting: Option<tokio::sync::watch::Receiver<bool>>,
+    guard: process::KillGuard,
+    stderr: process::StderrTail,
 }
 
 /// What the handshake settled: the answer, the adapter's capabilities and
@@ -94,7 +105,12 @@ impl DebugSessionActor {
         // listening there (`debugpy --listen`, `dlv --headless`); attaching
         // to a pid, and launching, start an adapter of our own.
         let reach = match (&launch, &attach) {
-            (_, Some(AttachSpec::DebugpyPort(port) | AttachSpec::DelvePort(port))) => Reach::Connect(*port),
+            (
+                _,
+                Some(
+                    AttachSpec::DebugpyPort(port) | AttachSpec::DelvePort(port) | AttachSpec::RdbgPort(port),
+                ),
+            ) => Reach::Connect(*port),
             (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
@@ -122,21 +138,60 @@ impl DebugSessionActor {
                     }
                     (Transport::Stdio, _) => None,
                 };
-                let args: Vec<String> =
-                    config.args.iter().map(|a| a.replace("{port}", &port.unwrap_or(0).to_string())).collect();
+                let filters = self.exception_filters.as_deref();
+                let line = spawn_line(
+                    config,
+                    port.unwrap_or(0),
+                    launch.as_ref(),
+                    filters,
+                    &usable.root,
+                    &self.workdir,
+                );
+                let line = match line {
+                    Ok(line) => line,
+                    Err(why) => return ready(DebugReply::err(why)),
+                };
                 let exit_shared = shared.clone();
-                let spawned = match process::spawn(&usable.binary, &args, &usable.root, move |info| {
-                    exit_shared.apply(DapEvent {
-                        event: "tether/closed".into(),
-                        body: json!({"reason": info.describe("the debug adapter")}),
-                    });
-                }) {
+                let is_debuggee = line.is_debuggee;
+                let spawned = match process::spawn_with_env(
+                    &usable.binary,
+                    &line.args,
+                    &line.cwd,
+                    &line.env,
+                    move |info| {
+                        // The adapter that is the program: its exit is the program's.
+                        if let (true, Some(code)) = (is_debuggee, info.code) {
+                            exit_shared
+                                .apply(DapEvent { event: "exited".into(), body: json!({"exitCode": code}) });
+                        }
+                        exit_shared.apply(DapEvent {
+                            event: "tether/closed".into(),
+                            body: json!({"reason": info.describe("the debug adapter")}),
+                        });
+                    },
+                ) {
                     Ok(s) => s,
                     Err(e) => {
                         return ready(DebugReply::err(format!(
                             "{} did not start: {e}",
                             usable.binary.display()
                         )));
+                    }
+                };
+                let spawned = if is_debuggee {
+                    let waiting = pump_program_output(spawned.stdout, &spawned.stderr, &shared);
+                    Spawn {
+                        pipes: None,
+                        waiting: Some(waiting),
+                        guard: spawned.guard,
+                        stderr: spawned.stderr,
+                    }
+                } else {
+                    Spawn {
+                        pipes: Some((spawned.stdout, spawned.stdin)),
+                        waiting: None,
+                        guard: spawned.guard,
+                        stderr: spawned.stderr,
                     }
                 };
                 (config.id, format!("{} ({})", config.id, usable.binary.display()), port, Some(spawned))
@@ -156,9 +211,9 @@ impl DebugSessionActor {
             (_, Some(spec)) => spec.describe(),
             _ => String::new(),
         };
-        let (pipes, guard, stderr) = match spawned {
-            Some(s) => (Some((s.stdout, s.stdin)), Some(s.guard), s.stderr),
-            None => (None, None, Default::default()),
+        let (pipes, waiting, guard, stderr) = match spawned {
+            Some(s) => (s.pipes, s.waiting, Some(s.guard), s.stderr),
+            None => (None, None, None, Default::default()),
         };
         let started = Instant::now();
         let ttl = self.ttl;
@@ -175,7 +230,7 @@ impl DebugSessionActor {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
                 (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
-                (Some(port), _) => match connect_tcp(port).await {
+                (Some(port), _) => match connect_when_waiting(port, waiting).await {
                     Ok(stream) => {
                         let (r, w) = stream.into_split();
                         DapClient::connect(&name, r, w)
@@ -291,6 +346,136 @@ impl DebugSessionActor {
     }
 }
 
+/// How an adapter's process is started.
+struct SpawnLine {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    /// Whether the process is the program (rdbg): its output and exit are
+    /// the program's.
+    is_debuggee: bool,
+}
+
+/// The command line of `config` on `port` (`{port}` in its arguments).
+/// rdbg is the program itself, started with the `debug` gem listening
+/// (`ruby -rdebug/open PROGRAM ARGS`, the port in `RUBY_DEBUG_PORT`), in
+/// postmortem mode unless the exception filters leave `uncaught` out.
+fn spawn_line(
+    config: &AdapterConfig,
+    port: u16,
+    launch: Option<&LaunchSpec>,
+    filters: Option<&[String]>,
+    root: &Path,
+    workdir: &Path,
+) -> Result<SpawnLine, String> {
+    let mut args: Vec<String> = config.args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
+    if config.id != "rdbg" {
+        return Ok(SpawnLine { args, env: Vec::new(), cwd: root.to_path_buf(), is_debuggee: false });
+    }
+    let Some(spec) = launch else { return Err("rdbg attaches by `port` only".into()) };
+    let Some(program) = &spec.program else { return Err("rdbg launches a `program` (a .rb file)".into()) };
+    if let Some(prelude) = unbuffered_prelude(root) {
+        args.insert(0, format!("-r{}", prelude.display()));
+    }
+    args.push(program.display().to_string());
+    args.extend(spec.args.iter().cloned());
+    let uncaught = filters.is_none_or(|f| f.iter().any(|f| f == UNCAUGHT));
+    let mut env: Vec<(String, String)> = vec![
+        ("RUBY_DEBUG_PORT".into(), port.to_string()),
+        ("RUBY_DEBUG_HOST".into(), "127.0.0.1".into()),
+        ("RUBY_DEBUG_NO_COLOR".into(), "1".into()),
+        ("RUBY_DEBUG_NO_RC".into(), "1".into()),
+        // The gem prints the source and frames at its first stop to its
+        // console protocol; debug 1.4 can do so on the new connection
+        // before it has read that the client speaks DAP (a race in its
+        // greeting), which breaks the framing. Nothing printed, no race.
+        ("RUBY_DEBUG_SHOW_SRC_LINES".into(), "0".into()),
+        ("RUBY_DEBUG_SHOW_FRAMES".into(), "0".into()),
+        ("RUBY_DEBUG_POSTMORTEM".into(), if uncaught { "1" } else { "0" }.into()),
+    ];
+    env.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
+    Ok(SpawnLine { args, env, cwd, is_debuggee: true })
+}
+
+/// What rdbg's program requires first: Ruby buffers a pipe's output
+/// until exit, so a stop would show none of what the program printed.
+const RDBG_PRELUDE: &str = "# tether: the program's output unbuffered, so a stop shows what it printed\n$stdout.sync = true\n$stderr.sync = true\n";
+
+/// The prelude's file, in tether's cache for `root`; `None` (the output
+/// stays buffered) when it cannot be written.
+fn unbuffered_prelude(root: &Path) -> Option<PathBuf> {
+    let dir = crate::tools_prefix::cache_for("rdbg", root);
+    let path = dir.join("unbuffered.rb");
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == RDBG_PRELUDE) {
+        return Some(path);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    crate::fs::atomic_write(&path, RDBG_PRELUDE.as_bytes()).ok()?;
+    Some(path)
+}
+
+/// The `debug` gem's own lines on the program's stderr (`DEBUGGER:
+/// wait for debugger connection...`), which are not the program's.
+const RDBG_SAYS: &str = "DEBUGGER: ";
+
+/// What the `debug` gem says once its program waits for the debugger.
+/// debug 1.4 lets the program run on as soon as a connection is accepted,
+/// before it has read the client's first message; a program not yet
+/// waiting then talks its console protocol (`input 1234`, `out …`) on the
+/// DAP connection. Connected after this line, the program is held until
+/// the gem knows it speaks DAP.
+const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
+
+/// Connects to `port`; with `waiting`, once it says the adapter waits
+/// (within [`CONNECT_WAIT`], then regardless: the connection says what
+/// went wrong).
+async fn connect_when_waiting(
+    port: u16,
+    waiting: Option<tokio::sync::watch::Receiver<bool>>,
+) -> std::io::Result<tokio::net::TcpStream> {
+    if let Some(mut waiting) = waiting {
+        let _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)).await;
+    }
+    connect_tcp(port).await
+}
+
+/// The output of a program that is its own adapter (rdbg), read from its
+/// pipes as the others' comes in `output` events; and when the gem says
+/// it waits for the debugger ([`RDBG_WAITS`]).
+fn pump_program_output(
+    stdout: tokio::process::ChildStdout,
+    stderr: &process::StderrTail,
+    shared: &Arc<Shared>,
+) -> tokio::sync::watch::Receiver<bool> {
+    use tokio::io::AsyncBufReadExt;
+    let output = |shared: &Arc<Shared>, category: &str, line: &str| {
+        shared.apply(DapEvent {
+            event: "output".into(),
+            body: json!({"category": category, "output": format!("{line}\n")}),
+        });
+    };
+    let err = shared.clone();
+    let (waits, waiting) = tokio::sync::watch::channel(false);
+    stderr.forward(move |line| {
+        if line.starts_with(RDBG_WAITS) {
+            waits.send_replace(true);
+        } else if !line.starts_with(RDBG_SAYS) {
+            output(&err, "stderr", line);
+        }
+    });
+    let out = shared.clone();
+    // The adapter talks on its port: stdout is the program's alone. Read
+    // to the end, or the program dies of a closed pipe at its next write.
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            output(&out, "stdout", &line);
+        }
+    });
+    waiting
+}
+
 /// What a new session is configured with before the program runs.
 struct Configuration<'a> {
     breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
@@ -359,6 +544,9 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
             a["outputCapture"] = json!("std");
             a
         }
+        // The program, its arguments and environment are on rdbg's command
+        // line (`spawn_line`): the launch only says it is not an attach.
+        "rdbg" => json!({"name": "tether", "request": "launch"}),
         _ => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
             json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
@@ -387,6 +575,9 @@ fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
             a["continueOnAttach"] = json!(true);
             a
         }
+        // The `debug` gem stops the program when attached (and says so
+        // after configurationDone).
+        AttachSpec::RdbgPort(_) => json!({"name": "tether", "request": "attach"}),
         AttachSpec::DartVmService(uri) => {
             json!({"name": "tether", "type": "dart", "request": "attach", "vmServiceUri": uri, "cwd": workdir, "evaluateToStringInDebugViews": true})
         }
@@ -416,6 +607,7 @@ async fn handshake(
         .request("initialize", init, REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
+    shared.state.lock().exception_info = caps["supportsExceptionInfoRequest"] == true;
     let (command, args) = match (&launch, &attach, &config.child_launch) {
         (_, _, Some((request, child))) => {
             (if request == "attach" { "attach" } else { "launch" }, child.clone())
@@ -489,8 +681,9 @@ async fn handshake(
             "a failed assertion does not stop this run: the exception filters {exceptions:?} leave out `assertions`"
         ));
     }
-    if let Err(e) =
-        client.request("setExceptionBreakpoints", exception_arguments(&exceptions), REQUEST_TIMEOUT).await
+    if let Err(e) = client
+        .request("setExceptionBreakpoints", exception_arguments(adapter, &exceptions), REQUEST_TIMEOUT)
+        .await
     {
         notes.push(format!("exception filters could not be set: {e}"));
     }
@@ -510,7 +703,7 @@ async fn handshake(
         // With breakpoints set, an attach waits for the first stop as a
         // launch does; without, the program runs on and the answer is at
         // once (stopped only if attaching stopped it).
-        Some(spec) if has_breakpoints => {
+        Some(spec) if has_breakpoints || matches!(spec, AttachSpec::RdbgPort(_)) => {
             let r = settle(shared, client, 0, workdir, RUN_WAIT).await;
             DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
         }

@@ -21,6 +21,12 @@ pub(super) struct Stop {
     pub(super) thread: Option<i64>,
     pub(super) reason: String,
     pub(super) description: Option<String>,
+    /// Whether the adapter answers `exceptionInfo` (rdbg drops the
+    /// connection at a request it does not know).
+    pub(super) exception_info: bool,
+    /// Whether the program was resumed by a step: a `step` stop that
+    /// follows none is rdbg's postmortem stop at an uncaught exception.
+    pub(super) stepped: bool,
 }
 
 /// The parent connection's `terminated`, as the parent's pump forwards it.
@@ -61,6 +67,10 @@ pub(super) struct State {
     pub(super) last_thread: Option<i64>,
     /// Where each breakpoint bound, by the adapter's replies and events.
     pub(super) bindings: Bindings,
+    /// The adapter's `supportsExceptionInfoRequest`.
+    pub(super) exception_info: bool,
+    /// Whether the last resume was a step (`next`, `stepIn`, `stepOut`).
+    pub(super) stepping: bool,
 }
 
 /// The program tether started, to kill when the session ends.
@@ -160,6 +170,8 @@ impl Shared {
                             .as_str()
                             .or(ev.body["description"].as_str())
                             .map(str::to_string),
+                        exception_info: s.exception_info,
+                        stepped: s.stepping,
                     });
                     s.last_thread = thread.or(s.last_thread);
                 }
