@@ -355,6 +355,12 @@ def server_for(peer: str, scenario: str, root: str) -> StdioServerParameters:
         return StdioServerParameters(command=TETHER, args=["serve", "--workdir", root], env=env)
     if peer == "mcp-debugger":
         env["PATH"] = NODE22_BIN + os.pathsep + env["PATH"]
+        if scenario == "ruby":
+            # It runs `rdbg`, which Debian's ruby bundles in the gem without
+            # putting it on PATH.
+            rdbg = subprocess.run(["ruby", "-e", 'print Gem.bin_path("debug", "rdbg")'],
+                                  capture_output=True, text=True, check=True).stdout
+            env["PATH"] = os.path.dirname(rdbg) + os.pathsep + env["PATH"]
         binary = os.path.join(MCP_DEBUGGER, "node_modules", ".bin", "mcp-debugger")
         return StdioServerParameters(command=binary, args=["stdio"], env=env, cwd=root)
     # dap-mcp takes its launch configuration from a file, one per program.
