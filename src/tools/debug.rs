@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tether_actors::dap::session::breakpoints::BreakpointSpec;
-use tether_actors::dap::session::{AttachSpec, Cancellable, DebugOp, LaunchSpec, NODE_TEST};
+use tether_actors::dap::session::{AttachSpec, Cancellable, DebugOp, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
 use crate::args::{confined, parse};
 use crate::conversations::Conversations;
@@ -79,7 +79,7 @@ pub struct DebugArgs {
     pub filters: Option<Vec<String>>,
     /// launch: the program (a .py, .go, .js, .ts, .rb or .dart file, or a native executable).
     pub program: Option<String>,
-    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`; or `node:test` to run the JavaScript/TypeScript test file `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`).
+    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`; `node:test` to run the JavaScript/TypeScript test file (or directory) `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`); or `npm:SCRIPT` to run the package.json script SCRIPT (`args` after `--`).
     pub module: Option<String>,
     /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
@@ -129,10 +129,13 @@ fn need<T>(op: &str, field: &str, v: Option<T>) -> Result<T, ToolError> {
     v.ok_or_else(|| ToolError::new(format!("debug {op}: argument `{field}` is required")))
 }
 
-/// The program of a launch: `program`, or none for a Python `module`; a
-/// `node:test` launch needs the test file as `program`.
+/// The program of a launch: `program`, or none for a Python `module` or
+/// an npm script (`npm:NAME`, checked against the `package.json` in `cwd`);
+/// a `node:test` launch takes a test file or a directory of them, or none
+/// (node's own discovery).
 fn launch_program(
     root: &Path,
+    cwd: &Path,
     program: Option<String>,
     module: Option<&str>,
 ) -> Result<Option<PathBuf>, ToolError> {
@@ -152,6 +155,10 @@ fn launch_program(
         )),
         (Some(p), None) => file(&p).map(Some),
         (Some(p), Some(NODE_TEST)) => {
+            let program = confined(root, "program", &p)?;
+            if program.is_dir() {
+                return Ok(Some(program));
+            }
             let program = file(&p)?;
             let script = program
                 .extension()
@@ -159,16 +166,18 @@ fn launch_program(
                 .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "ts" | "mts" | "cts"));
             if !script {
                 return Err(ToolError::new(format!(
-                    "debug launch: `module` node:test runs a JavaScript or TypeScript test file; `{p}` is neither (.js, .mjs, .cjs, .ts, .mts, .cts)"
+                    "debug launch: `module` node:test runs a JavaScript or TypeScript test file, or the test files under a directory; `{p}` is neither (.js, .mjs, .cjs, .ts, .mts, .cts)"
                 )));
             }
             Ok(Some(program))
         }
-        (None, Some(NODE_TEST)) => Err(ToolError::new(
-            "debug launch: `module` node:test needs `program`: the test file to run (one file, so its stops are the session's)",
-        )),
+        (None, Some(NODE_TEST)) => Ok(None),
+        (None, Some(m)) if m.starts_with(NPM_SCRIPT) => {
+            npm_script(root, cwd, &m[NPM_SCRIPT.len()..])?;
+            Ok(None)
+        }
         (Some(_), Some(_)) => Err(ToolError::new(
-            "debug launch: give `program` or a Python `module`, not both (only `module` node:test takes a `program`: the test file)",
+            "debug launch: give `program` or a `module`, not both (only `module` node:test takes a `program`: the test file or directory)",
         )),
         (None, Some(m)) => {
             let python = !m.is_empty()
@@ -178,11 +187,40 @@ fn launch_program(
                 Ok(None)
             } else {
                 Err(ToolError::new(format!(
-                    "debug launch: argument `module`: `{m}` is not a Python module name (dotted identifiers, such as `pytest` or `pkg.cli`) nor `node:test`"
+                    "debug launch: argument `module`: `{m}` is not a Python module name (dotted identifiers, such as `pytest` or `pkg.cli`), `node:test` nor `npm:SCRIPT`"
                 )))
             }
         }
     }
+}
+
+/// Checks that the `package.json` in `cwd` has the script `name`.
+fn npm_script(root: &Path, cwd: &Path, name: &str) -> Result<(), ToolError> {
+    let manifest = cwd.join("package.json");
+    let shown = tether_actors::fs::relative(root, &manifest);
+    let text = std::fs::read_to_string(&manifest).map_err(|e| {
+        ToolError::new(format!(
+            "debug launch: `module` npm:{name} runs a script of `{shown}`, which cannot be read ({e}); give `cwd`, the folder of the project's package.json"
+        ))
+    })?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        ToolError::new(format!("debug launch: `module` npm:{name}: `{shown}` is not valid JSON ({e})"))
+    })?;
+    let scripts = json["scripts"].as_object();
+    if scripts.is_some_and(|s| s.contains_key(name)) {
+        return Ok(());
+    }
+    let known: Vec<&str> = scripts.map(|s| s.keys().map(String::as_str).collect()).unwrap_or_default();
+    Err(ToolError::new(if known.is_empty() {
+        format!(
+            "debug launch: `module` npm:{name}: `{shown}` has no scripts; add one, or launch the test file with `module: \"node:test\"`"
+        )
+    } else {
+        format!(
+            "debug launch: `module` npm:{name}: `{shown}` has no script `{name}`; it has {}",
+            known.join(", ")
+        )
+    }))
 }
 
 /// A source file argument, confined and existing.
@@ -365,7 +403,6 @@ impl ToolHandler for Debug {
                 DebugOp::RunTo { file, line, thread: a.thread_id }
             }
             Op::Launch => {
-                let program = launch_program(root, a.program, a.module.as_deref())?;
                 let cwd = match a.cwd {
                     Some(c) => {
                         let dir = confined(root, "cwd", &c)?;
@@ -378,6 +415,8 @@ impl ToolHandler for Debug {
                     }
                     None => None,
                 };
+                let program =
+                    launch_program(root, cwd.as_deref().unwrap_or(root), a.program, a.module.as_deref())?;
                 let env = a.env.unwrap_or_default();
                 if let Some(bad) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
                     return Err(ToolError::new(format!(

@@ -134,6 +134,11 @@ impl DapClient {
         }
     }
 
+    /// Whether `other` is a clone of this client (the same connection).
+    pub fn same(&self, other: &DapClient) -> bool {
+        Arc::ptr_eq(&self.pending, &other.pending)
+    }
+
     /// Fails every waiter with `reason`.
     pub fn close(&self, reason: &str) {
         self.pending.close(reason);

@@ -154,12 +154,15 @@ impl DebugSessionActor {
         if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
             return ready(DebugReply::err(format!("debug breakpoints: {why}")));
         }
-        let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
+        let (client, shared, workdir) =
+            (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
         if specs.is_empty() {
             self.breakpoints.remove(&file);
         } else {
             self.breakpoints.insert(file.clone(), specs.clone());
         }
+        // The processes a session follows from here get them too.
+        s.shared.targets.lock().breakpoints = self.breakpoints.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
@@ -242,7 +245,8 @@ impl DebugSessionActor {
             Ok(c) => c,
             Err(why) => return ready(DebugReply::err(format!("debug exceptions: {why}"))),
         };
-        let client = s.client.clone();
+        let client = s.shared.target_or(&s.client);
+        s.shared.targets.lock().exceptions = chosen.clone();
         let adapter = s.adapter;
         // The postmortem mode is the program's, chosen when it started.
         let uncaught = |f: &[String]| f.iter().any(|f| f == UNCAUGHT);
@@ -290,7 +294,8 @@ impl DebugSessionActor {
             return ready(DebugReply::err(self.no_session()));
         };
         let rel = self.rel(&file);
-        let (client, shared, workdir) = (s.client.clone(), s.shared.clone(), self.workdir.clone());
+        let (client, shared, workdir) =
+            (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
         // The file's own breakpoints ride along — unless the adapter could
         // not take them at launch (a kind it does not support): then they
         // are not set now either.

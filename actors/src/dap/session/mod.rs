@@ -105,9 +105,13 @@ pub enum DebugOp {
     Terminate,
 }
 
-/// The `module` that runs a JavaScript or TypeScript test file under
-/// `node --test`.
+/// The `module` that runs a JavaScript or TypeScript test file (or the
+/// test files under a directory) under `node --test`.
 pub const NODE_TEST: &str = "node:test";
+
+/// The prefix of a `module` that runs one of the project's npm scripts
+/// (`npm:test` is `npm run test`), under js-debug.
+pub const NPM_SCRIPT: &str = "npm:";
 
 /// What to launch, and how.
 #[derive(Debug, Clone, Default)]
@@ -115,8 +119,9 @@ pub struct LaunchSpec {
     /// The program file (a script or an executable).
     pub program: Option<PathBuf>,
     /// A Python module to run as `python -m MODULE` (debugpy), instead of
-    /// a program; or [`NODE_TEST`], which runs the test file `program`
-    /// under `node --test` (js-debug).
+    /// a program; [`NODE_TEST`], which runs the test file (or directory)
+    /// `program` under `node --test`; or [`NPM_SCRIPT`]`NAME`, which runs
+    /// the project's npm script NAME (js-debug, both).
     pub module: Option<String>,
     /// Its arguments.
     pub args: Vec<String>,
@@ -130,9 +135,15 @@ pub struct LaunchSpec {
 }
 
 impl LaunchSpec {
-    /// Whether this runs a test file under `node --test`.
+    /// Whether this runs tests under js-debug, whatever `program` is:
+    /// `node --test`, or an npm script (a project's tests).
     pub fn is_test_run(&self) -> bool {
-        self.module.as_deref() == Some(NODE_TEST)
+        self.module.as_deref() == Some(NODE_TEST) || self.npm_script().is_some()
+    }
+
+    /// The npm script this runs (`test` of `npm:test`).
+    pub fn npm_script(&self) -> Option<&str> {
+        self.module.as_deref()?.strip_prefix(NPM_SCRIPT)
     }
 }
 
@@ -227,6 +238,7 @@ mod ops;
 pub mod snapshot;
 mod start;
 mod state;
+mod targets;
 
 struct Session {
     adapter: &'static str,
@@ -327,8 +339,17 @@ impl DebugSessionActor {
             // `dlv --headless --accept-multiclient` server would halt it).
             let args = json!({"terminateDebuggee": ours, "suspendDebuggee": false});
             let bound = DISCONNECT_WAIT;
-            let _ =
-                tokio::time::timeout(bound, session.client.request("disconnect", args.clone(), bound)).await;
+            // Every process a followed launch connected, the first among them.
+            let mut clients = session.shared.targets.lock().all.clone();
+            if !clients.iter().any(|c| c.same(&session.client)) {
+                clients.push(session.client.clone());
+            }
+            let disconnects = clients
+                .iter()
+                .map(|c| tokio::time::timeout(bound, c.request("disconnect", args.clone(), bound)));
+            for done in disconnects.collect::<Vec<_>>() {
+                let _ = done.await;
+            }
             if let Some(parent) = &session.parent {
                 let _ = tokio::time::timeout(bound, parent.request("disconnect", args, bound)).await;
             }
@@ -487,7 +508,7 @@ impl DebugSessionActor {
                     }
                     return ready(DebugReply::ok(text, json!({"running": false})));
                 };
-                let (client, shared) = (s.client.clone(), s.shared.clone());
+                let (client, shared) = (s.shared.target_or(&s.client), s.shared.clone());
                 let head = format!(
                     "{} session on {} (up {} s)",
                     s.adapter,
@@ -590,7 +611,7 @@ impl DebugSessionActor {
                 let Some(s) = &self.session else {
                     return ready(DebugReply::err(self.no_session()));
                 };
-                let (adapter, client, shared) = (s.adapter, s.client.clone(), s.shared.clone());
+                let (adapter, client, shared) = (s.adapter, s.shared.target_or(&s.client), s.shared.clone());
                 let other = match other {
                     DebugOp::Scopes { frame: None } => match self.focus_frame {
                         Some(frame) => DebugOp::Scopes { frame: Some(frame) },

@@ -106,7 +106,9 @@ pub(super) async fn settle(
     }
     if stops > before {
         return match stop {
-            Some(stop) => snapshot(client, &stop, workdir).await,
+            // The stop may be another process's than the one resumed (the
+            // next test file of a followed run).
+            Some(stop) => snapshot(&shared.target_or(client), &stop, workdir).await,
             // Stopped, then continued (by the adapter, or another thread's
             // step) before tether could look.
             None => DebugReply::ok(

@@ -16,7 +16,8 @@ use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::{ASSERTIONS, UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
-use super::state::{PARENT_TERMINATED, Parent, Shared, State};
+use super::state::{Parent, Shared, State};
+use super::targets;
 use super::{
     AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
     LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, Session,
@@ -31,7 +32,7 @@ fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
+pub(super) async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
     let deadline = Instant::now() + CONNECT_WAIT;
     loop {
         match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
@@ -74,12 +75,19 @@ impl DebugSessionActor {
     /// for a module.
     fn launch_adapter(&self, spec: &LaunchSpec) -> Result<Usable, String> {
         let table = adapters::load(&self.workdir)?;
+        let here = spec.cwd.clone().unwrap_or_else(|| self.workdir.clone());
         let (config, probe): (Option<&AdapterConfig>, PathBuf) = match (&spec.program, &spec.module) {
+            // A test directory, or an npm script: the project's package.json.
+            (program, Some(_)) if spec.is_test_run() => {
+                let probe = match program {
+                    Some(p) if p.is_dir() => p.join("package.json"),
+                    Some(p) => p.clone(),
+                    None => here.join("package.json"),
+                };
+                (table.iter().find(|c| c.id == "js-debug"), probe)
+            }
             (Some(program), _) => (adapters::for_program(&table, program), program.clone()),
-            (None, Some(_)) => (
-                table.iter().find(|c| c.id == "debugpy"),
-                spec.cwd.clone().unwrap_or_else(|| self.workdir.clone()).join("__main__.py"),
-            ),
+            (None, Some(_)) => (table.iter().find(|c| c.id == "debugpy"), here.join("__main__.py")),
             (None, None) => return Err("nothing to launch: give `program` or `module`".into()),
         };
         let config = config.ok_or_else(|| match adapters::missing_for(&probe) {
@@ -98,6 +106,7 @@ impl DebugSessionActor {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
+            targets: Mutex::new(Default::default()),
             changed: Notify::new(),
             op_cancel: Mutex::new(self.op_cancel.clone()),
         });
@@ -203,8 +212,12 @@ impl DebugSessionActor {
         let filters = self.exception_filters.clone();
         let workdir = self.workdir.clone();
         let program_text = match (&launch, &attach) {
-            (Some(LaunchSpec { module: Some(m), program: Some(p), .. }), _) if m == NODE_TEST => {
-                format!("node --test {}", self.rel(p))
+            (Some(LaunchSpec { module: Some(m), program, .. }), _) if m == NODE_TEST => match program {
+                Some(p) => format!("node --test {}", self.rel(p)),
+                None => "node --test".to_string(),
+            },
+            (Some(spec @ LaunchSpec { module: Some(_), .. }), _) if spec.npm_script().is_some() => {
+                format!("npm run {}", spec.npm_script().unwrap_or_default())
             }
             (Some(LaunchSpec { program: Some(p), .. }), _) => self.rel(p),
             (Some(LaunchSpec { module: Some(m), .. }), _) => format!("-m {m}"),
@@ -250,6 +263,13 @@ impl DebugSessionActor {
             // js-debug runs each debuggee as a child session on a
             // connection of its own: the launch goes to this one, the rest
             // to the child it asks for.
+            // A launch follows every node process js-debug reaches (each
+            // test file of `node --test DIR`, the processes of an npm
+            // script); an attach has the one.
+            let follow = match (adapter_id, port, launch.is_some()) {
+                ("js-debug", Some(port), true) => Some(targets::Follow { port, name: name.clone() }),
+                _ => None,
+            };
             let (client, parent, child_launch) = match (adapter_id, port) {
                 ("js-debug", Some(port)) => {
                     let first = (launch.as_ref(), attach.as_ref());
@@ -257,21 +277,9 @@ impl DebugSessionActor {
                         Ok((child, child_events, configuration)) => {
                             // The program's output (and a logpoint's) comes
                             // on the parent connection, the rest on the child's.
-                            let mut parent_events = std::mem::replace(&mut events, child_events);
+                            let parent_events = std::mem::replace(&mut events, child_events);
                             shared.state.lock().parent = Parent::Open;
-                            let pump = shared.clone();
-                            tokio::spawn(async move {
-                                while let Some(mut ev) = parent_events.recv().await {
-                                    match ev.event.as_str() {
-                                        "output" | "exited" => pump.apply(ev),
-                                        "terminated" | "tether/closed" => {
-                                            ev.event = PARENT_TERMINATED.into();
-                                            pump.apply(ev);
-                                        }
-                                        _ => {}
-                                    }
-                                }
-                            });
+                            targets::pump_parent(shared.clone(), parent_events, follow.clone());
                             (child, Some(client), Some(configuration))
                         }
                         Err(e) => return (Err(e), guard, shared),
@@ -279,12 +287,8 @@ impl DebugSessionActor {
                 }
                 _ => (client, None, None),
             };
-            let pump = shared.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = events.recv().await {
-                    pump.apply(ev);
-                }
-            });
+            shared.targets.lock().breakpoints = breakpoints.clone();
+            targets::pump(shared.clone(), client.clone(), events, follow);
             let config = Configuration {
                 breakpoints: &breakpoints,
                 filters: filters.as_deref(),
@@ -523,16 +527,38 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
             let mut a = js_debug::common_args(workdir, spec.is_test_run());
             a["request"] = json!("launch");
             a["program"] = json!(program);
-            match spec.module.as_deref() {
+            match (spec.module.as_deref(), spec.npm_script()) {
                 // The test file runs under node's runner; `args` are the
-                // runner's flags. On Node 20 the runner starts the file as
-                // a child process; js-debug's bootloader fails in the
-                // runner itself (its V8 environment is not one it can
-                // attach), so the first target it announces is the test
-                // file's, the one child session tether connects.
-                Some(NODE_TEST) => {
+                // runner's flags. On Node 20 the runner starts each test
+                // file as a process of its own, one at a time under the
+                // inspector; js-debug's bootloader fails in the runner
+                // itself (its V8 environment is not one it can attach), so
+                // the targets it announces are the test files' (followed:
+                // `targets`). A directory is the runner's argument.
+                (Some(NODE_TEST), _) => {
                     let mut runtime = vec!["--test".to_string()];
                     runtime.extend(spec.args.iter().cloned());
+                    match spec.program.as_ref() {
+                        Some(dir) if dir.is_dir() => {
+                            runtime.push(dir.display().to_string());
+                            without_program(&mut a);
+                        }
+                        Some(_) => {}
+                        None => without_program(&mut a),
+                    }
+                    a["runtimeArgs"] = json!(runtime);
+                    a["args"] = json!([]);
+                }
+                // npm's own node process is the first target, the script's
+                // processes follow it.
+                (_, Some(script)) => {
+                    let mut runtime = vec!["run".to_string(), script.to_string()];
+                    if !spec.args.is_empty() {
+                        runtime.push("--".into());
+                        runtime.extend(spec.args.iter().cloned());
+                    }
+                    without_program(&mut a);
+                    a["runtimeExecutable"] = json!("npm");
                     a["runtimeArgs"] = json!(runtime);
                     a["args"] = json!([]);
                 }
@@ -551,6 +577,13 @@ fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
             json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
         }
+    }
+}
+
+/// A js-debug launch whose runtime's arguments say what runs.
+fn without_program(args: &mut Value) {
+    if let Some(o) = args.as_object_mut() {
+        o.remove("program");
     }
 }
 
@@ -608,6 +641,7 @@ async fn handshake(
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
     shared.state.lock().exception_info = caps["supportsExceptionInfoRequest"] == true;
+    shared.targets.lock().caps = caps.clone();
     let (command, args) = match (&launch, &attach, &config.child_launch) {
         (_, _, Some((request, child))) => {
             (if request == "attach" { "attach" } else { "launch" }, child.clone())
@@ -676,6 +710,7 @@ async fn handshake(
         notes.push(format!("exception filters: {why}; the default was set"));
         choose_filters(None, &offered).unwrap_or_default()
     });
+    shared.targets.lock().exceptions = exceptions.clone();
     if offered.iter().any(|(id, _)| id == ASSERTIONS) && !exceptions.iter().any(|f| f == ASSERTIONS) {
         notes.push(format!(
             "a failed assertion does not stop this run: the exception filters {exceptions:?} leave out `assertions`"

@@ -129,6 +129,8 @@ impl State {
 
 pub(super) struct Shared {
     pub(super) state: Mutex<State>,
+    /// The processes a js-debug launch follows.
+    pub(super) targets: Mutex<super::targets::Targets>,
     pub(super) changed: Notify,
     /// The running op's cancellation: a wait for the next stop is
     /// abandoned when it fires (the program keeps running).

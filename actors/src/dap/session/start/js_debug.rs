@@ -28,20 +28,14 @@ pub(super) async fn child(
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
 ) -> Result<(DapClient, UnboundedReceiver<DapEvent>, (String, Value)), String> {
-    let init = json!({
-        "clientID": "tether", "clientName": "tether", "adapterID": "pwa-node", "locale": "en",
-        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-        "supportsRunInTerminalRequest": false, "supportsStartDebuggingRequest": true,
-        "supportsVariableType": true,
-    });
     parent
-        .request("initialize", init, REQUEST_TIMEOUT)
+        .request("initialize", super::super::targets::initialize_arguments(), REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("initialize failed: {e}"))?;
     let (command, args) = match first {
         (Some(spec), _) => {
             let mut spec = spec.clone();
-            if let Some(program) = spec.program.clone().filter(|p| is_typescript(p)) {
+            if let Some(program) = spec.program.clone().filter(|p| p.is_file() && is_typescript(p)) {
                 let root = workdir.to_path_buf();
                 let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
                     .await
@@ -102,11 +96,11 @@ pub(super) fn common_args(folder: &Path, test_run: bool) -> Value {
     ];
     let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
     let skipped: &[&str] = if test_run { &SKIPPED_IN_TESTS } else { &SKIPPED };
-    // Child processes are not attached: each would be a child session of
-    // its own, which tether does not follow.
+    // A test run's processes are followed (`targets`); a program's child
+    // processes are not attached.
     json!({
         "name": "tether", "type": "pwa-node", "skipFiles": skipped,
-        "autoAttachChildProcesses": false,
+        "autoAttachChildProcesses": test_run,
         "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
         "__workspaceFolder": folder,
     })

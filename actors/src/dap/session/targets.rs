@@ -1,0 +1,271 @@
+//! The processes of a js-debug launch that tether follows. js-debug runs
+//! every node process it reaches as a target of its own, announced by a
+//! `startDebugging` request on the connection of the process that started
+//! it (or on the first connection): `node --test DIR` runs each test file
+//! in a process of its own, one after the other; `npm run test` is npm's
+//! own node process, then the node processes its script starts. Each is
+//! connected and configured with the session's breakpoints and exception
+//! filters as it comes; the ops go to the one that stopped last (else the
+//! newest), and the run ends when the first connection says so — not when
+//! one of its processes does.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::breakpoints::{BreakpointSpec, unsupported};
+use super::control::exception_arguments;
+use super::state::{PARENT_TERMINATED, Shared};
+use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
+use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
+
+/// How long a run whose processes have all ended waits for another (the
+/// next test file) or for js-debug to say it ended, before it counts as
+/// ended: js-debug says so on the first connection, this is the bound.
+const NEXT_TARGET_WAIT: Duration = Duration::from_secs(5);
+
+/// The targets of a session, and what a new one is configured with.
+#[derive(Default)]
+pub(super) struct Targets {
+    /// Every target connection opened, oldest first (each is disconnected
+    /// when the session ends).
+    pub(super) all: Vec<DapClient>,
+    /// The one ops go to: the target that stopped last, else the newest.
+    pub(super) current: Option<DapClient>,
+    /// Targets whose process has not ended.
+    live: usize,
+    /// Targets connected so far (names them, and tells a wait for the next
+    /// one that it came).
+    opened: usize,
+    /// The breakpoints a new target gets, kept current by `breakpoints`.
+    pub(super) breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The exception filters a new target gets, kept current by `exceptions`.
+    pub(super) exceptions: Vec<String>,
+    /// The adapter's capabilities (what a breakpoint may ask of it).
+    pub(super) caps: Value,
+}
+
+impl Targets {
+    fn add(&mut self, client: &DapClient) -> usize {
+        self.all.push(client.clone());
+        self.current = Some(client.clone());
+        self.live += 1;
+        self.opened += 1;
+        self.opened
+    }
+}
+
+/// Where new targets connect.
+#[derive(Clone)]
+pub(super) struct Follow {
+    /// js-debug's port.
+    pub(super) port: u16,
+    /// The adapter's name in messages.
+    pub(super) name: String,
+}
+
+/// js-debug's `initialize`, on every connection: tether takes
+/// `startDebugging`.
+pub(super) fn initialize_arguments() -> Value {
+    json!({
+        "clientID": "tether", "clientName": "tether", "adapterID": "pwa-node", "locale": "en",
+        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
+        "supportsRunInTerminalRequest": false, "supportsStartDebuggingRequest": true,
+        "supportsVariableType": true,
+    })
+}
+
+impl Shared {
+    /// The target connection ops go to, `fallback` when there is none (an
+    /// adapter with one connection).
+    pub(super) fn target_or(&self, fallback: &DapClient) -> DapClient {
+        self.targets.lock().current.clone().unwrap_or_else(|| fallback.clone())
+    }
+}
+
+/// Pumps `client`'s events into `shared`. With `follow`, the connection is
+/// one target of several: a `startDebugging` on it connects the process it
+/// announces, and its `terminated` is that process's end, not the run's.
+pub(super) fn pump(
+    shared: Arc<Shared>,
+    client: DapClient,
+    mut events: UnboundedReceiver<DapEvent>,
+    follow: Option<Follow>,
+) {
+    if follow.is_some() {
+        shared.targets.lock().add(&client);
+    }
+    tokio::spawn(async move {
+        let mut ended = false;
+        while let Some(ev) = events.recv().await {
+            match (ev.event.as_str(), &follow) {
+                ("stopped", _) => {
+                    if follow.is_some() {
+                        shared.targets.lock().current = Some(client.clone());
+                    }
+                    shared.apply(ev);
+                }
+                (START_DEBUGGING, Some(follow)) => {
+                    tokio::spawn(connect(shared.clone(), follow.clone(), ev.body));
+                }
+                ("terminated" | "tether/closed", Some(_)) => {
+                    if !ended {
+                        ended = true;
+                        target_ended(&shared);
+                    }
+                }
+                _ => shared.apply(ev),
+            }
+        }
+    });
+}
+
+/// The first connection's events, in a followed run: the program's output
+/// (node's own notes left out), its end, and the targets it announces.
+pub(super) fn pump_parent(
+    shared: Arc<Shared>,
+    mut events: UnboundedReceiver<DapEvent>,
+    follow: Option<Follow>,
+) {
+    tokio::spawn(async move {
+        while let Some(mut ev) = events.recv().await {
+            match ev.event.as_str() {
+                "output" if is_inspector_note(&ev.body) => {}
+                "output" | "exited" => shared.apply(ev),
+                "terminated" | "tether/closed" => {
+                    ev.event = PARENT_TERMINATED.into();
+                    shared.apply(ev);
+                    if follow.is_some() {
+                        shared.apply(DapEvent { event: "terminated".into(), body: json!({}) });
+                    }
+                }
+                START_DEBUGGING => {
+                    if let Some(follow) = &follow {
+                        tokio::spawn(connect(shared.clone(), follow.clone(), ev.body));
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+/// What node prints of the inspector and js-debug of its bootloader:
+/// the debugger's doing, not the program's output.
+fn is_inspector_note(body: &Value) -> bool {
+    let text = body["output"].as_str().unwrap_or_default().trim();
+    text == "Debugger attached."
+        || text == "Waiting for the debugger to disconnect..."
+        || text.starts_with("Error in the js-debug bootloader, please report to https://aka.ms/js-dbg-issue")
+        || text.contains("Warning: Using the inspector with --test forces running at a concurrency of 1")
+}
+
+/// One target's process ended: when none is left, the run counts as ended
+/// unless another comes (or js-debug says it ended) within
+/// [`NEXT_TARGET_WAIT`].
+fn target_ended(shared: &Arc<Shared>) {
+    let (left, opened) = {
+        let mut t = shared.targets.lock();
+        t.live = t.live.saturating_sub(1);
+        (t.live, t.opened)
+    };
+    tracing::debug!(target: "tether_actors::dap", left, "a followed process ended");
+    if left > 0 {
+        return;
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(NEXT_TARGET_WAIT).await;
+        let quiet = {
+            let t = shared.targets.lock();
+            t.live == 0 && t.opened == opened
+        };
+        if quiet && !shared.state.lock().terminated {
+            shared.apply(DapEvent { event: "terminated".into(), body: json!({}) });
+        }
+    });
+}
+
+/// Connects the target a `startDebugging` announced and configures it as
+/// the session's first was: `initialize`, its `launch` (or `attach`), the
+/// breakpoints and exception filters, `configurationDone`. A target that
+/// cannot be connected is said in the adapter's console lines.
+async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
+    if let Err(e) = configure(&shared, &follow, &asked).await {
+        let name = asked["configuration"]["name"].as_str().unwrap_or("a process").to_string();
+        shared.apply(DapEvent {
+            event: "output".into(),
+            body: json!({"category": "console", "output": format!("tether could not follow {name}: {e}")}),
+        });
+    }
+}
+
+async fn configure(shared: &Arc<Shared>, follow: &Follow, asked: &Value) -> Result<(), String> {
+    let configuration = asked["configuration"].clone();
+    if !configuration.is_object() {
+        return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
+    }
+    let request = if asked["request"] == "attach" { "attach" } else { "launch" };
+    let stream = super::start::connect_tcp(follow.port)
+        .await
+        .map_err(|e| format!("could not connect to {} on port {}: {e}", follow.name, follow.port))?;
+    let (r, w) = stream.into_split();
+    let n = shared.targets.lock().opened + 1;
+    let (client, mut events) = DapClient::connect(&format!("{} (process {n})", follow.name), r, w);
+    client
+        .request("initialize", initialize_arguments(), REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?;
+    let launched = client.request(request, configuration, RUN_WAIT);
+    // Its first events, until `initialized`, are kept for the pump.
+    let mut early = Vec::new();
+    let deadline = tokio::time::Instant::now() + INITIALIZED_WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(ev)) if ev.event == "initialized" => break,
+            Ok(Some(ev)) => early.push(ev),
+            Ok(None) => return Err("the connection closed before `initialized`".into()),
+            Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
+        }
+    }
+    let (breakpoints, exceptions, caps) = {
+        let t = shared.targets.lock();
+        (t.breakpoints.clone(), t.exceptions.clone(), t.caps.clone())
+    };
+    for (file, specs) in &breakpoints {
+        if unsupported("js-debug", &caps, specs).is_some() {
+            continue;
+        }
+        let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
+        let args = json!({"source": {"path": file}, "breakpoints": bps});
+        if let Ok(body) = client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
+            shared.state.lock().bindings.record_more(file, specs, &body);
+        }
+    }
+    let _ = client
+        .request("setExceptionBreakpoints", exception_arguments("js-debug", &exceptions), REQUEST_TIMEOUT)
+        .await;
+    // Pumped from here: a stop after configurationDone is the session's.
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    for ev in early {
+        let _ = tx.send(ev);
+    }
+    tokio::spawn(async move {
+        while let Some(ev) = events.recv().await {
+            if tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    pump(shared.clone(), client.clone(), rx, Some(follow.clone()));
+    client
+        .request("configurationDone", json!({}), REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| format!("configurationDone failed: {e}"))?;
+    launched.await.map_err(|e| format!("{request} failed: {e}"))?;
+    Ok(())
+}
