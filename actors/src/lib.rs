@@ -14,7 +14,8 @@
 //!   (`scan`), the pattern ladder (`ladder`, `reading`, `pattern`), search,
 //!   rewrite templates and plans (`template`, `rewrite`), staging.
 //! - [`dap`] — debug adapters, one session actor per conversation
-//!   (`dap::session`: starting, the ops, stop snapshots, breakpoints).
+//!   (`dap::session`: starting, the ops, stop snapshots, breakpoints, the
+//!   processes a js-debug launch follows; `dap::adapters`: the table).
 //! - [`kernel`] — persistent Python and JavaScript interpreters.
 //! - [`question`] — the question gate to the human; [`workers`] — the
 //!   vibe-mode worker pool.

@@ -13,6 +13,10 @@
 //!   that configures it before the program runs.
 //! - [`ops`]: the ops on a live session (steps, stack, scopes, variables,
 //!   evaluate) and waiting for the program to settle.
+//! - [`spec`]: what a session launches or attaches to.
+//! - [`targets`]: the processes a js-debug launch follows (each test file
+//!   of `node --test DIR`, the processes of an npm script).
+//! - `start/rdbg.rs`: Ruby's `debug` gem, the program its own adapter.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,8 @@ use crate::wire::dap::DapClient;
 use breakpoints::BreakpointSpec;
 use ops::inspect;
 use state::Shared;
+
+pub use spec::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
 /// The hard time-to-live of a session, from launch.
 pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
@@ -105,94 +111,6 @@ pub enum DebugOp {
     Terminate,
 }
 
-/// The `module` that runs a JavaScript or TypeScript test file (or the
-/// test files under a directory) under `node --test`.
-pub const NODE_TEST: &str = "node:test";
-
-/// The prefix of a `module` that runs one of the project's npm scripts
-/// (`npm:test` is `npm run test`), under js-debug.
-pub const NPM_SCRIPT: &str = "npm:";
-
-/// What to launch, and how.
-#[derive(Debug, Clone, Default)]
-pub struct LaunchSpec {
-    /// The program file (a script or an executable).
-    pub program: Option<PathBuf>,
-    /// A Python module to run as `python -m MODULE` (debugpy), instead of
-    /// a program; [`NODE_TEST`], which runs the test file (or directory)
-    /// `program` under `node --test`; or [`NPM_SCRIPT`]`NAME`, which runs
-    /// the project's npm script NAME (js-debug, both).
-    pub module: Option<String>,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Its working directory (default: the run's).
-    pub cwd: Option<PathBuf>,
-    /// Extra environment variables.
-    pub env: BTreeMap<String, String>,
-    /// Breakpoints of one file to set with the launch (replacing that
-    /// file's), so that "stop there and show me" is one call.
-    pub breakpoints: Option<(PathBuf, Vec<BreakpointSpec>)>,
-}
-
-impl LaunchSpec {
-    /// Whether this runs tests under js-debug, whatever `program` is:
-    /// `node --test`, or an npm script (a project's tests).
-    pub fn is_test_run(&self) -> bool {
-        self.module.as_deref() == Some(NODE_TEST) || self.npm_script().is_some()
-    }
-
-    /// The npm script this runs (`test` of `npm:test`).
-    pub fn npm_script(&self) -> Option<&str> {
-        self.module.as_deref()?.strip_prefix(NPM_SCRIPT)
-    }
-}
-
-/// What to attach to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AttachSpec {
-    /// A program listening for debugpy (`python -m debugpy --listen PORT`).
-    DebugpyPort(u16),
-    /// A `dlv --headless --listen 127.0.0.1:PORT` server.
-    DelvePort(u16),
-    /// A native process, through lldb-dap.
-    LldbPid(u32),
-    /// A Go process, through delve.
-    DelvePid(u32),
-    /// A Dart program's VM service (`dart run --observe` prints it), through
-    /// `dart debug_adapter`. A loopback `ws://` or `http://` URI.
-    DartVmService(String),
-    /// A node program listening for the inspector (`node --inspect=PORT`),
-    /// through js-debug.
-    NodeInspectPort(u16),
-    /// A Ruby program whose `debug` gem listens on a loopback port
-    /// (`rdbg --open --port PORT`); it opens the port itself.
-    RdbgPort(u16),
-}
-
-impl AttachSpec {
-    fn adapter(&self) -> &'static str {
-        match self {
-            Self::DebugpyPort(_) => "debugpy",
-            Self::DelvePort(_) | Self::DelvePid(_) => "delve",
-            Self::LldbPid(_) => "lldb",
-            Self::DartVmService(_) => "dart",
-            Self::NodeInspectPort(_) => "js-debug",
-            Self::RdbgPort(_) => "rdbg",
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Self::DebugpyPort(p) => format!("the program listening for debugpy on port {p}"),
-            Self::DelvePort(p) => format!("the delve server on port {p}"),
-            Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
-            Self::DartVmService(uri) => format!("the Dart VM service at {uri}"),
-            Self::NodeInspectPort(p) => format!("the node program inspected on port {p}"),
-            Self::RdbgPort(p) => format!("the Ruby program listening for rdbg on port {p}"),
-        }
-    }
-}
-
 impl Message for DebugOp {
     type Result = DebugReply;
 }
@@ -236,6 +154,7 @@ mod control;
 mod describe;
 mod ops;
 pub mod snapshot;
+mod spec;
 mod start;
 mod state;
 mod targets;

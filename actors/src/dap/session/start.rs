@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::{ASSERTIONS, UNCAUGHT, choose_filters, exception_arguments, offered_filters};
+use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{Parent, Shared, State};
@@ -26,7 +26,12 @@ use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent};
 
+mod arguments;
 mod js_debug;
+mod rdbg;
+
+use arguments::{attach_args, launch_args};
+use rdbg::{connect_when_waiting, pump_program_output, spawn_line};
 
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
@@ -350,136 +355,6 @@ impl DebugSessionActor {
     }
 }
 
-/// How an adapter's process is started.
-struct SpawnLine {
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    cwd: PathBuf,
-    /// Whether the process is the program (rdbg): its output and exit are
-    /// the program's.
-    is_debuggee: bool,
-}
-
-/// The command line of `config` on `port` (`{port}` in its arguments).
-/// rdbg is the program itself, started with the `debug` gem listening
-/// (`ruby -rdebug/open PROGRAM ARGS`, the port in `RUBY_DEBUG_PORT`), in
-/// postmortem mode unless the exception filters leave `uncaught` out.
-fn spawn_line(
-    config: &AdapterConfig,
-    port: u16,
-    launch: Option<&LaunchSpec>,
-    filters: Option<&[String]>,
-    root: &Path,
-    workdir: &Path,
-) -> Result<SpawnLine, String> {
-    let mut args: Vec<String> = config.args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
-    if config.id != "rdbg" {
-        return Ok(SpawnLine { args, env: Vec::new(), cwd: root.to_path_buf(), is_debuggee: false });
-    }
-    let Some(spec) = launch else { return Err("rdbg attaches by `port` only".into()) };
-    let Some(program) = &spec.program else { return Err("rdbg launches a `program` (a .rb file)".into()) };
-    if let Some(prelude) = unbuffered_prelude(root) {
-        args.insert(0, format!("-r{}", prelude.display()));
-    }
-    args.push(program.display().to_string());
-    args.extend(spec.args.iter().cloned());
-    let uncaught = filters.is_none_or(|f| f.iter().any(|f| f == UNCAUGHT));
-    let mut env: Vec<(String, String)> = vec![
-        ("RUBY_DEBUG_PORT".into(), port.to_string()),
-        ("RUBY_DEBUG_HOST".into(), "127.0.0.1".into()),
-        ("RUBY_DEBUG_NO_COLOR".into(), "1".into()),
-        ("RUBY_DEBUG_NO_RC".into(), "1".into()),
-        // The gem prints the source and frames at its first stop to its
-        // console protocol; debug 1.4 can do so on the new connection
-        // before it has read that the client speaks DAP (a race in its
-        // greeting), which breaks the framing. Nothing printed, no race.
-        ("RUBY_DEBUG_SHOW_SRC_LINES".into(), "0".into()),
-        ("RUBY_DEBUG_SHOW_FRAMES".into(), "0".into()),
-        ("RUBY_DEBUG_POSTMORTEM".into(), if uncaught { "1" } else { "0" }.into()),
-    ];
-    env.extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
-    Ok(SpawnLine { args, env, cwd, is_debuggee: true })
-}
-
-/// What rdbg's program requires first: Ruby buffers a pipe's output
-/// until exit, so a stop would show none of what the program printed.
-const RDBG_PRELUDE: &str = "# tether: the program's output unbuffered, so a stop shows what it printed\n$stdout.sync = true\n$stderr.sync = true\n";
-
-/// The prelude's file, in tether's cache for `root`; `None` (the output
-/// stays buffered) when it cannot be written.
-fn unbuffered_prelude(root: &Path) -> Option<PathBuf> {
-    let dir = crate::tools_prefix::cache_for("rdbg", root);
-    let path = dir.join("unbuffered.rb");
-    if std::fs::read_to_string(&path).is_ok_and(|t| t == RDBG_PRELUDE) {
-        return Some(path);
-    }
-    std::fs::create_dir_all(&dir).ok()?;
-    crate::fs::atomic_write(&path, RDBG_PRELUDE.as_bytes()).ok()?;
-    Some(path)
-}
-
-/// The `debug` gem's own lines on the program's stderr (`DEBUGGER:
-/// wait for debugger connection...`), which are not the program's.
-const RDBG_SAYS: &str = "DEBUGGER: ";
-
-/// What the `debug` gem says once its program waits for the debugger.
-/// debug 1.4 lets the program run on as soon as a connection is accepted,
-/// before it has read the client's first message; a program not yet
-/// waiting then talks its console protocol (`input 1234`, `out …`) on the
-/// DAP connection. Connected after this line, the program is held until
-/// the gem knows it speaks DAP.
-const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
-
-/// Connects to `port`; with `waiting`, once it says the adapter waits
-/// (within [`CONNECT_WAIT`], then regardless: the connection says what
-/// went wrong).
-async fn connect_when_waiting(
-    port: u16,
-    waiting: Option<tokio::sync::watch::Receiver<bool>>,
-) -> std::io::Result<tokio::net::TcpStream> {
-    if let Some(mut waiting) = waiting {
-        let _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)).await;
-    }
-    connect_tcp(port).await
-}
-
-/// The output of a program that is its own adapter (rdbg), read from its
-/// pipes as the others' comes in `output` events; and when the gem says
-/// it waits for the debugger ([`RDBG_WAITS`]).
-fn pump_program_output(
-    stdout: tokio::process::ChildStdout,
-    stderr: &process::StderrTail,
-    shared: &Arc<Shared>,
-) -> tokio::sync::watch::Receiver<bool> {
-    use tokio::io::AsyncBufReadExt;
-    let output = |shared: &Arc<Shared>, category: &str, line: &str| {
-        shared.apply(DapEvent {
-            event: "output".into(),
-            body: json!({"category": category, "output": format!("{line}\n")}),
-        });
-    };
-    let err = shared.clone();
-    let (waits, waiting) = tokio::sync::watch::channel(false);
-    stderr.forward(move |line| {
-        if line.starts_with(RDBG_WAITS) {
-            waits.send_replace(true);
-        } else if !line.starts_with(RDBG_SAYS) {
-            output(&err, "stderr", line);
-        }
-    });
-    let out = shared.clone();
-    // The adapter talks on its port: stdout is the program's alone. Read
-    // to the end, or the program dies of a closed pipe at its next write.
-    tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            output(&out, "stdout", &line);
-        }
-    });
-    waiting
-}
-
 /// What a new session is configured with before the program runs.
 struct Configuration<'a> {
     breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
@@ -489,132 +364,6 @@ struct Configuration<'a> {
     /// `startDebugging`: `launch` or `attach`, and its configuration),
     /// sent instead of the launch or attach spec's.
     child_launch: Option<(String, Value)>,
-}
-
-/// The `launch` request's arguments for `adapter`.
-fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
-    let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
-    let program = spec.program.as_ref().map(|p| p.display().to_string());
-    match adapter {
-        "debugpy" => {
-            // `breakOnSystemExit: []`: `sys.exit(3)` is the program ending
-            // as it meant to, reported as its exit code, not an uncaught
-            // exception to stop at.
-            let mut a = json!({"name": "tether", "type": "python", "request": "launch", "args": spec.args, "cwd": cwd, "env": spec.env, "console": "internalConsole", "justMyCode": true, "redirectOutput": true, "breakOnSystemExit": []});
-            match (&program, &spec.module) {
-                (Some(p), _) => a["program"] = json!(p),
-                (None, Some(m)) => a["module"] = json!(m),
-                (None, None) => {}
-            }
-            a
-        }
-        "delve" => {
-            // delve builds the package the file is in.
-            let dir = spec.program.as_deref().and_then(Path::parent).unwrap_or(workdir);
-            let cwd = spec.cwd.as_deref().unwrap_or(dir);
-            json!({"name": "tether", "request": "launch", "mode": "debug", "program": dir, "args": spec.args, "cwd": cwd, "env": spec.env})
-        }
-        // dds reads `env` as a map (lldb-dap's `K=V` list would fail its
-        // argument check); `toString()` in the variables view makes an
-        // object's local read as its value rather than `Instance of 'Foo'`.
-        "dart" => {
-            json!({"name": "tether", "type": "dart", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "evaluateToStringInDebugViews": true})
-        }
-        // Output through DAP, node's own frames skipped. A TypeScript
-        // program runs from its compiled output, found through the source
-        // maps of the project's `.js` files (`outFiles`).
-        "js-debug" => {
-            let mut a = js_debug::common_args(workdir, spec.is_test_run());
-            a["request"] = json!("launch");
-            a["program"] = json!(program);
-            match (spec.module.as_deref(), spec.npm_script()) {
-                // The test file runs under node's runner; `args` are the
-                // runner's flags. On Node 20 the runner starts each test
-                // file as a process of its own, one at a time under the
-                // inspector; js-debug's bootloader fails in the runner
-                // itself (its V8 environment is not one it can attach), so
-                // the targets it announces are the test files' (followed:
-                // `targets`). A directory is the runner's argument.
-                (Some(NODE_TEST), _) => {
-                    let mut runtime = vec!["--test".to_string()];
-                    runtime.extend(spec.args.iter().cloned());
-                    match spec.program.as_ref() {
-                        Some(dir) if dir.is_dir() => {
-                            runtime.push(dir.display().to_string());
-                            without_program(&mut a);
-                        }
-                        Some(_) => {}
-                        None => without_program(&mut a),
-                    }
-                    a["runtimeArgs"] = json!(runtime);
-                    a["args"] = json!([]);
-                }
-                // npm's own node process is the first target, the script's
-                // processes follow it.
-                (_, Some(script)) => {
-                    let mut runtime = vec!["run".to_string(), script.to_string()];
-                    if !spec.args.is_empty() {
-                        runtime.push("--".into());
-                        runtime.extend(spec.args.iter().cloned());
-                    }
-                    without_program(&mut a);
-                    a["runtimeExecutable"] = json!("npm");
-                    a["runtimeArgs"] = json!(runtime);
-                    a["args"] = json!([]);
-                }
-                _ => a["args"] = json!(spec.args),
-            }
-            a["cwd"] = json!(cwd);
-            a["env"] = json!(spec.env);
-            a["console"] = json!("internalConsole");
-            a["outputCapture"] = json!("std");
-            a
-        }
-        // The program, its arguments and environment are on rdbg's command
-        // line (`spawn_line`): the launch only says it is not an attach.
-        "rdbg" => json!({"name": "tether", "request": "launch"}),
-        _ => {
-            let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
-        }
-    }
-}
-
-/// A js-debug launch whose runtime's arguments say what runs.
-fn without_program(args: &mut Value) {
-    if let Some(o) = args.as_object_mut() {
-        o.remove("program");
-    }
-}
-
-/// The `attach` request's arguments.
-fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
-    match spec {
-        AttachSpec::DebugpyPort(port) => {
-            json!({"name": "tether", "type": "python", "request": "attach", "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true})
-        }
-        AttachSpec::DelvePort(_) => json!({"name": "tether", "request": "attach", "mode": "remote"}),
-        AttachSpec::DelvePid(pid) => {
-            json!({"name": "tether", "request": "attach", "mode": "local", "processId": pid})
-        }
-        AttachSpec::LldbPid(pid) => json!({"name": "tether", "request": "attach", "pid": pid}),
-        // `cwd` is what dds counts as the user's own code (the rest is
-        // library code it steps over).
-        AttachSpec::NodeInspectPort(port) => {
-            let mut a = js_debug::common_args(workdir, false);
-            a["request"] = json!("attach");
-            a["port"] = json!(port);
-            a["address"] = json!("127.0.0.1");
-            a["continueOnAttach"] = json!(true);
-            a
-        }
-        // The `debug` gem stops the program when attached (and says so
-        // after configurationDone).
-        AttachSpec::RdbgPort(_) => json!({"name": "tether", "request": "attach"}),
-        AttachSpec::DartVmService(uri) => {
-            json!({"name": "tether", "type": "dart", "request": "attach", "vmServiceUri": uri, "cwd": workdir, "evaluateToStringInDebugViews": true})
-        }
-    }
 }
 
 /// initialize → launch/attach (not awaited: debugpy answers it only after
