@@ -469,6 +469,18 @@ async fn a_check_during_the_servers_own_work_with_no_restart_is_unconfirmed_once
 }
 
 #[tokio::test]
+async fn a_check_whose_list_is_published_after_its_end_is_waited_for() {
+    let h = quiet_run_with(&[("lib.py", "x = 1\n"), ("checker", "")], "check_progress = \"quiet/check\"\n");
+    let ask = json!({"action": "diagnostics", "file": "lib.py"});
+    h.ok("lsp", ask.clone()).await;
+    h.write("publish_after_end", "");
+    std::fs::write(h.path("lib.py"), "x = 1\ny = x  # MOVED\n").unwrap();
+    let r = h.ok("lsp", ask).await;
+    assert!(r.text.contains("use of moved value") && r.text.contains("(fresh)"), "{}", r.text);
+    assert!(!h.path("publish_after_end").exists(), "the check went through the late publication");
+}
+
+#[tokio::test]
 async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_disk() {
     common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
     common::require("cargo", &["--version"], "install a Rust toolchain with rustup");

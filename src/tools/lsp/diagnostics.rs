@@ -33,6 +33,15 @@ pub const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(15);
 /// restart waits, once the server is idle, for the restarted check to
 /// begin (rust-analyzer debounces a restart by 50 ms, then spawns cargo).
 pub const CHECK_RESTART_GRACE: Duration = Duration::from_millis(1500);
+/// How long, after its check of a saved version ended, a checker server
+/// may take to publish that version's list. rust-analyzer sends the
+/// check's end as it happens and the list at the end of its loop turn, or
+/// a later one: seen 16 ms after the end and after the answer to a
+/// request sent behind it, on a busy machine. A publication after the
+/// save is waited for; none within it means the last list stands (the
+/// server publishes only a list that changed: an empty one that stays
+/// empty is not sent again).
+pub const CHECK_PUBLISH_GRACE: Duration = Duration::from_millis(400);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
@@ -169,6 +178,9 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
         let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
         return (items, Freshness::Stale { since: doc.changed_at, why });
     };
+    // Publications from here on may be the check's (the server's own
+    // analysis of this version came with the change, before the save).
+    let published_before = session.shared.seq();
     // A check begun after the save has ended, and none runs — behind a
     // barrier, so a restart announced with that end (rust-analyzer
     // restarts its check when it sees a file change) is seen and awaited.
@@ -211,6 +223,15 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
         None => Some(format!("its on-save check had not finished within {} s", wait.as_secs())),
         Some(()) => session.wait_idle(left()).await.map(|p| format!("it is still working{}", p.detail())),
     };
+    if done.is_some() {
+        let version = doc.version;
+        let published = |s: &Shared| {
+            s.diagnostics(&uri)
+                .filter(|e| e.seq > published_before && e.version.is_none_or(|v| v >= version))
+                .map(|_| ())
+        };
+        session.shared.wait_until(left().min(CHECK_PUBLISH_GRACE), published).await;
+    }
     let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
     match working {
         Some(why) => (
