@@ -84,10 +84,17 @@ impl StderrTail {
         self.lines.lock().iter().cloned().collect()
     }
 
-    /// Gives every line read from now on, whole, to `sink` too: where the
-    /// process is the program being debugged, its stderr is the program's.
+    /// Gives every line read from now on, whole, to `sink` too, after the
+    /// lines kept so far (read before it was given): where the process is
+    /// the program being debugged, its stderr is the program's.
     pub fn forward(&self, sink: impl Fn(&str) + Send + 'static) {
-        *self.sink.lock() = Some(Box::new(sink));
+        // Under the sink's lock, which a line read meanwhile waits for:
+        // none is given twice or lost.
+        let mut slot = self.sink.lock();
+        for line in self.lines() {
+            sink(&line);
+        }
+        *slot = Some(Box::new(sink));
     }
 }
 

@@ -141,7 +141,7 @@ impl Binding {
     /// `verified`), what the source says of the asked line: past the end
     /// it can never stop (not bound), blank or a comment it binds, if
     /// anywhere, at a later line.
-    fn check_unplaced(&mut self, source: Option<&str>) {
+    fn check_unplaced(&mut self, source: Option<&str>, comments: &[&str]) {
         if !self.verified || self.bound_line.is_some() {
             return;
         }
@@ -155,7 +155,7 @@ impl Binding {
                     source.lines().count()
                 ));
             }
-            Some(text) if text.is_empty() || ["#", "//", "/*", "*"].iter().any(|c| text.starts_with(c)) => {
+            Some(text) if text.is_empty() || comments.iter().any(|c| text.starts_with(c)) => {
                 let what = if text.is_empty() { "is blank" } else { "is a comment" };
                 self.note = Some(format!(
                     "line {line} {what}: the adapter took it without saying where it binds (a later line that runs, if any)"
@@ -197,6 +197,17 @@ impl Binding {
     }
 }
 
+/// How a comment line of `file`'s language starts (a line starting with
+/// `*` is a block comment's in C-like languages, a splat in Ruby).
+fn comment_starts(file: &Path) -> &'static [&'static str] {
+    match file.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "rb" | "py" | "sh" | "pl" | "r" => &["#"],
+        "js" | "mjs" | "cjs" | "ts" | "mts" | "cts" | "go" | "c" | "h" | "cc" | "cpp" | "hpp" | "rs"
+        | "dart" | "java" | "kt" | "swift" | "cs" => &["//", "/*", "*"],
+        _ => &["#", "//"],
+    }
+}
+
 /// Every file's bindings, as the adapter last reported them.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Bindings {
@@ -214,8 +225,9 @@ impl Bindings {
             .collect::<Vec<_>>();
         if bindings.iter().any(|b| b.verified && b.bound_line.is_none()) {
             let source = std::fs::read_to_string(file).ok();
+            let comments = comment_starts(file);
             for b in &mut bindings {
-                b.check_unplaced(source.as_deref());
+                b.check_unplaced(source.as_deref(), comments);
             }
         }
         if bindings.is_empty() {
@@ -344,11 +356,10 @@ mod tests {
     fn a_breakpoint_taken_without_a_line_is_checked_against_the_source() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.rb");
-        std::fs::write(&file, "x = 1\n\n# note\ny = 2\n").unwrap();
-        let specs =
-            [BreakpointSpec::at(1), BreakpointSpec::at(2), BreakpointSpec::at(3), BreakpointSpec::at(9)];
+        std::fs::write(&file, "x = 1\n\n# note\n*rest = [2]\n").unwrap();
+        let specs = [1, 2, 3, 4, 9].map(BreakpointSpec::at);
         let verified = json!({"verified": true});
-        let reply = json!({"breakpoints": [verified, verified, verified, verified]});
+        let reply = json!({"breakpoints": [verified, verified, verified, verified, verified]});
         let mut b = Bindings::default();
         b.record(&file, &specs, &reply);
         assert_eq!(
@@ -357,11 +368,13 @@ mod tests {
                 "a.rb: line 1 bound",
                 "a.rb: line 2 set, but line 2 is blank: the adapter took it without saying where it binds (a later line that runs, if any)",
                 "a.rb: line 3 set, but line 3 is a comment: the adapter took it without saying where it binds (a later line that runs, if any)",
+                // A splat, not a C comment's continuation.
+                "a.rb: line 4 bound",
                 "a.rb: line 9 not bound: line 9 is past the end of the file (4 lines); the adapter took it, but it can never stop",
             ]
         );
         assert_eq!(b.surprises(dir.path()).len(), 3);
-        assert_eq!(b.bound(), 3);
+        assert_eq!(b.bound(), 4);
     }
 
     #[test]

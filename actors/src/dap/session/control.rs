@@ -167,6 +167,12 @@ impl DebugSessionActor {
             async move {
                 let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
                 let args = json!({"source": {"path": file}, "breakpoints": bps});
+                // The other processes of a followed run take them too; the
+                // answer is the one ops go to.
+                let others = shared.targets.lock().others(&client);
+                for other in others {
+                    tokio::spawn(other.request("setBreakpoints", args.clone(), REQUEST_TIMEOUT));
+                }
                 let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
                     Err(e) => return DebugReply::err(format!("setBreakpoints failed: {e}")),
@@ -256,8 +262,13 @@ impl DebugSessionActor {
             ""
         };
         self.exception_filters = Some(chosen.clone());
+        let others = s.shared.targets.lock().others(&client);
         AtomicResponse::new(Box::pin(
             async move {
+                for other in others {
+                    let args = exception_arguments(adapter, &chosen);
+                    tokio::spawn(other.request("setExceptionBreakpoints", args, REQUEST_TIMEOUT));
+                }
                 match client
                     .request(
                         "setExceptionBreakpoints",

@@ -57,8 +57,24 @@ pub(super) fn display(workdir: &Path, p: &str) -> String {
     if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
 }
 
-/// Waits for the next stop, exit or closure after `before` stops.
+/// Waits for the next stop, exit or closure after `before` stops; the
+/// answer ends with what went wrong out of sight meanwhile.
 pub(super) async fn settle(
+    shared: &Shared,
+    client: &DapClient,
+    before: u64,
+    workdir: &Path,
+    wait: Duration,
+) -> DebugReply {
+    let mut reply = settle_once(shared, client, before, workdir, wait).await;
+    let notes = std::mem::take(&mut shared.state.lock().notes);
+    if !notes.is_empty() {
+        reply.text = format!("{}\n{}", reply.text, notes.join("\n"));
+    }
+    reply
+}
+
+async fn settle_once(
     shared: &Shared,
     client: &DapClient,
     before: u64,
@@ -163,7 +179,6 @@ pub(super) async fn inspect(
                     "{command}: the program is not stopped on any thread; pass thread_id (see threads)"
                 ));
             };
-            shared.state.lock().stepping = command != "continue";
             if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("{command} failed: {e}"));
             }

@@ -277,11 +277,13 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
     }
 }
 
-/// The exception of rdbg's postmortem stop: a `step` stop that no step
-/// asked for, whose top frame holds the exception as `_raised`. Its
-/// `Type: message`.
+/// The exception of rdbg's postmortem stop: a `step` stop whose top frame
+/// holds the exception as `_raised` (the `debug` gem shows `_raised` only
+/// at a stop on an exception; a step over a line that raises one nothing
+/// rescues ends in postmortem too). Its `Type: message`. Only adapters
+/// without `exceptionInfo` are asked (rdbg is one).
 async fn postmortem(client: &DapClient, stop: &Stop, top: u64) -> Option<String> {
-    if stop.reason != "step" || stop.stepped || stop.exception_info {
+    if stop.reason != "step" || stop.exception_info {
         return None;
     }
     let (locals, _, _) = locals(client, top).await;

@@ -248,7 +248,7 @@ impl DebugSessionActor {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
                 (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
-                (Some(port), _) => match connect_when_waiting(port, waiting).await {
+                (Some(port), _) => match connect_when_waiting(port, waiting, &shared).await {
                     Ok(stream) => {
                         let (r, w) = stream.into_split();
                         DapClient::connect(&name, r, w)
@@ -293,6 +293,9 @@ impl DebugSessionActor {
                 _ => (client, None, None),
             };
             shared.targets.lock().breakpoints = breakpoints.clone();
+            if follow.is_some() {
+                shared.targets.lock().join(&client, false);
+            }
             targets::pump(shared.clone(), client.clone(), events, follow);
             let config = Configuration {
                 breakpoints: &breakpoints,

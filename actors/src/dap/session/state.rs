@@ -24,9 +24,6 @@ pub(super) struct Stop {
     /// Whether the adapter answers `exceptionInfo` (rdbg drops the
     /// connection at a request it does not know).
     pub(super) exception_info: bool,
-    /// Whether the program was resumed by a step: a `step` stop that
-    /// follows none is rdbg's postmortem stop at an uncaught exception.
-    pub(super) stepped: bool,
 }
 
 /// The parent connection's `terminated`, as the parent's pump forwards it.
@@ -69,8 +66,9 @@ pub(super) struct State {
     pub(super) bindings: Bindings,
     /// The adapter's `supportsExceptionInfoRequest`.
     pub(super) exception_info: bool,
-    /// Whether the last resume was a step (`next`, `stepIn`, `stepOut`).
-    pub(super) stepping: bool,
+    /// What went wrong out of sight since the last answer (a process of a
+    /// followed run that could not be connected), for the next one to say.
+    pub(super) notes: Vec<String>,
 }
 
 /// The program tether started, to kill when the session ends.
@@ -173,7 +171,6 @@ impl Shared {
                             .or(ev.body["description"].as_str())
                             .map(str::to_string),
                         exception_info: s.exception_info,
-                        stepped: s.stepping,
                     });
                     s.last_thread = thread.or(s.last_thread);
                 }

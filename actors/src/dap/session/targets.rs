@@ -34,10 +34,13 @@ pub(super) struct Targets {
     /// Every target connection opened, oldest first (each is disconnected
     /// when the session ends).
     pub(super) all: Vec<DapClient>,
-    /// The one ops go to: the target that stopped last, else the newest.
+    /// The one ops go to: the target that stopped last, else the newest
+    /// whose process runs.
     pub(super) current: Option<DapClient>,
-    /// Targets whose process has not ended.
-    live: usize,
+    /// The targets whose process has not ended.
+    live: Vec<DapClient>,
+    /// Targets announced and not yet connected (or given up).
+    pending: usize,
     /// Targets connected so far (names them, and tells a wait for the next
     /// one that it came).
     opened: usize,
@@ -50,12 +53,20 @@ pub(super) struct Targets {
 }
 
 impl Targets {
-    fn add(&mut self, client: &DapClient) -> usize {
+    /// A target connected: the one ops go to unless another is stopped.
+    pub(super) fn join(&mut self, client: &DapClient, stopped: bool) {
         self.all.push(client.clone());
-        self.current = Some(client.clone());
-        self.live += 1;
+        self.live.push(client.clone());
+        if !stopped || self.current.is_none() {
+            self.current = Some(client.clone());
+        }
         self.opened += 1;
-        self.opened
+    }
+
+    /// The live targets but `client`: where a change of breakpoints or
+    /// exception filters goes besides.
+    pub(super) fn others(&self, client: &DapClient) -> Vec<DapClient> {
+        self.live.iter().filter(|c| !c.same(client)).cloned().collect()
     }
 }
 
@@ -96,9 +107,6 @@ pub(super) fn pump(
     mut events: UnboundedReceiver<DapEvent>,
     follow: Option<Follow>,
 ) {
-    if follow.is_some() {
-        shared.targets.lock().add(&client);
-    }
     tokio::spawn(async move {
         let mut ended = false;
         while let Some(ev) = events.recv().await {
@@ -109,19 +117,27 @@ pub(super) fn pump(
                     }
                     shared.apply(ev);
                 }
-                (START_DEBUGGING, Some(follow)) => {
-                    tokio::spawn(connect(shared.clone(), follow.clone(), ev.body));
-                }
+                (START_DEBUGGING, Some(follow)) => announced(&shared, follow, ev.body),
+                // The first target gone before it was configured: the
+                // start fails with why, as with one connection.
+                ("tether/closed", Some(_)) if !shared.state.lock().initialized => shared.apply(ev),
                 ("terminated" | "tether/closed", Some(_)) => {
                     if !ended {
                         ended = true;
-                        target_ended(&shared);
+                        target_ended(&shared, &client);
                     }
                 }
                 _ => shared.apply(ev),
             }
         }
     });
+}
+
+/// A target announced: counted until it is connected or given up, so the
+/// run is not taken for ended meanwhile.
+fn announced(shared: &Arc<Shared>, follow: &Follow, asked: Value) {
+    shared.targets.lock().pending += 1;
+    tokio::spawn(connect(shared.clone(), follow.clone(), asked));
 }
 
 /// The first connection's events, in a followed run: the program's output
@@ -145,7 +161,7 @@ pub(super) fn pump_parent(
                 }
                 START_DEBUGGING => {
                     if let Some(follow) = &follow {
-                        tokio::spawn(connect(shared.clone(), follow.clone(), ev.body));
+                        announced(&shared, follow, ev.body);
                     }
                 }
                 _ => {}
@@ -164,17 +180,22 @@ fn is_inspector_note(body: &Value) -> bool {
         || text.contains("Warning: Using the inspector with --test forces running at a concurrency of 1")
 }
 
-/// One target's process ended: when none is left, the run counts as ended
-/// unless another comes (or js-debug says it ended) within
-/// [`NEXT_TARGET_WAIT`].
-fn target_ended(shared: &Arc<Shared>) {
-    let (left, opened) = {
+/// One target's process ended: ops go to the newest that runs; when none
+/// runs or is announced, the run counts as ended unless another comes (or
+/// js-debug says it ended) within [`NEXT_TARGET_WAIT`].
+fn target_ended(shared: &Arc<Shared>, client: &DapClient) {
+    let (quiet, opened) = {
         let mut t = shared.targets.lock();
-        t.live = t.live.saturating_sub(1);
-        (t.live, t.opened)
+        t.live.retain(|c| !c.same(client));
+        if t.current.as_ref().is_some_and(|c| c.same(client))
+            && let Some(newest) = t.live.last().cloned()
+        {
+            t.current = Some(newest);
+        }
+        (t.live.is_empty() && t.pending == 0, t.opened)
     };
-    tracing::debug!(target: "tether_actors::dap", left, "a followed process ended");
-    if left > 0 {
+    tracing::debug!(target: "tether_actors::dap", quiet, "a followed process ended");
+    if !quiet {
         return;
     }
     let shared = shared.clone();
@@ -182,7 +203,7 @@ fn target_ended(shared: &Arc<Shared>) {
         tokio::time::sleep(NEXT_TARGET_WAIT).await;
         let quiet = {
             let t = shared.targets.lock();
-            t.live == 0 && t.opened == opened
+            t.live.is_empty() && t.pending == 0 && t.opened == opened
         };
         if quiet && !shared.state.lock().terminated {
             shared.apply(DapEvent { event: "terminated".into(), body: json!({}) });
@@ -195,16 +216,31 @@ fn target_ended(shared: &Arc<Shared>) {
 /// breakpoints and exception filters, `configurationDone`. A target that
 /// cannot be connected is said in the adapter's console lines.
 async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
-    if let Err(e) = configure(&shared, &follow, &asked).await {
+    let mut joined = None;
+    let result = configure(&shared, &follow, &asked, &mut joined).await;
+    if joined.is_none() {
+        shared.targets.lock().pending -= 1;
+    }
+    if let Err(e) = result {
         let name = asked["configuration"]["name"].as_str().unwrap_or("a process").to_string();
-        shared.apply(DapEvent {
-            event: "output".into(),
-            body: json!({"category": "console", "output": format!("tether could not follow {name}: {e}")}),
-        });
+        shared.state.lock().notes.push(format!(
+            "tether could not follow {name}, a process the program started: {e}; its stops are not seen"
+        ));
+        if let Some(client) = joined {
+            // Let go of it, so that it runs on rather than waits.
+            let bound = REQUEST_TIMEOUT.min(Duration::from_secs(2));
+            let _ = client.request("disconnect", json!({"terminateDebuggee": false}), bound).await;
+            target_ended(&shared, &client);
+        }
     }
 }
 
-async fn configure(shared: &Arc<Shared>, follow: &Follow, asked: &Value) -> Result<(), String> {
+async fn configure(
+    shared: &Arc<Shared>,
+    follow: &Follow,
+    asked: &Value,
+    joined: &mut Option<DapClient>,
+) -> Result<(), String> {
     let configuration = asked["configuration"].clone();
     if !configuration.is_object() {
         return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
@@ -216,6 +252,14 @@ async fn configure(shared: &Arc<Shared>, follow: &Follow, asked: &Value) -> Resu
     let (r, w) = stream.into_split();
     let n = shared.targets.lock().opened + 1;
     let (client, mut events) = DapClient::connect(&format!("{} (process {n})", follow.name), r, w);
+    // Joined before the breakpoints are read: a change meanwhile reaches it.
+    let stopped = shared.state.lock().stop.is_some();
+    {
+        let mut t = shared.targets.lock();
+        t.pending -= 1;
+        t.join(&client, stopped);
+    }
+    *joined = Some(client.clone());
     client
         .request("initialize", initialize_arguments(), REQUEST_TIMEOUT)
         .await

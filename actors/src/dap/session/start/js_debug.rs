@@ -110,6 +110,10 @@ pub(super) fn common_args(folder: &Path, test_run: bool) -> Value {
 /// start quotes, at most.
 const SAID_LINES: usize = 3;
 
+/// How long a start that ended waits for node's last output, which
+/// js-debug may send after saying the run ended.
+const LAST_WORDS_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The body of the first `event` on `events`, within `bound`. A start
 /// that fails quotes the last lines node printed meanwhile (`bad option:
 /// --test-name-patern=x` is said there, and nowhere else).
@@ -129,6 +133,14 @@ async fn wait_for(
         match tokio::time::timeout(left, events.recv()).await {
             Ok(Some(ev)) if ev.event == event => return Ok(ev.body),
             Ok(Some(ev)) if ev.event == "terminated" || ev.event == "tether/closed" => {
+                // node's last words (`bad option: …`) may come just after.
+                let grace = tokio::time::Instant::now() + LAST_WORDS_WAIT;
+                while let Ok(Some(ev)) = tokio::time::timeout_at(grace, events.recv()).await {
+                    if ev.event == "output" && ev.body["category"] != "telemetry" {
+                        let text = ev.body["output"].as_str().unwrap_or_default();
+                        said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
+                    }
+                }
                 return Err(fail(format!("js-debug ended before `{event}`"), &said));
             }
             Ok(Some(ev)) if ev.event == "output" && ev.body["category"] != "telemetry" => {

@@ -50,7 +50,10 @@ pub(super) fn spawn_line(
     }
     args.push(program.display().to_string());
     args.extend(spec.args.iter().cloned());
-    let uncaught = filters.is_none_or(|f| f.iter().any(|f| f == UNCAUGHT));
+    // The handshake sets the default for filters rdbg does not offer
+    // (left from another adapter's session): the default has `uncaught`.
+    let uncaught =
+        filters.is_none_or(|f| f.iter().any(|f| f == UNCAUGHT || !RDBG_FILTERS.contains(&f.as_str())));
     let mut env: Vec<(String, String)> = vec![
         ("RUBY_DEBUG_PORT".into(), port.to_string()),
         ("RUBY_DEBUG_HOST".into(), "127.0.0.1".into()),
@@ -68,6 +71,10 @@ pub(super) fn spawn_line(
     let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
     Ok(SpawnLine { args, env, cwd, is_debuggee: true })
 }
+
+/// The exception filters of a rdbg session: tether's `uncaught`, the
+/// `debug` gem's own.
+const RDBG_FILTERS: [&str; 3] = [UNCAUGHT, "any", "RuntimeError"];
 
 /// What rdbg's program requires first: Ruby buffers a pipe's output
 /// until exit, so a stop would show none of what the program printed.
@@ -104,9 +111,21 @@ const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
 pub(super) async fn connect_when_waiting(
     port: u16,
     waiting: Option<tokio::sync::watch::Receiver<bool>>,
+    shared: &Shared,
 ) -> std::io::Result<tokio::net::TcpStream> {
     if let Some(mut waiting) = waiting {
-        let _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)).await;
+        // A program that ended (no `debug` gem, a syntax error) says why
+        // in its exit: no wait for a line that never comes.
+        let ended = shared.wait_for(CONNECT_WAIT, |s| s.closed.is_some());
+        tokio::select! {
+            _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)) => {}
+            _ = ended => {
+                let why = shared.state.lock().closed.clone().unwrap_or_default();
+                if !why.is_empty() {
+                    return Err(std::io::Error::other(why));
+                }
+            }
+        }
     }
     connect_tcp(port).await
 }
@@ -139,9 +158,19 @@ pub(super) fn pump_program_output(
     // The adapter talks on its port: stdout is the program's alone. Read
     // to the end, or the program dies of a closed pipe at its next write.
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            output(&out, "stdout", &line);
+        // Whatever the bytes: a line that is not UTF-8 must not end the
+        // reading, or the program dies of a closed pipe at its next write.
+        let mut reader = tokio::io::BufReader::new(stdout);
+        let mut raw = Vec::new();
+        loop {
+            raw.clear();
+            match reader.read_until(b'\n', &mut raw).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&raw);
+                    output(&out, "stdout", line.trim_end_matches(['\n', '\r']));
+                }
+            }
         }
     });
     waiting
