@@ -188,9 +188,70 @@ fn a_typescript_breakpoint_is_set_and_shown_in_ts_lines_through_the_source_maps(
     let refused = text(&answers[0]);
     assert!(
         refused.contains("no compiled output of `src/new.ts` was found")
-            && refused.contains("tsc --sourceMap"),
+            && refused.contains("tsc --sourceMap")
+            && refused.contains("npm install -D tsx"),
         "{refused}"
     );
+}
+
+/// tsx, the TypeScript loader, as the README's test command installs it
+/// under `$TETHER_TEST_TOOLS/tsx` (a project would have it in its own
+/// `node_modules`).
+fn tsx_modules() -> std::path::PathBuf {
+    let tools = std::env::var_os("TETHER_TEST_TOOLS").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/tether-test")
+    });
+    let modules = tools.join("tsx/node_modules");
+    assert!(
+        modules.join("tsx/package.json").is_file(),
+        "tsx is needed under {}; install it with `npm install --prefix {} tsx@4.23.15` (the README's test command does)",
+        modules.display(),
+        tools.join("tsx").display()
+    );
+    modules
+}
+
+const CRASH_TS: &str = r#"interface User {
+  id: number;
+  profile?: { name: string };
+}
+
+function inner(user: User): string {
+  const name: string = user.profile!.name;
+  return name.toUpperCase();
+}
+
+const users: User[] = [{ id: 1 }];
+console.log("starting");
+inner(users[0]);
+"#;
+
+#[test]
+fn a_typescript_file_runs_through_the_projects_loader_with_stops_in_ts_lines() {
+    js_debug();
+    let modules = tsx_modules();
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("src/app.ts", CRASH_TS)]);
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    let answers = batch(
+        dir.path(),
+        &[
+            json!({"op": "launch", "program": "src/app.ts"}),
+            json!({"op": "terminate"}),
+            json!({"op": "launch", "program": "src/app.ts", "file": "src/app.ts", "lines": [12]}),
+            json!({"op": "terminate"}),
+        ],
+    );
+    // Not compiled: tsx runs the source, and the stop is in its lines.
+    let crash = text(&answers[0]);
+    assert!(
+        crash.starts_with("launched; stopped (exception TypeError: Cannot read properties of undefined (reading 'name')) at src/app.ts:7 in inner"),
+        "{crash}"
+    );
+    assert!(crash.contains(">   7 |   const name: string = user.profile!.name;"), "{crash}");
+    assert!(crash.contains("  user = {id: 1} (Object)"), "{crash}");
+    let stop = text(&answers[2]);
+    assert!(stop.starts_with("launched; stopped (breakpoint) at src/app.ts:12"), "{stop}");
+    assert!(stop.contains("breakpoints: 1 bound where asked"), "{stop}");
 }
 
 #[test]
@@ -273,7 +334,7 @@ fn a_javascript_program_that_runs_for_ever_is_stopped_by_pause() {
     );
     assert!(text(&answers[0]).contains("keeps running — use pause"), "{}", text(&answers[0]));
     let stop = text(&answers[1]);
-    assert!(stop.starts_with("stopped (") && stop.contains(" at forever.js:"), "{stop}");
+    assert!(stop.starts_with("stopped (pause) at forever.js:"), "{stop}");
     assert!(text(&answers[2]).starts_with("terminated the session"), "{}", text(&answers[2]));
 }
 

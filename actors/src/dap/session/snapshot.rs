@@ -260,6 +260,10 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
     {
         return format!("exception {what}");
     }
+    // js-debug says a `pause` is a "step" stop described "Paused".
+    if stop.reason == "step" && stop.description.as_deref() == Some("Paused") {
+        return "pause".into();
+    }
     let reason = stop.reason.to_ascii_lowercase();
     match &stop.description {
         // lldb says "breakpoint 1.1" for a breakpoint, js-debug "Paused

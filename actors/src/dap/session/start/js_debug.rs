@@ -17,7 +17,8 @@ use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
 /// asks for: its client, its events, and the `launch` arguments it is to
-/// be sent. A TypeScript program runs from its compiled output
+/// be sent. A TypeScript program runs through the loader the project has
+/// ([`ts_loader`]: tsx, ts-node), else from its compiled output
 /// ([`compiled_output`]); its breakpoints and stops stay in `.ts` lines
 /// through the source maps.
 pub(super) async fn child(
@@ -35,14 +36,30 @@ pub(super) async fn child(
     let (command, args) = match first {
         (Some(spec), _) => {
             let mut spec = spec.clone();
-            if let Some(program) = spec.program.clone().filter(|p| p.is_file() && is_typescript(p)) {
+            let typescript = spec.program.clone().filter(|p| p.is_file() && is_typescript(p));
+            let loader = typescript.as_deref().and_then(|p| ts_loader(p, workdir));
+            if let (Some(program), None) = (typescript, &loader) {
                 let root = workdir.to_path_buf();
                 let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
                     .await
                     .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
                 spec.program = Some(found);
             }
-            ("launch", launch_args("js-debug", &spec, workdir))
+            let mut args = launch_args("js-debug", &spec, workdir);
+            // The project's loader runs the `.ts` itself (its source maps
+            // inline): node takes it before anything else.
+            if let Some(mut runtime) = loader {
+                runtime.extend(
+                    args["runtimeArgs"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(String::from),
+                );
+                args["runtimeArgs"] = json!(runtime);
+            }
+            ("launch", args)
         }
         (None, Some(spec)) => ("attach", attach_args(spec, workdir)),
         (None, None) => return Err("nothing to launch or attach to".into()),
@@ -156,6 +173,58 @@ async fn wait_for(
     }
 }
 
+/// The node flags that load the TypeScript loader the project has
+/// installed — tsx, else ts-node (`-r ts-node/register`) — from the
+/// program's folder up to the working directory; absolute, so that they
+/// load whatever the program's `cwd`. A CommonJS program gets tsx's
+/// require hook (`-r`, its `./cjs` export), an ES module its loader
+/// (`--import`, its `.` export): under `--import` node evaluates even a
+/// CommonJS main module inside a promise, and an exception its top level
+/// throws is no uncaught exception to stop at.
+fn ts_loader(program: &Path, workdir: &Path) -> Option<Vec<String>> {
+    let esm = is_es_module(program, workdir);
+    let mut dir = program.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(workdir)) {
+        let tsx = d.join("node_modules/tsx");
+        if let Ok(text) = std::fs::read_to_string(tsx.join("package.json")) {
+            let manifest: Value = serde_json::from_str(&text).unwrap_or_default();
+            let exports = &manifest["exports"];
+            if let (false, Some(cjs)) = (esm, exports["./cjs"].as_str()) {
+                return Some(vec!["-r".into(), normalize(&tsx.join(cjs)).display().to_string()]);
+            }
+            let entry = exports["."].as_str().unwrap_or("./dist/loader.mjs");
+            let url = url::Url::from_file_path(normalize(&tsx.join(entry))).ok()?;
+            return Some(vec!["--import".into(), url.to_string()]);
+        }
+        let ts_node = d.join("node_modules/ts-node/register");
+        if ts_node.is_dir() {
+            return Some(vec!["-r".into(), ts_node.display().to_string()]);
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Whether node runs `program` as an ES module: `.mts`, or `.ts` under a
+/// `package.json` of `"type": "module"` (the nearest one, up to the
+/// working directory).
+fn is_es_module(program: &Path, workdir: &Path) -> bool {
+    match program.extension().and_then(|e| e.to_str()) {
+        Some("mts" | "mjs") => return true,
+        Some("cts" | "cjs") => return false,
+        _ => {}
+    }
+    let mut dir = program.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(workdir)) {
+        if let Ok(text) = std::fs::read_to_string(d.join("package.json")) {
+            let manifest: Value = serde_json::from_str(&text).unwrap_or_default();
+            return manifest["type"] == "module";
+        }
+        dir = d.parent();
+    }
+    false
+}
+
 /// Files looked at for the compiled output of a TypeScript program, at most.
 const MAX_SCANNED: usize = 20_000;
 
@@ -200,7 +269,7 @@ fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
     }
     let rel = crate::fs::relative(root, program);
     Err(format!(
-        "no compiled output of `{rel}` was found (no `.js.map` under the project names it as a source): compile it with source maps (`tsc --sourceMap`), or launch the `.js`"
+        "no compiled output of `{rel}` was found (no `.js.map` under the project names it as a source), and the project has no TypeScript loader: compile it with source maps (`tsc --sourceMap`), add one (`npm install -D tsx`), or launch the `.js`"
     ))
 }
 
@@ -238,6 +307,38 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projects_tsx_is_its_require_hook_for_commonjs_and_its_loader_for_es_modules() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("package.json", r#"{"name": "p"}"#);
+        write(
+            "node_modules/tsx/package.json",
+            r#"{"exports": {".": "./dist/loader.mjs", "./cjs": "./dist/cjs/index.cjs"}}"#,
+        );
+        write("src/app.ts", "");
+        write("src/esm.mts", "");
+        let tsx = root.path().join("node_modules/tsx");
+        let cjs = ts_loader(&root.path().join("src/app.ts"), root.path()).unwrap();
+        assert_eq!(cjs, ["-r".to_string(), tsx.join("dist/cjs/index.cjs").display().to_string()]);
+        let esm = ts_loader(&root.path().join("src/esm.mts"), root.path()).unwrap();
+        assert_eq!(esm[0], "--import");
+        assert!(
+            esm[1].starts_with("file://") && esm[1].ends_with("/node_modules/tsx/dist/loader.mjs"),
+            "{esm:?}"
+        );
+        write("package.json", r#"{"name": "p", "type": "module"}"#);
+        assert_eq!(ts_loader(&root.path().join("src/app.ts"), root.path()).unwrap()[0], "--import");
+        // None in the project: the compiled output is looked for instead.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("a.ts"), "").unwrap();
+        assert_eq!(ts_loader(&other.path().join("a.ts"), other.path()), None);
+    }
 
     #[test]
     fn the_compiled_output_is_the_js_whose_map_names_the_program() {
