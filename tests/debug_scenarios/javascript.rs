@@ -320,6 +320,18 @@ fn a_javascript_crash_after_an_await_shows_the_async_caller_chain() {
 }
 
 #[test]
+fn a_debugger_statement_stops_the_program_and_says_so() {
+    js_debug();
+    let program = "function check(order) {\n  const total = order.items.length;\n  debugger;\n  return total;\n}\ncheck({ items: [1, 2, 3] });\n";
+    let dir = project(&[("package.json", "{\"name\": \"p\"}"), ("check.js", program)]);
+    let answers =
+        batch(dir.path(), &[json!({"op": "launch", "program": "check.js"}), json!({"op": "terminate"})]);
+    let stop = text(&answers[0]);
+    assert!(stop.starts_with("launched; stopped (debugger statement) at check.js:3 in check"), "{stop}");
+    assert!(stop.contains("  total = 3 (number)"), "{stop}");
+}
+
+#[test]
 fn a_javascript_program_that_runs_for_ever_is_stopped_by_pause() {
     js_debug();
     let forever = "let n = 0;\nfunction tick() {\n  n += 1;\n}\nsetInterval(tick, 10);\n";
@@ -522,17 +534,22 @@ fn node_test_of_a_directory_follows_each_test_file_to_the_failing_one() {
     let answers = batch(
         dir.path(),
         &[
-            json!({"op": "launch", "module": "node:test", "program": "test", "file": "test/a.test.js", "lines": [6]}),
+            json!({"op": "launch", "module": "node:test", "program": "test", "file": "test/a.test.js", "lines": [5]}),
+            json!({"op": "step_over"}),
             json!({"op": "continue"}),
             json!({"op": "continue"}),
             json!({"op": "output"}),
         ],
     );
+    // A step says it was one (js-debug describes a step and a pause alike).
+    let step = text(&answers[1]);
+    assert!(step.starts_with("stopped (step) at test/a.test.js:6"), "{step}");
+    let answers: Vec<Value> =
+        answers.into_iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, a)| a).collect();
     // Each test file is a process of its own: the first stops at its
     // breakpoint, the second at its failed assertion.
     let first = text(&answers[0]);
-    assert!(first.starts_with("launched; stopped (breakpoint) at test/a.test.js:6"), "{first}");
-    assert!(first.contains("  total = 2 (number)"), "{first}");
+    assert!(first.starts_with("launched; stopped (breakpoint) at test/a.test.js:5"), "{first}");
     let second = text(&answers[1]);
     assert!(
         second.starts_with("stopped (exception AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 2 !== 3) at test/b.test.js:6"),

@@ -169,9 +169,18 @@ impl DebugSessionActor {
                 let args = json!({"source": {"path": file}, "breakpoints": bps});
                 // The other processes of a followed run take them too; the
                 // answer is the one ops go to.
-                let others = shared.targets.lock().others(&client);
+                let (others, between) = {
+                    let t = shared.targets.lock();
+                    (t.others(&client), t.between())
+                };
                 for other in others {
                     tokio::spawn(other.request("setBreakpoints", args.clone(), REQUEST_TIMEOUT));
+                }
+                if between {
+                    return DebugReply::ok(
+                        format!("{rel}: the program is between processes; its breakpoints are set in the next one it starts"),
+                        json!({"file": rel, "breakpoints": specs, "bound": null}),
+                    );
                 }
                 let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
                     Ok(body) => body,

@@ -179,6 +179,7 @@ pub(super) async fn inspect(
                     "{command}: the program is not stopped on any thread; pass thread_id (see threads)"
                 ));
             };
+            shared.state.lock().pausing = false;
             if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("{command} failed: {e}"));
             }
@@ -197,6 +198,7 @@ pub(super) async fn inspect(
         DebugOp::Pause { thread } => {
             let before = shared.state.lock().stops;
             let thread = thread_or(thread).or(shared.state.lock().last_thread).unwrap_or(1);
+            shared.state.lock().pausing = true;
             if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
                 return DebugReply::err(format!("pause failed: {e}"));
             }

@@ -260,11 +260,20 @@ async fn reason(client: &DapClient, stop: &Stop, thread: i64) -> String {
     {
         return format!("exception {what}");
     }
-    // js-debug says a `pause` is a "step" stop described "Paused".
+    // js-debug reports a `pause` as it reports a step: a "step" stop
+    // described "Paused". Which one it was, tether knows.
     if stop.reason == "step" && stop.description.as_deref() == Some("Paused") {
-        return "pause".into();
+        return if stop.asked_pause { "pause" } else { "step" }.into();
     }
     let reason = stop.reason.to_ascii_lowercase();
+    // js-debug names what paused it: "Paused on debugger statement" is a
+    // `pause` stop no `pause` asked for.
+    if let Some(what) = stop.description.as_deref().and_then(|d| d.strip_prefix("Paused on "))
+        && !what.eq_ignore_ascii_case(&reason)
+        && !what.is_empty()
+    {
+        return cut(what, MAX_EXCEPTION).0;
+    }
     match &stop.description {
         // lldb says "breakpoint 1.1" for a breakpoint, js-debug "Paused
         // on breakpoint", rdbg " BP - Line  /abs/path.rb:5 (line)": nothing

@@ -24,6 +24,9 @@ pub(super) struct Stop {
     /// Whether the adapter answers `exceptionInfo` (rdbg drops the
     /// connection at a request it does not know).
     pub(super) exception_info: bool,
+    /// Whether a `pause` was asked for since the program last resumed
+    /// (js-debug reports a pause and a step the same way).
+    pub(super) asked_pause: bool,
 }
 
 /// The parent connection's `terminated`, as the parent's pump forwards it.
@@ -66,6 +69,8 @@ pub(super) struct State {
     pub(super) bindings: Bindings,
     /// The adapter's `supportsExceptionInfoRequest`.
     pub(super) exception_info: bool,
+    /// Whether the last op that moved the program was `pause`.
+    pub(super) pausing: bool,
     /// What went wrong out of sight since the last answer (a process of a
     /// followed run that could not be connected), for the next one to say.
     pub(super) notes: Vec<String>,
@@ -171,6 +176,7 @@ impl Shared {
                             .or(ev.body["description"].as_str())
                             .map(str::to_string),
                         exception_info: s.exception_info,
+                        asked_pause: s.pausing,
                     });
                     s.last_thread = thread.or(s.last_thread);
                 }

@@ -63,6 +63,12 @@ impl Targets {
         self.opened += 1;
     }
 
+    /// Whether the run is between processes: it had some, none runs now
+    /// (a change of breakpoints waits for the next one).
+    pub(super) fn between(&self) -> bool {
+        !self.all.is_empty() && self.live.is_empty()
+    }
+
     /// The live targets but `client`: where a change of breakpoints or
     /// exception filters goes besides.
     pub(super) fn others(&self, client: &DapClient) -> Vec<DapClient> {
@@ -184,17 +190,30 @@ fn is_inspector_note(body: &Value) -> bool {
 /// runs or is announced, the run counts as ended unless another comes (or
 /// js-debug says it ended) within [`NEXT_TARGET_WAIT`].
 fn target_ended(shared: &Arc<Shared>, client: &DapClient) {
-    let (quiet, opened) = {
+    let was_current = {
         let mut t = shared.targets.lock();
         t.live.retain(|c| !c.same(client));
-        if t.current.as_ref().is_some_and(|c| c.same(client))
-            && let Some(newest) = t.live.last().cloned()
-        {
-            t.current = Some(newest);
+        let was_current = t.current.as_ref().is_some_and(|c| c.same(client));
+        if was_current {
+            t.current = t.live.last().cloned();
         }
+        was_current
+    };
+    // The stop shown was this process's: it is over with it.
+    if was_current {
+        shared.state.lock().stop = None;
+    }
+    tracing::debug!(target: "tether_actors::dap", "a followed process ended");
+    end_when_quiet(shared);
+}
+
+/// When no process runs or is announced, the run counts as ended unless
+/// another comes (or js-debug says it ended) within [`NEXT_TARGET_WAIT`].
+fn end_when_quiet(shared: &Arc<Shared>) {
+    let (quiet, opened) = {
+        let t = shared.targets.lock();
         (t.live.is_empty() && t.pending == 0, t.opened)
     };
-    tracing::debug!(target: "tether_actors::dap", quiet, "a followed process ended");
     if !quiet {
         return;
     }
@@ -220,6 +239,7 @@ async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
     let result = configure(&shared, &follow, &asked, &mut joined).await;
     if joined.is_none() {
         shared.targets.lock().pending -= 1;
+        end_when_quiet(&shared);
     }
     if let Err(e) = result {
         let name = asked["configuration"]["name"].as_str().unwrap_or("a process").to_string();
@@ -276,11 +296,14 @@ async fn configure(
             Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
         }
     }
-    let (breakpoints, exceptions, caps) = {
+    let (files, caps) = {
         let t = shared.targets.lock();
-        (t.breakpoints.clone(), t.exceptions.clone(), t.caps.clone())
+        (t.breakpoints.keys().cloned().collect::<Vec<_>>(), t.caps.clone())
     };
-    for (file, specs) in &breakpoints {
+    for file in &files {
+        // Read as it is sent: a change meanwhile went to this process too.
+        let Some(specs) = shared.targets.lock().breakpoints.get(file).cloned() else { continue };
+        let specs = &specs;
         if unsupported("js-debug", &caps, specs).is_some() {
             continue;
         }
@@ -290,6 +313,7 @@ async fn configure(
             shared.state.lock().bindings.record_more(file, specs, &body);
         }
     }
+    let exceptions = shared.targets.lock().exceptions.clone();
     let _ = client
         .request("setExceptionBreakpoints", exception_arguments("js-debug", &exceptions), REQUEST_TIMEOUT)
         .await;

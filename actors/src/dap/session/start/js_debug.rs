@@ -174,7 +174,8 @@ async fn wait_for(
 }
 
 /// The node flags that load the TypeScript loader the project has
-/// installed — tsx, else ts-node (`-r ts-node/register`) — from the
+/// installed — tsx, else ts-node (`-r ts-node/register`, or its
+/// `--loader ts-node/esm` for an ES module) — from the
 /// program's folder up to the working directory; absolute, so that they
 /// load whatever the program's `cwd`. A CommonJS program gets tsx's
 /// require hook (`-r`, its `./cjs` export), an ES module its loader
@@ -196,9 +197,16 @@ fn ts_loader(program: &Path, workdir: &Path) -> Option<Vec<String>> {
             let url = url::Url::from_file_path(normalize(&tsx.join(entry))).ok()?;
             return Some(vec!["--import".into(), url.to_string()]);
         }
-        let ts_node = d.join("node_modules/ts-node/register");
-        if ts_node.is_dir() {
-            return Some(vec!["-r".into(), ts_node.display().to_string()]);
+        let ts_node = d.join("node_modules/ts-node");
+        if esm {
+            // Its ES-module loader, with node's `--loader` (a warning).
+            let entry = ts_node.join("esm.mjs");
+            if entry.is_file() {
+                let url = url::Url::from_file_path(&entry).ok()?;
+                return Some(vec!["--loader".into(), url.to_string()]);
+            }
+        } else if ts_node.join("register").is_dir() {
+            return Some(vec!["-r".into(), ts_node.join("register").display().to_string()]);
         }
         dir = d.parent();
     }
