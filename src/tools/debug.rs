@@ -365,7 +365,7 @@ impl ToolHandler for Debug {
             name: "debug".into(),
             level: Level::Exec,
             parallel_safe: false,
-            description: "Drive a debugger (debugpy, lldb-dap, delve, dart): breakpoints (with conditions, hit counts, logpoints), exception stops, launch or attach, run_to, step, and read threads, stack, scopes, variables and output. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.".into(),
+            description: "Drive a debugger (Python, C/C++/Rust, Go, JavaScript/TypeScript, Ruby, Dart): breakpoints (with conditions, hit counts, logpoints), exception stops, launch or attach, run_to, step, and read threads, stack, scopes, variables and output. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.".into(),
             input_schema: schema_of::<DebugArgs>(),
         }
     }

@@ -65,18 +65,17 @@ pub(super) async fn child(
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
     let launch = tokio::spawn(parent.request(command, args, RUN_WAIT));
-    wait_for(events, "initialized", INITIALIZED_WAIT).await?;
+    wait_for(events, "initialized", INITIALIZED_WAIT, &mut None).await?;
     parent
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("configurationDone failed: {e}"))?;
-    let asked = tokio::select! {
-        asked = wait_for(events, START_DEBUGGING, RUN_WAIT) => asked?,
-        launched = launch => match launched {
-            Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
-            _ => wait_for(events, START_DEBUGGING, RUN_WAIT).await?,
-        },
-    };
+    // One wait, watching the launch too: a refused launch says why at
+    // once, and no event the wait took is lost with a dropped future.
+    let mut launch = Some(launch);
+    let asked = wait_for(events, START_DEBUGGING, RUN_WAIT, &mut launch)
+        .await
+        .map_err(|e| if e.starts_with("launch failed") { e.replacen("launch", command, 1) } else { e })?;
     let configuration = asked["configuration"].clone();
     if !configuration.is_object() {
         return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
@@ -138,6 +137,7 @@ async fn wait_for(
     events: &mut UnboundedReceiver<DapEvent>,
     event: &str,
     bound: std::time::Duration,
+    launch: &mut Option<tokio::task::JoinHandle<Result<Value, crate::wire::pending::RequestError>>>,
 ) -> Result<Value, String> {
     let deadline = Instant::now() + bound;
     let mut said: Vec<String> = Vec::new();
@@ -147,7 +147,21 @@ async fn wait_for(
     };
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, events.recv()).await {
+        let received = match launch.as_mut() {
+            Some(handle) => tokio::select! {
+                received = tokio::time::timeout(left, events.recv()) => received,
+                launched = handle => {
+                    *launch = None;
+                    match launched {
+                        Ok(Err(e)) => return Err(fail(format!("launch failed: {e}"), &said)),
+                        Err(e) => return Err(format!("launch failed: {e}")),
+                        Ok(Ok(_)) => continue,
+                    }
+                }
+            },
+            None => tokio::time::timeout(left, events.recv()).await,
+        };
+        match received {
             Ok(Some(ev)) if ev.event == event => return Ok(ev.body),
             Ok(Some(ev)) if ev.event == "terminated" || ev.event == "tether/closed" => {
                 // node's last words (`bad option: …`) may come just after.
