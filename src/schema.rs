@@ -9,8 +9,7 @@
 //! says: references are inlined, an enum of documented constants becomes
 //! an `enum` whose values' meanings join the description, an optional
 //! field is a plain type left out of `required`, and an integer's format
-//! becomes its `minimum`/`maximum` where those say something (a port's,
-//! not a `u32`'s).
+//! becomes its `minimum`/`maximum`.
 //!
 //! [`SUBSET`] is the subset, written down; `tests/schemas.rs` holds every
 //! tool's schema to it and compiles each under Ajv's strict mode.
@@ -120,16 +119,16 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
             map.insert("type".into(), concrete[0].clone());
         }
     }
-    // An integer's width as bounds, where they say something: a port's
-    // 65535 does, a line's 4294967295 does not (every model's numbers fit)
-    // and costs each tool list the characters.
+    // An integer's width as bounds.
     if let Some(format) = map.remove("format").and_then(|f| f.as_str().map(str::to_string)) {
         let (min, max): (Option<i64>, Option<u64>) = match format.as_str() {
             "uint8" => (Some(0), Some(u8::MAX as u64)),
             "uint16" => (Some(0), Some(u16::MAX as u64)),
-            "uint" | "uint32" | "uint64" => (Some(0), None),
+            "uint32" => (Some(0), Some(u32::MAX as u64)),
+            "uint" | "uint64" => (Some(0), None),
             "int8" => (Some(i8::MIN as i64), Some(i8::MAX as u64)),
             "int16" => (Some(i16::MIN as i64), Some(i16::MAX as u64)),
+            "int32" => (Some(i32::MIN as i64), Some(i32::MAX as u64)),
             _ => (None, None),
         };
         if let Some(min) = min {
@@ -235,7 +234,10 @@ mod tests {
         assert_eq!(out["properties"]["maybe"]["enum"], json!(["a", "b"]));
         assert_eq!(out["properties"]["port"], json!({"type": "integer", "minimum": 0, "maximum": 65535}));
         assert_eq!(out["properties"]["big"], json!({"type": "integer"}));
-        assert_eq!(out["properties"]["lines"]["items"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(
+            out["properties"]["lines"]["items"],
+            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+        );
         assert_eq!(out["required"], json!(["op"]));
     }
 
