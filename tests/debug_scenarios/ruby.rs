@@ -209,23 +209,8 @@ async fn a_ruby_session_end_leaves_no_process_behind() {
         .await
         .text;
     assert!(stop.starts_with("launched; stopped (breakpoint) at spin.rb:4 in "), "{stop}");
-    let program = h.path("spin.rb").display().to_string();
-    let alive = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .any(|c| String::from_utf8_lossy(&c).split('\0').any(|a| a == program))
-    };
-    assert!(alive(), "the program runs under rdbg");
+    assert!(!common::running_in(&h.root()).is_empty(), "the program runs under rdbg");
     h.ok("debug", json!({"op": "terminate"})).await;
-    let mut gone = false;
-    for _ in 0..50 {
-        if !alive() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(gone, "terminate killed the program");
+    let left = common::left_running_in(&h.root());
+    assert!(left.is_empty(), "terminate killed the program: {left:?}");
 }

@@ -167,23 +167,24 @@ async fn wait_for(
                 // node's last words (`bad option: …`) may come just after.
                 let grace = tokio::time::Instant::now() + LAST_WORDS_WAIT;
                 while let Ok(Some(ev)) = tokio::time::timeout_at(grace, events.recv()).await {
-                    if ev.event == "output" && ev.body["category"] != "telemetry" {
-                        let text = ev.body["output"].as_str().unwrap_or_default();
-                        said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
-                    }
+                    heard(&ev, &mut said);
                 }
                 return Err(fail(format!("js-debug ended before `{event}`"), &said));
             }
-            Ok(Some(ev)) if ev.event == "output" && ev.body["category"] != "telemetry" => {
-                let text = ev.body["output"].as_str().unwrap_or_default();
-                said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
-            }
-            Ok(Some(_)) => {}
+            Ok(Some(ev)) => heard(&ev, &mut said),
             Ok(None) => return Err(fail(format!("js-debug closed the connection before `{event}`"), &said)),
             Err(_) => {
                 return Err(fail(format!("js-debug sent no `{event}` within {} s", bound.as_secs()), &said));
             }
         }
+    }
+}
+
+/// Keeps the lines of what node printed (`output` events but telemetry).
+fn heard(ev: &DapEvent, said: &mut Vec<String>) {
+    if ev.event == "output" && ev.body["category"] != "telemetry" {
+        let text = ev.body["output"].as_str().unwrap_or_default();
+        said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
     }
 }
 
