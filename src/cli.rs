@@ -217,7 +217,9 @@ async fn run(cli: Cli) -> ExitCode {
                 Ok(r) => r,
                 Err(code) => return code,
             };
-            let specs = runtime.tools(opts.surface);
+            // As a model's tool list carries them; `help` and the MCP
+            // resources hold the rest.
+            let specs: Vec<_> = runtime.tools(opts.surface).iter().map(|s| s.for_model()).collect();
             if opts.json {
                 print_json(&serde_json::to_value(&specs).unwrap_or_default());
             } else {

@@ -17,7 +17,9 @@
 //! - [`handler`] — the `ToolHandler` trait every tool implements, the call
 //!   context, and the after-write hook; [`args`] — typed argument parsing
 //!   with errors that name the field; [`schema`] — input schemas in the
-//!   subset every client and model provider takes.
+//!   subset every client and model provider takes, and the compact form
+//!   the tool list sends; [`help`] — a tool's full reference (its `help`
+//!   op, the `tether://tools/NAME` resource, `tether tools NAME`).
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
 //!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   `resources` (the supervision tree for the model), and the minimal
@@ -42,6 +44,7 @@ pub mod args;
 pub mod cli;
 pub mod conversations;
 pub mod handler;
+pub mod help;
 pub mod install;
 pub mod result;
 pub mod router;

@@ -63,8 +63,23 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
     // A reference: the definition, with the referring site's description.
     if let Some(target) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.rsplit('/').next()) {
         let mut resolved = rewrite(defs.get(target).cloned().unwrap_or(Value::Null), defs, depth + 1);
-        if let (Some(r), Some(d)) = (resolved.as_object_mut(), map.remove("description")) {
-            r.insert("description".into(), d);
+        let Some(r) = resolved.as_object_mut() else { return resolved };
+        let own = r.get("description").and_then(Value::as_str).unwrap_or("");
+        // The site's words lead; the type's own words (what it is, what
+        // each of its values means) are the reference's, behind the lead,
+        // so a field the site does not describe has an empty lead.
+        let joined = match map.remove("description") {
+            Some(Value::String(site)) => match own.split_once("\n\n") {
+                Some((_, rest)) => format!("{}\n\n{rest}", paragraphs(&site)),
+                None => paragraphs(&site),
+            },
+            _ if own.is_empty() => String::new(),
+            _ => format!("\n\n{own}"),
+        };
+        if joined.is_empty() {
+            r.remove("description");
+        } else {
+            r.insert("description".into(), joined.into());
         }
         return resolved;
     }
@@ -74,11 +89,13 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
             let non_null: Vec<&Value> =
                 variants.iter().filter(|v| v.get("type") != Some(&"null".into())).collect();
             if non_null.len() == 1 && non_null.len() < variants.len() {
-                let mut inner = rewrite(non_null[0].clone(), defs, depth + 1);
-                if let (Some(i), Some(d)) = (inner.as_object_mut(), map.get("description")) {
-                    i.entry("description").or_insert(d.clone());
+                // The site's description goes to the variant, where a
+                // reference weighs it against the type's own words.
+                let mut variant = non_null[0].clone();
+                if let (Some(v), Some(d)) = (variant.as_object_mut(), map.get("description")) {
+                    v.insert("description".into(), d.clone());
                 }
-                return inner;
+                return rewrite(variant, defs, depth + 1);
             }
         }
     }
@@ -92,15 +109,14 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
             .filter_map(|v| {
                 let name = v.get("const")?.as_str()?;
                 let what = v.get("description")?.as_str()?;
-                Some(format!("{name}: {what}"))
+                Some(format!("- {name}: {}", paragraphs(what)))
             })
             .collect();
-        let mut description = map.get("description").and_then(Value::as_str).unwrap_or("").trim().to_string();
+        // The type's own words, then a paragraph of what each value means:
+        // the reference shows both, the tool list the first.
+        let mut description = paragraphs(map.get("description").and_then(Value::as_str).unwrap_or(""));
         if !meanings.is_empty() {
-            if !description.is_empty() && !description.ends_with('.') {
-                description.push('.');
-            }
-            description = format!("{description} {}", meanings.join(" ")).trim().to_string();
+            description = format!("{description}\n\n{}", meanings.join("\n")).trim().to_string();
         }
         let kind = variants.iter().find_map(|v| v.get("type").cloned()).unwrap_or_else(|| "string".into());
         let mut out = Map::new();
@@ -138,6 +154,9 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
             map.entry("maximum").or_insert(max.into());
         }
     }
+    if let Some(Value::String(d)) = map.get_mut("description") {
+        *d = paragraphs(d);
+    }
     // `default: null` says nothing a missing default does not.
     if map.get("default") == Some(&Value::Null) {
         map.remove("default");
@@ -159,6 +178,73 @@ fn rewrite(value: Value, defs: &Value, depth: usize) -> Value {
         })
         .collect();
     Value::Object(rewritten)
+}
+
+/// A doc comment's text as one line a paragraph: the lines of a paragraph
+/// joined by spaces, paragraphs apart by a blank line.
+fn paragraphs(text: &str) -> String {
+    text.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The first paragraph of a description: what the tool list carries.
+pub fn lead(text: &str) -> &str {
+    text.split("\n\n").next().unwrap_or("").trim()
+}
+
+/// `schema` (a [`portable`] one) as the tool list sends it: each
+/// description cut to its first paragraph (the rest, and what each enum
+/// value means, is the reference's), and without the keywords that only
+/// restate what the tool checks anyway — the schema's own description,
+/// `additionalProperties` (an unknown argument is refused by name), an
+/// unsigned integer's `minimum: 0` and a width's `maximum`, a boolean's
+/// `default: false`. Every property, type, enum and `required` stays.
+pub fn compact(schema: &Value) -> Value {
+    let mut out = compact_at(schema);
+    if let Some(map) = out.as_object_mut() {
+        map.remove("description");
+    }
+    out
+}
+
+/// The largest `maximum` that only says an integer's width.
+const WIDTH_MAXIMUM: u64 = u32::MAX as u64;
+
+fn compact_at(schema: &Value) -> Value {
+    let Value::Object(map) = schema else { return schema.clone() };
+    let integer = map.get("type").and_then(Value::as_str) == Some("integer");
+    let boolean = map.get("type").and_then(Value::as_str) == Some("boolean");
+    let mut out = Map::new();
+    for (key, value) in map {
+        let value = match key.as_str() {
+            "additionalProperties" => continue,
+            "minimum" if integer && value.as_u64() == Some(0) => continue,
+            "maximum" if integer && value.as_u64().is_some_and(|m| m >= WIDTH_MAXIMUM) => continue,
+            "default" if boolean && value == &Value::Bool(false) => continue,
+            "description" => match value.as_str().map(lead) {
+                Some("") => continue,
+                Some(first) => first.into(),
+                None => value.clone(),
+            },
+            "properties" => Value::Object(
+                value.as_object().into_iter().flatten().map(|(k, v)| (k.clone(), compact_at(v))).collect(),
+            ),
+            // An item's description is its type's own words: the reference's.
+            "items" => {
+                let mut item = compact_at(value);
+                if let Some(m) = item.as_object_mut() {
+                    m.remove("description");
+                }
+                item
+            }
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
 }
 
 /// What in `schema` is outside [`SUBSET`], as `path: problem` lines.
@@ -229,8 +315,20 @@ mod tests {
         assert_eq!(outside_subset(&out), Vec::<String>::new(), "{out:#}");
         assert_eq!(
             out["properties"]["op"],
-            json!({"type": "string", "enum": ["a", "b"], "description": "The op. a: Does a. b: Does b."})
+            json!({"type": "string", "enum": ["a", "b"], "description": "\n\nThe op.\n\n- a: Does a.\n- b: Does b."})
         );
+        let maybe = &out["properties"]["maybe"]["description"];
+        assert_eq!(maybe, "Optional op.\n\n- a: Does a.\n- b: Does b.", "the site's words lead");
+        let listed = compact(&out);
+        assert_eq!(listed["properties"]["op"], json!({"type": "string", "enum": ["a", "b"]}));
+        assert_eq!(listed["properties"]["maybe"]["description"], "Optional op.");
+        assert_eq!(
+            listed["properties"]["lines"]["items"],
+            json!({"type": "integer"}),
+            "a width says nothing"
+        );
+        assert_eq!(listed["properties"]["port"], json!({"type": "integer", "maximum": 65535}));
+        assert_eq!(listed["required"], json!(["op"]));
         assert_eq!(out["properties"]["maybe"]["enum"], json!(["a", "b"]));
         assert_eq!(out["properties"]["port"], json!({"type": "integer", "minimum": 0, "maximum": 65535}));
         assert_eq!(out["properties"]["big"], json!({"type": "integer"}));

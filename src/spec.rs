@@ -140,22 +140,21 @@ pub struct ToolSpec {
     pub input_schema: serde_json::Value,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn read_only_surface_sees_only_read_level() {
-        assert!(Surface::ReadOnly.allows(Level::Read));
-        assert!(!Surface::ReadOnly.allows(Level::Write));
-        assert!(!Surface::ReadOnly.allows(Level::Exec));
-        assert!(Surface::Full.allows(Level::Exec));
+impl ToolSpec {
+    /// The declaration as a model's tool list carries it: the
+    /// description's first paragraph and the compact schema
+    /// ([`crate::schema::compact`]). Hosts send this; [`Self::reference`]
+    /// holds the rest, and the router checks calls against the full one.
+    pub fn for_model(&self) -> ToolSpec {
+        ToolSpec {
+            description: crate::schema::lead(&self.description).to_string(),
+            input_schema: crate::schema::compact(&self.input_schema),
+            ..self.clone()
+        }
     }
 
-    #[test]
-    fn names_parse() {
-        assert_eq!("read-only".parse::<Surface>(), Ok(Surface::ReadOnly));
-        assert!("root".parse::<Surface>().unwrap_err().contains("read-only"));
-        assert_eq!("parsers".parse::<Resource>(), Ok(Resource::Parsers));
+    /// Everything the tool's declaration says, as text ([`crate::help`]).
+    pub fn reference(&self) -> String {
+        crate::help::reference(self)
     }
 }

@@ -50,6 +50,11 @@ fn tools_list_is_the_surface() {
 }
 
 #[test]
+fn the_whole_tool_list_fits_its_budget_and_help_holds_the_rest() {
+    scenario("tool_list_budget");
+}
+
+#[test]
 fn calls_return_text_images_and_structured_content() {
     scenario("calls_and_content");
 }

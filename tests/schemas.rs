@@ -24,14 +24,18 @@ fn every_tool() -> (tempfile::TempDir, Vec<tether::ToolSpec>) {
         .vibe(Arc::new(CommandBackend::load(dir.path())))
         .start()
         .unwrap();
+    // Each tool twice: as declared, and as the tool list sends it.
     let tools = rt.tools(Surface::Full);
-    (dir, tools)
+    let listed =
+        tools.iter().map(|t| tether::ToolSpec { name: format!("{} (listed)", t.name), ..t.for_model() });
+    let both = tools.iter().cloned().chain(listed).collect();
+    (dir, both)
 }
 
 #[test]
 fn every_schema_is_inside_the_portable_subset() {
     let (_dir, tools) = every_tool();
-    assert!(tools.len() >= 18, "every tool is registered: {}", tools.len());
+    assert!(tools.len() >= 36, "every tool is registered, declared and listed: {}", tools.len());
     let mut problems = Vec::new();
     for tool in &tools {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);

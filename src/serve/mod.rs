@@ -41,6 +41,8 @@ use elicit::PeerSlot;
 
 /// The supervision tree's resource address.
 pub const TREE_URI: &str = "tether://tree";
+/// Where a tool's full reference is: this prefix and the tool's name.
+pub const TOOL_URI: &str = "tether://tools/";
 /// How often a long call reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -77,7 +79,7 @@ pub fn instructions(tools: &[ToolSpec]) -> String {
     }
     let offer = if parts.is_empty() { "no tools on this surface".to_string() } else { parts.join(", ") };
     format!(
-        "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory. The supervision tree is the resource {TREE_URI}."
+        "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory; lines are 1-based. `lsp` and `debug` answer `help` with their full reference; every tool's is the resource {TOOL_URI}NAME. The supervision tree is the resource {TREE_URI}."
     )
 }
 
@@ -174,6 +176,7 @@ impl TetherServer {
 
 /// A tool as MCP lists it.
 pub fn mcp_tool(spec: &ToolSpec) -> Tool {
+    let spec = spec.for_model();
     let schema = match &spec.input_schema {
         Value::Object(map) => map.clone(),
         _ => serde_json::Map::new(),
@@ -344,7 +347,15 @@ impl ServerHandler for TetherServer {
             "Every live resource of this run (servers, adapters, kernels, workers) with state, pid, age and pending work; as text and as JSON".into(),
         );
         tree.mime_type = Some("text/plain".into());
-        Ok(ListResourcesResult::with_all_items(vec![tree]))
+        let mut listed = vec![tree];
+        for spec in self.runtime.tools(self.surface()) {
+            let mut reference =
+                Resource::new(format!("{TOOL_URI}{}", spec.name), format!("{} reference", spec.name));
+            reference.description = Some(format!("Every argument of `{}` and all it means", spec.name));
+            reference.mime_type = Some("text/plain".into());
+            listed.push(reference);
+        }
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn read_resource(
@@ -352,9 +363,22 @@ impl ServerHandler for TetherServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(name) = request.uri.strip_prefix(TOOL_URI) {
+            let tools = self.runtime.tools(self.surface());
+            let Some(spec) = tools.iter().find(|t| t.name == name) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(McpError::resource_not_found(
+                    format!("no tool `{name}` on this surface; references exist for {}", names.join(", ")),
+                    None,
+                ));
+            };
+            return Ok(
+                ReadResourceResult::new(vec![ResourceContents::text(spec.reference(), request.uri)]).into()
+            );
+        }
         if request.uri != TREE_URI {
             return Err(McpError::resource_not_found(
-                format!("no resource `{}`; tether offers {TREE_URI}", request.uri),
+                format!("no resource `{}`; tether offers {TREE_URI} and {TOOL_URI}NAME", request.uri),
                 None,
             ));
         }

@@ -14,7 +14,6 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPatchArgs {
-    /// A unified diff (as from `diff -u` or `git diff`); paths relative to the working directory, `a/` and `b/` prefixes allowed, /dev/null to create or delete.
     pub patch: String,
 }
 
@@ -27,7 +26,7 @@ impl ToolHandler for ApplyPatch {
             name: "apply_patch".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Apply a unified diff to files in the working directory. Every file is changed or none: a hunk that does not apply fails the whole patch.".into(),
+            description: "Apply a unified diff: every file changes or none.\n\nApply a unified diff (`diff -u`, `git diff`; /dev/null creates or deletes): every file changes or none.\n\n`a/` and `b/` prefixes are allowed; a hunk that does not apply fails the whole patch.".into(),
             input_schema: schema_of::<ApplyPatchArgs>(),
         }
     }

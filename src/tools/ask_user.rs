@@ -32,16 +32,11 @@ const PROCEED: &str = "Proceed on your own best assumption, state that assumptio
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskUserArgs {
-    /// What to ask, as one clear question.
     pub question: String,
-    /// Why it is asked and what depends on the answer.
     pub context: Option<String>,
-    /// The choices, numbered on the card in this order.
     #[serde(default)]
     pub options: Vec<OptionArg>,
-    /// Whether a typed answer is accepted (default: true when there are no options, else false).
     pub allow_free_text: Option<bool>,
-    /// Whether several options may be chosen.
     #[serde(default)]
     pub multi_select: bool,
 }
@@ -50,9 +45,7 @@ pub struct AskUserArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptionArg {
-    /// What the human picks (short; unique on the card).
     pub label: String,
-    /// What picking it means.
     pub description: Option<String>,
 }
 
@@ -143,7 +136,7 @@ impl ToolHandler for AskUser {
             level: Level::Read,
             parallel_safe: true,
             description: format!(
-                "Ask the human operator a question and wait for the answer: shows a numbered card (question, context, options) and blocks until they answer, skip, or {} pass. The only way to ask the operator something — never write the question as a chat message. A skip means: proceed on a stated assumption and do not ask again.",
+                "Ask the human and wait for the answer (never ask in chat). A skip: go on under a stated assumption.\n\nAsk the human a question and wait (up to {}) for the answer; never ask in chat instead. A skip means: go on under a stated assumption, do not ask again.\n\nThe card shows the question, `context` (why it is asked, what depends on it) and the numbered `options` (`label` short and unique, `description` what picking it means). `allow_free_text`: whether a typed answer is accepted (default: true without options, else false); `multi_select`: whether several options may be chosen.",
                 human_duration(self.timeout)
             ),
             input_schema: schema_of::<AskUserArgs>(),

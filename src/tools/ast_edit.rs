@@ -18,13 +18,9 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditArgs {
-    /// The code fragment to find, with metavariables ($NAME, $$$NAME, $_), as for ast_grep.
     pub pattern: String,
-    /// What each match becomes; may use the metavariables the pattern binds (and no others).
     pub rewrite: String,
-    /// File or directory to rewrite in, relative to the working directory; default the whole workspace.
     pub path: Option<String>,
-    /// Grammar id, as for ast_grep; inferred from a file's extension.
     pub language: Option<String>,
 }
 
@@ -40,7 +36,7 @@ impl ToolHandler for AstEdit {
             name: "ast_edit".into(),
             level: Level::Write,
             parallel_safe: true,
-            description: "Stage a structural rewrite: every match of `pattern` becomes `rewrite` with its metavariables substituted. Writes nothing; returns a diff preview and an edit_id to pass to resolve (accept or discard).".into(),
+            description: "Stage a rewrite of each `pattern` match (as in ast_grep) into `rewrite`; answers a diff and an edit_id for resolve.\n\nStage a structural rewrite: each match of `pattern` (as in ast_grep) becomes `rewrite`, using what the pattern binds. Writes nothing; answers a diff and an edit_id for resolve.\n\n`rewrite` may use only the metavariables the pattern binds. `path`: a file or directory (default: the whole workspace); `language` as for ast_grep, inferred from a file's extension.".into(),
             input_schema: schema_of::<AstEditArgs>(),
         }
     }

@@ -21,13 +21,9 @@ const DEFAULT_MAX_RESULTS: usize = 50;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstGrepArgs {
-    /// A code fragment with metavariables: `$NAME` matches one node, `$$$NAME` a sequence, `$_` anything without binding. A repeated metavariable must match the same text.
     pub pattern: String,
-    /// File or directory to search, relative to the working directory; default the whole workspace.
     pub path: Option<String>,
-    /// Grammar id, any language the ast-grep CLI knows (python, java, csharp, kotlin, ruby, php, swift, go, rust, tsx, yaml, …; `status` lists them). Inferred from a file's extension; a directory search without it searches every language present.
     pub language: Option<String>,
-    /// How many matches to return (default 50, at most 100000).
     pub max_results: Option<usize>,
 }
 
@@ -43,7 +39,7 @@ impl ToolHandler for AstGrep {
             name: "ast_grep".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Find code by its syntax-tree shape, not its text: never matches inside strings or comments. Example: pattern `if ($X != null) $X.dispose()` with language dart. Returns path:line:col and the line of each match.".into(),
+            description: "Structural code search (never in strings or comments): `$X` one node, `$$$X` a sequence, `$_` any.\n\nFind code by syntax-tree shape, never inside strings or comments: `$X` one node, `$$$X` a sequence, `$_` any; a repeated metavariable matches the same text. Answers path:line:col and the line.\n\nExample: pattern `if ($X != null) $X.dispose()` with language dart. `path`: a file or directory (default: the whole workspace). `language`: any grammar the ast-grep CLI knows (python, java, csharp, kotlin, ruby, php, swift, go, rust, tsx, yaml, …; `tether status` lists them), inferred from a file's extension; a directory search without it searches every language present. `max_results`: default 50, at most 100000.".into(),
             input_schema: schema_of::<AstGrepArgs>(),
         }
     }

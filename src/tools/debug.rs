@@ -59,49 +59,32 @@ pub enum Op {
     Output,
     /// End the session; kills adapter and program.
     Terminate,
+    /// This reference.
+    Help,
 }
 
 /// Arguments of `debug`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebugArgs {
-    /// adapters, status, breakpoints, exceptions, launch, attach, run_to, continue, pause, step_over, step_in, step_out, threads, stack, scopes, variables, evaluate, output or terminate.
     pub op: Op,
-    /// breakpoints, run_to, and launch with breakpoints: the source file, relative to the working directory.
     pub file: Option<String>,
-    /// breakpoints (and launch, to set them in the same call): 1-based lines (empty clears the file).
     pub lines: Option<Vec<u32>>,
-    /// breakpoints (and launch): instead of `lines`, each with an optional condition, hit condition or log message.
     pub breakpoints: Option<Vec<BreakpointArg>>,
-    /// run_to: the 1-based line to run to.
     pub line: Option<u32>,
-    /// exceptions: the adapter's exception filters to set (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions; rdbg: uncaught, any, RuntimeError); empty: none.
     pub filters: Option<Vec<String>>,
-    /// launch: the program (a .py, .go, .js, .ts, .rb or .dart file, or a native executable).
     pub program: Option<String>,
-    /// launch: a Python module to run as `python -m MODULE` (for example pytest), instead of `program`; `node:test` to run the JavaScript/TypeScript test file (or directory) `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`); or `npm:SCRIPT` to run the package.json script SCRIPT (`args` after `--`).
     pub module: Option<String>,
-    /// launch: the program's arguments.
     pub args: Option<Vec<String>>,
-    /// launch: the program's working directory (default: the working directory).
     pub cwd: Option<String>,
-    /// launch: extra environment variables.
     pub env: Option<BTreeMap<String, String>>,
-    /// attach: the port the program (debugpy) or delve server listens on, on 127.0.0.1.
     pub port: Option<u16>,
-    /// attach: the process id (lldb or delve).
     pub pid: Option<u32>,
-    /// attach: the adapter: debugpy (default with port), lldb (default with pid), delve, js-debug or rdbg.
     pub adapter: Option<String>,
-    /// attach: the VM service address a Dart program started with `dart run --observe` prints (ws:// or http://, on loopback).
     pub vm_service_uri: Option<String>,
-    /// continue/pause/step_*/stack: the thread (default: the stopped one).
     pub thread_id: Option<i64>,
-    /// scopes and evaluate: the frame (default: the one the last stop showed).
     pub frame_id: Option<i64>,
-    /// variables: the reference, from scopes or variables.
     pub reference: Option<i64>,
-    /// evaluate: the expression.
     pub expression: Option<String>,
 }
 
@@ -109,13 +92,9 @@ pub struct DebugArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BreakpointArg {
-    /// 1-based line.
     pub line: u32,
-    /// Stop only when this expression (in the program's language) is true.
     pub condition: Option<String>,
-    /// Stop only on the hits this allows (debugpy: `3`, `>= 3`, `% 2`; lldb: a count).
     pub hit_condition: Option<String>,
-    /// Print this instead of stopping (`{expr}` is interpolated): a logpoint.
     pub log_message: Option<String>,
 }
 
@@ -365,7 +344,7 @@ impl ToolHandler for Debug {
             name: "debug".into(),
             level: Level::Exec,
             parallel_safe: false,
-            description: "Drive a debugger (Python, C/C++/Rust, Go, JavaScript/TypeScript, Ruby, Dart): breakpoints (with conditions, hit counts, logpoints), exception stops, launch or attach, run_to, step, and read threads, stack, scopes, variables and output. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.".into(),
+            description: "Drive a debugger (Python, C/C++/Rust, Go, JS/TS, Ruby, Dart); a stop answers where, source, locals, call chain. launch: program or module, args, cwd, env, and file + lines to break first; attach: port, pid or vm_service_uri; breakpoints: file + lines; run_to: file + line; variables: reference. help: all ops and arguments.\n\nBreakpoints take conditions, hit counts and logpoints; exception stops, steps, threads, stack, scopes, variables, evaluate and output are ops of their own. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.\n\nArguments by op:\n- breakpoints: `file` (relative to the working directory) and `lines` (1-based; empty clears the file), or `breakpoints`, each a `line` with an optional `condition` (an expression in the program's language), `hit_condition` (debugpy: `3`, `>= 3`, `% 2`; lldb: a count) or `log_message` (printed instead of stopping; `{expr}` is interpolated). May precede launch; answers where each bound.\n- exceptions: `filters`, the adapter's names (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions; rdbg: uncaught, any, RuntimeError); empty: none; left out: lists what is offered and on.\n- launch: `program` (a .py, .go, .js, .ts, .rb or .dart file, or a native executable), or `module`: a Python module run as `python -m MODULE` (such as pytest); `node:test` to run the JavaScript/TypeScript test file or directory `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`); `npm:SCRIPT` to run a package.json script (`args` after `--`). `args`, `cwd` (default: the working directory), `env` (extra variables). With `file` and `lines` or `breakpoints`, those are set first, in the same call.\n- attach: `port` on 127.0.0.1 (debugpy, or a `dlv --headless` server with `adapter` delve), `pid` (lldb, or delve), or `vm_service_uri` (the address `dart run --observe` prints, ws:// or http:// on loopback); `adapter`: debugpy (default with port), lldb (default with pid), delve, js-debug or rdbg.\n- run_to: `file` and `line`, once (a temporary breakpoint).\n- continue, pause, step_over, step_in, step_out, stack: `thread_id` (default: the stopped thread).\n- scopes, evaluate: `frame_id` (default: the frame the last stop showed); evaluate: `expression`.\n- variables: `reference`, from scopes or variables (children capped at 50, values at 400 characters).".into(),
             input_schema: schema_of::<DebugArgs>(),
         }
     }
@@ -476,6 +455,7 @@ impl ToolHandler for Debug {
             },
             Op::Output => DebugOp::Output,
             Op::Terminate => DebugOp::Terminate,
+            Op::Help => return Ok(crate::help::answer(&self.spec())),
         };
         let status = matches!(op, DebugOp::Status);
         let conversations = self.conversations.clone();

@@ -12,11 +12,8 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditArgs {
-    /// File to edit, relative to the working directory.
     pub path: String,
-    /// The exact text to replace; it must occur exactly once in the file.
     pub old_string: String,
-    /// The text to put in its place.
     pub new_string: String,
 }
 
@@ -29,7 +26,7 @@ impl ToolHandler for Edit {
             name: "edit".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Replace the one occurrence of old_string in a file with new_string (written atomically). old_string must be unique in the file; include surrounding lines if it is not.".into(),
+            description: "Replace the one occurrence of `old_string` with `new_string` (atomic).\n\nReplace `old_string`, which must occur exactly once (add surrounding lines if not), with `new_string`; written atomically.".into(),
             input_schema: schema_of::<EditArgs>(),
         }
     }

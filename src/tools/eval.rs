@@ -31,16 +31,12 @@ const MAX_IDLE_SECONDS: usize = 3600;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvalArgs {
-    /// The cell's code. Python accepts %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit.
     pub code: String,
-    /// 5 to 10 words saying what the cell does (its label in the transcript).
+    /// 5 to 10 words.
     pub description: String,
-    /// "python" (default) or "javascript".
     pub language: Option<Language>,
-    /// Discard the interpreter and start clean before this cell.
     #[serde(default)]
     pub reset: bool,
-    /// Seconds without progress before the cell is interrupted (default: the run's budget, 300).
     pub idle_timeout_seconds: Option<usize>,
 }
 
@@ -70,7 +66,7 @@ impl ToolHandler for Eval {
             name: "eval".into(),
             level: Level::Exec,
             parallel_safe: false,
-            description: "Run a Python (default) or JavaScript cell in a persistent interpreter: variables, imports and data survive between calls; the last expression is echoed; display() shows DataFrames as tables and matplotlib figures as images; tool(name, args) calls the host's tools from inside the cell.".into(),
+            description: "Run a Python (default) or JavaScript cell in a persistent interpreter; the last expression is echoed, display() shows tables and figures.\n\nRun a Python (default) or JavaScript cell in a persistent interpreter: state survives calls, the last expression is echoed, display() shows tables and figures, tool(name, args) calls host tools.\n\nPython cells accept %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit. `description` labels the cell in the transcript. `reset`: discard the interpreter and start clean before this cell. `idle_timeout_seconds`: seconds without progress before the cell is interrupted (default: the run's budget, 300).".into(),
             input_schema: schema_of::<EvalArgs>(),
         }
     }

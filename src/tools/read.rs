@@ -16,7 +16,6 @@ pub const MAX_READ_BYTES: usize = 256 * 1024;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
-    /// File to read, relative to the working directory.
     pub path: String,
 }
 
@@ -29,7 +28,7 @@ impl ToolHandler for Read {
             name: "read".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Read a text file in the working directory.".into(),
+            description: "Read a text file.".into(),
             input_schema: schema_of::<ReadArgs>(),
         }
     }

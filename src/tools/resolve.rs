@@ -28,9 +28,7 @@ pub enum Action {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResolveArgs {
-    /// The id ast_edit returned, e.g. "edit_1".
     pub edit_id: String,
-    /// "accept" writes the change, "discard" drops it.
     pub action: Action,
 }
 
@@ -46,7 +44,7 @@ impl ToolHandler for Resolve {
             name: "resolve".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Accept or discard a change staged by ast_edit. Accept writes every file or none: if any file changed since staging, the whole change is refused.".into(),
+            description: "Accept or discard a staged change: every file or none.\n\nAccept or discard a staged change (ast_edit, lsp_rename): accept writes every file or none, refused if one changed since.\n\n`edit_id` is the id the staging call answered, such as `edit_1`.".into(),
             input_schema: schema_of::<ResolveArgs>(),
         }
     }

@@ -20,8 +20,6 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResourcesArgs {
-    /// Only this conversation's resources and the ones the run shares
-    /// (default false: every conversation's).
     #[serde(default)]
     pub mine: bool,
 }
@@ -38,7 +36,7 @@ impl ToolHandler for Resources {
             name: "resources".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "List the run's live resources, one a line: language servers, debug adapters and debuggees, kernels and workers, each with its owner conversation, pid, age, TTL left, restarts, pending work and last error. Use it to see what is running and why something failed.".into(),
+            description: "Live resources (servers, adapters, kernels, workers): pid, age, restarts, last error.\n\nThe run's live resources (servers, adapters, kernels, workers): owner, pid, age, restarts, pending work, last error. `mine`: only this conversation's and shared ones.\n\nEach line also says the TTL left. Use it to see what is running and why something failed.".into(),
             input_schema: schema_of::<ResourcesArgs>(),
         }
     }

@@ -107,11 +107,8 @@ fn report(w: &WorkerView) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpawnArgs {
-    /// The whole task for the worker: goal, files, constraints, what "done" means.
     pub brief: String,
-    /// A short name for lists (e.g. "rename config loader").
     pub label: String,
-    /// "fast" (default: mechanical work with a clear spec) or "good" (design, judgement, review).
     pub tier: Option<String>,
 }
 
@@ -123,7 +120,7 @@ impl ToolHandler for VibeSpawn {
     fn spec(&self) -> ToolSpec {
         spec::<SpawnArgs>(
             "vibe_spawn",
-            "Start a background worker on a brief; returns its id at once while it keeps running. Tier `fast` for mechanical work with a clear spec, `good` for design, judgement or reviewing a fast worker's result. Follow with vibe_wait.",
+            "Start a background worker on `brief`; answers its id. tier: fast (default) or good.\n\nStart a background worker on `brief` (goal, files, constraints, what done means); answers its id at once. `tier`: fast (default; mechanical work) or good (design, judgement, review).\n\n`label` is a short name for lists, 1 to 200 characters. The worker keeps running; follow with vibe_wait.",
         )
     }
 
@@ -163,9 +160,7 @@ impl ToolHandler for VibeSpawn {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendArgs {
-    /// The worker's id, as vibe_spawn returned it (e.g. "w1").
     pub worker_id: String,
-    /// What to add to its brief; it runs again with the brief and this message.
     pub message: String,
 }
 
@@ -177,7 +172,7 @@ impl ToolHandler for VibeSend {
     fn spec(&self) -> ToolSpec {
         spec::<SendArgs>(
             "vibe_send",
-            "Append a message to a worker's brief and run it again (a run still going is stopped first). Returns at once; follow with vibe_wait.",
+            "Add `message` to a worker's brief and rerun it.\n\nAdd `message` to a worker's brief and run it again (a run still going is stopped first); answers at once.",
         )
     }
 
@@ -203,9 +198,7 @@ impl ToolHandler for VibeSend {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
-    /// The worker's id (e.g. "w1").
     pub worker_id: String,
-    /// How long to wait, 1 to 1800 (default 120). On timeout the worker keeps running.
     pub timeout_seconds: Option<usize>,
 }
 
@@ -217,7 +210,7 @@ impl ToolHandler for VibeWait {
     fn spec(&self) -> ToolSpec {
         spec::<WaitArgs>(
             "vibe_wait",
-            "Wait until a worker finishes and return its result (or its error). On timeout it says the worker is still running and leaves it running.",
+            "Wait for a worker's result (default 120 s; on timeout it keeps running).\n\nWait for a worker's result or error (`timeout_seconds` 1 to 1800, default 120); on timeout it keeps running.",
         )
     }
 
@@ -257,7 +250,6 @@ impl ToolHandler for VibeWait {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillArgs {
-    /// The worker's id (e.g. "w1").
     pub worker_id: String,
 }
 
@@ -303,7 +295,7 @@ impl ToolHandler for VibeList {
     fn spec(&self) -> ToolSpec {
         spec::<ListArgs>(
             "vibe_list",
-            "List this run's workers: id, label, tier, state, elapsed time and the start of the last result.",
+            "List workers: id, label, tier, state, elapsed, last result.\n\nThis run's workers: id, label, tier, state, elapsed time, the start of the last result.",
         )
     }
 

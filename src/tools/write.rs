@@ -12,9 +12,7 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteArgs {
-    /// File to write, relative to the working directory; missing directories are created.
     pub path: String,
-    /// The whole new content of the file.
     pub content: String,
 }
 
@@ -27,7 +25,7 @@ impl ToolHandler for Write {
             name: "write".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Create or replace a file in the working directory with the given content (written atomically).".into(),
+            description: "Create or replace a file (atomic).\n\nCreate or replace a file with `content`, atomically; missing directories are created.".into(),
             input_schema: schema_of::<WriteArgs>(),
         }
     }

@@ -74,7 +74,7 @@ async def tools_on_surfaces():
             check(expected in names, f"`{expected}` is on the full surface", names)
         for t in tools:
             check(t.input_schema.get("type") == "object", f"{t.name} has an object schema", t.input_schema)
-            check(len(t.description or "") > 40, f"{t.name} has a description written for a model", t.description)
+            check(len(t.description or "") > 12, f"{t.name} has a description written for a model", t.description)
         eval_tool = next(t for t in tools if t.name == "eval")
         check("code" in eval_tool.input_schema["properties"], "eval's schema names its arguments", eval_tool.input_schema)
     async with Client(server("--surface", "read-only")) as c:
@@ -358,7 +358,38 @@ async def debug_crash_js():
     print("ok")
 
 
+# The most characters the whole tool list may take (issue #24): each tool
+# as the SDK reads it from `tools/list`, its JSON as `json.dumps` writes it.
+TOOL_LIST_BUDGET = 7000
+EVERY_TOOL = ["apply_patch", "ask_user", "ast_edit", "ast_grep", "debug", "edit", "eval", "lsp", "lsp_rename",
+              "read", "resolve", "resources", "vibe_kill", "vibe_list", "vibe_send", "vibe_spawn", "vibe_wait", "write"]
+
+
+async def tool_list_budget():
+    async with Client(server("--vibe")) as c:
+        tools = (await c.list_tools()).tools
+        sizes = {t.name: len(json.dumps(t.model_dump(mode="json", exclude_none=True))) for t in tools}
+        check(sorted(sizes) == EVERY_TOOL, "every tool is registered", sorted(sizes))
+        for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+            print(f"{name} {size}")
+        total = sum(sizes.values())
+        print(f"total {total}")
+        check(total <= TOOL_LIST_BUDGET, f"the tool list is at most {TOOL_LIST_BUDGET} characters", sizes)
+        # What the list leaves out is one call away.
+        text = text_of(await c.call_tool("debug", {"op": "help"}))
+        for said in ["step_over: One step over.", "hit_condition", "node:test", "vm_service_uri", "Arguments:"]:
+            check(said in text, f"debug help says {said}", text)
+        text = text_of(await c.call_tool("lsp", {"action": "help"}))
+        for said in ["references: Every use", "`offset`", "query"]:
+            check(said in text, f"lsp help says {said}", text)
+        reference = await c.read_resource("tether://tools/ast_grep")
+        text = "".join(c.text for c in reference.contents)
+        check("max_results" in text and "$$$X" in text, "the tool's reference is a resource", text)
+    print("ok")
+
+
 SCENARIOS = {
+    "tool_list_budget": tool_list_budget,
     "debug_crash": debug_crash,
     "debug_crash_js": debug_crash_js,
     "tools_on_surfaces": tools_on_surfaces,

@@ -99,27 +99,21 @@ pub enum Action {
     Status,
     /// Restart the server for `file` (or every server).
     Reload,
+    /// This reference.
+    Help,
 }
 
 /// Arguments of `lsp`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LspArgs {
-    /// diagnostics, definition, type_definition, implementation, references, hover, symbols, code_actions, status or reload.
     pub action: Action,
-    /// File relative to the working directory (for diagnostics, "*" means the whole project).
     pub file: Option<String>,
-    /// 1-based line of the symbol.
     pub line: Option<u32>,
-    /// The symbol as it appears on that line (a substring; never a column).
     pub symbol: Option<String>,
-    /// For symbols: the name to search the workspace for.
     pub query: Option<String>,
-    /// For references: how many to skip (paging past the first page).
     pub offset: Option<usize>,
-    /// For references: how many to list (default 50, at most 1000).
     pub limit: Option<usize>,
-    /// For diagnostics "*" and workspace symbols: which language (default: every language present).
     pub language: Option<String>,
 }
 
@@ -143,7 +137,7 @@ impl ToolHandler for Lsp {
             name: "lsp".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Ask the project's language server: diagnostics, definition, type_definition, implementation, references, hover, symbols, code_actions, status, reload. Positions are file + 1-based line + symbol text on that line, never a column.".into(),
+            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). references pages with offset, limit; symbols takes query or file; diagnostics file \"*\" checks the project. help: the reference.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present).\n- definition, type_definition, implementation, references, hover, code_actions: `file`, `line`, `symbol` (a substring of the line; whole identifiers first).\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one) or `file` (that file's symbols).\n- reload: `file` (its server) or nothing (every server).".into(),
             input_schema: schema_of::<LspArgs>(),
         }
     }
@@ -169,6 +163,7 @@ impl ToolHandler for Lsp {
         };
         let work: ToolFuture = match args.action {
             Action::Status => Box::pin(status::status(sup)),
+            Action::Help => return Ok(crate::help::answer(&self.spec())),
             Action::Reload => {
                 let path = match args.file {
                     Some(f) => Some(file("reload", Some(f))?),
@@ -240,6 +235,7 @@ fn action_name(action: Action) -> &'static str {
         Action::CodeActions => "code_actions",
         Action::Status => "status",
         Action::Reload => "reload",
+        Action::Help => "help",
     }
 }
 

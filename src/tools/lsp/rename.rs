@@ -37,15 +37,10 @@ use crate::spec::{Level, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenameArgs {
-    /// File where the symbol is, relative to the working directory.
     pub file: String,
-    /// 1-based line of the symbol.
     pub line: u32,
-    /// The symbol as it appears on that line.
     pub symbol: String,
-    /// Its new name.
     pub new_name: String,
-    /// Stage the change for `resolve` instead of writing it now.
     #[serde(default)]
     pub stage: bool,
 }
@@ -64,7 +59,7 @@ impl ToolHandler for LspRename {
             name: "lsp_rename".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Rename a symbol across the project through its language server: file + 1-based line + symbol text, and new_name. Writes every file or none; stage: true returns an edit_id for resolve instead.".into(),
+            description: "Rename the symbol at file + line + symbol across the project; `stage` stages it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
             input_schema: schema_of::<RenameArgs>(),
         }
     }
