@@ -78,8 +78,16 @@ pub fn instructions(tools: &[ToolSpec]) -> String {
         parts.push(format!("the host's own tools ({})", others.join(", ")));
     }
     let offer = if parts.is_empty() { "no tools on this surface".to_string() } else { parts.join(", ") };
+    // Only the tools offered here that have a `help` op are named.
+    let helped: Vec<String> =
+        ["lsp", "debug"].into_iter().filter(|n| offered(n)).map(|n| format!("`{n}`")).collect();
+    let help = match helped.len() {
+        0 => String::new(),
+        1 => format!("{} answers `help` with its full reference; ", helped[0]),
+        _ => format!("{} answer `help` with their full reference; ", helped.join(" and ")),
+    };
     format!(
-        "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory; lines are 1-based. `lsp` and `debug` answer `help` with their full reference; every tool's is the resource {TOOL_URI}NAME. The supervision tree is the resource {TREE_URI}."
+        "tether: tools bound to live resources of this working directory — {offer}. Paths are relative to the working directory; lines are 1-based. {help}every tool's reference is the resource {TOOL_URI}NAME. The supervision tree is the resource {TREE_URI}."
     )
 }
 
