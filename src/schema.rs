@@ -220,7 +220,9 @@ fn compact_at(schema: &Value) -> Value {
     let mut out = Map::new();
     for (key, value) in map {
         let value = match key.as_str() {
-            "additionalProperties" => continue,
+            // `false` only restates a check; a map's value schema says what its values are.
+            "additionalProperties" if value.is_boolean() => continue,
+            "additionalProperties" => compact_at(value),
             "minimum" if integer && value.as_u64() == Some(0) => continue,
             "maximum" if integer && value.as_u64().is_some_and(|m| m >= WIDTH_MAXIMUM) => continue,
             "default" if boolean && value == &Value::Bool(false) => continue,

@@ -158,3 +158,22 @@ impl ToolSpec {
         crate::help::reference(self)
     }
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_surface_sees_only_read_level() {
+        assert!(Surface::ReadOnly.allows(Level::Read));
+        assert!(!Surface::ReadOnly.allows(Level::Write));
+        assert!(!Surface::ReadOnly.allows(Level::Exec));
+        assert!(Surface::Full.allows(Level::Exec));
+    }
+
+    #[test]
+    fn names_parse() {
+        assert_eq!("read-only".parse::<Surface>(), Ok(Surface::ReadOnly));
+        assert!("root".parse::<Surface>().unwrap_err().contains("read-only"));
+        assert_eq!("parsers".parse::<Resource>(), Ok(Resource::Parsers));
+    }
+}

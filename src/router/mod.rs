@@ -449,11 +449,9 @@ async fn cancellable(
 /// The permission card for a write/exec call: the tool, what it says it
 /// does (its `description` argument when it has one), and the arguments.
 fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time::Duration) -> Card {
-    let what = args
-        .get("description")
-        .and_then(|d| d.as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| spec.description.split(". ").next().unwrap_or("").to_string());
+    let what = args.get("description").and_then(|d| d.as_str()).map(str::to_string).unwrap_or_else(|| {
+        crate::schema::lead(&spec.description).split(". ").next().unwrap_or("").to_string()
+    });
     let mut card = Card::permission(&spec.name, spec.level.as_str(), &what, timeout);
     let mut shown = serde_json::to_string(args).unwrap_or_default();
     if shown.chars().count() > PERMISSION_ARGS_CHARS {
