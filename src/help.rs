@@ -4,8 +4,8 @@
 //! paragraph and a compact schema ([`crate::schema::compact`]). Everything
 //! else a tool's doc comments say — the later paragraphs, what each op
 //! means, bounds and defaults — is rendered here as plain text, which a
-//! tool's `help` op, the MCP resource `tether://tools/NAME` and
-//! `tether tools NAME` answer with.
+//! tool's `help` op (`lsp`, `debug`) and the MCP resource
+//! `tether://tools/NAME` answer with.
 
 use serde_json::Value;
 

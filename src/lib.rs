@@ -19,7 +19,7 @@
 //!   with errors that name the field; [`schema`] — input schemas in the
 //!   subset every client and model provider takes, and the compact form
 //!   the tool list sends; [`help`] — a tool's full reference (its `help`
-//!   op, the `tether://tools/NAME` resource, `tether tools NAME`).
+//!   op, the `tether://tools/NAME` resource).
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
 //!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   `resources` (the supervision tree for the model), and the minimal

@@ -199,7 +199,8 @@ pub fn lead(text: &str) -> &str {
 /// description cut to its first paragraph (the rest, and what each enum
 /// value means, is the reference's), and without the keywords that only
 /// restate what the tool checks anyway — the schema's own description,
-/// `additionalProperties` (an unknown argument is refused by name), an
+/// `additionalProperties: false` (an unknown argument is refused by
+/// name; a map's value schema stays), an
 /// unsigned integer's `minimum: 0` and a width's `maximum`, a boolean's
 /// `default: false`. Every property, type, enum and `required` stays.
 pub fn compact(schema: &Value) -> Value {
