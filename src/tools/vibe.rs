@@ -295,7 +295,7 @@ impl ToolHandler for VibeList {
     fn spec(&self) -> ToolSpec {
         spec::<ListArgs>(
             "vibe_list",
-            "List workers: id, label, tier, state, elapsed, last result.\n\nThis run's workers: id, label, tier, state, elapsed time, the start of the last result.",
+            "List workers and their state.\n\nThis run's workers: id, label, tier, state, elapsed time, the start of the last result.",
         )
     }
 

@@ -25,7 +25,7 @@ impl ToolHandler for Write {
             name: "write".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Create or replace a file (atomic).\n\nCreate or replace a file with `content`, atomically; missing directories are created.".into(),
+            description: "Create or replace a file.\n\nCreate or replace a file with `content`, atomically; missing directories are created.".into(),
             input_schema: schema_of::<WriteArgs>(),
         }
     }

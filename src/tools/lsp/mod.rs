@@ -9,6 +9,8 @@
 //!
 //! Here: the tool, and opening a file at its server and waiting for it;
 //! `navigate` asks the navigation actions and `answers` renders them,
+//! `hierarchy` follows call and type hierarchies, `body` reads the
+//! source of what an answer names,
 //! `settled` holds cross-file answers against changes made meanwhile,
 //! `crosscheck` holds an answer against the text for servers that drop
 //! what they cannot resolve, [`symbols`] and [`diagnostics`] their
@@ -16,8 +18,10 @@
 //! `status` status and reload, [`rename`] `lsp_rename`.
 
 mod answers;
+mod body;
 mod crosscheck;
 pub mod diagnostics;
+mod hierarchy;
 mod navigate;
 pub mod position;
 mod project;
@@ -45,7 +49,8 @@ use crate::args::{confined, parse};
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
-use navigate::navigate;
+pub use hierarchy::Direction;
+use navigate::{Question, navigate};
 use position::{SymbolAt, locate};
 use project::{languages_here, project_check};
 
@@ -95,6 +100,10 @@ pub enum Action {
     Symbols,
     /// Quick fixes the server offers at the symbol.
     CodeActions,
+    /// Who calls it (`direction` incoming, the default) or what it calls (outgoing).
+    CallHierarchy,
+    /// Its direct supertypes (`direction`, the default) or subtypes.
+    TypeHierarchy,
     /// Which servers run, for which roots, and why others cannot.
     Status,
     /// Restart the server for `file` (or every server).
@@ -111,6 +120,9 @@ pub struct LspArgs {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub symbol: Option<String>,
+    pub occurrence: Option<usize>,
+    pub direction: Option<Direction>,
+    pub body: Option<bool>,
     pub query: Option<String>,
     pub offset: Option<usize>,
     pub limit: Option<usize>,
@@ -137,13 +149,14 @@ impl ToolHandler for Lsp {
             name: "lsp".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). references pages with offset, limit; symbols takes query or file; diagnostics file \"*\" checks the project. help: the reference.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present).\n- definition, type_definition, implementation, references, hover, code_actions: `file`, `line`, `symbol` (a substring of the line; whole identifiers first).\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one) or `file` (that file's symbols).\n- reload: `file` (its server) or nothing (every server).".into(),
+            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present).\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
             input_schema: schema_of::<LspArgs>(),
         }
     }
 
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: LspArgs = parse("lsp", args)?;
+        check_applies(&args)?;
         let root = ctx.root().to_path_buf();
         let sup = self.supervisor.clone();
         let file = |name: &str, f: Option<String>| -> Result<PathBuf, ToolError> {
@@ -179,18 +192,23 @@ impl ToolHandler for Lsp {
                     Box::pin(file_diagnostics(sup, root.clone(), path))
                 }
             }
-            Action::Symbols => match (args.query, args.file) {
-                (Some(q), None) => Box::pin(symbols::workspace_symbols(sup, root.clone(), q, args.language)),
-                (None, Some(f)) => {
-                    let path = file("symbols", Some(f))?;
-                    Box::pin(symbols::document_symbols(sup, root.clone(), path))
+            Action::Symbols => {
+                let body = args.body.unwrap_or(false);
+                match (args.query, args.file) {
+                    (Some(q), None) => {
+                        Box::pin(symbols::workspace_symbols(sup, root.clone(), q, args.language, body))
+                    }
+                    (query, Some(f)) => {
+                        let path = file("symbols", Some(f))?;
+                        Box::pin(symbols::document_symbols(sup, root.clone(), path, query, body))
+                    }
+                    (None, None) => {
+                        return Err(ToolError::new(
+                            "lsp symbols: give `query` (search the workspace), `file` (that file's symbols), or both (that file's symbols matching the query)",
+                        ));
+                    }
                 }
-                _ => {
-                    return Err(ToolError::new(
-                        "lsp symbols: give exactly one of `query` (search the workspace) or `file` (that file's symbols)",
-                    ));
-                }
-            },
+            }
             nav => {
                 let name = action_name(nav);
                 let path = file(name, args.file)?;
@@ -199,11 +217,81 @@ impl ToolHandler for Lsp {
                 })?;
                 let symbol = needs(name, "symbol", args.symbol)?;
                 let page = Page { offset: args.offset.unwrap_or(0), limit: page_limit(args.limit)? };
-                Box::pin(navigate(sup, root.clone(), path, nav, line, symbol, page))
+                let occurrence = match args.occurrence {
+                    Some(0) => {
+                        return Err(ToolError::new(
+                            "argument `occurrence`: occurrences are 1-based; the first on the line is 1",
+                        ));
+                    }
+                    n => n,
+                };
+                let direction = hierarchy::direction(nav, args.direction)?;
+                let body = args.body.unwrap_or(false);
+                let spot = Spot { line, symbol, occurrence };
+                Box::pin(navigate(
+                    sup,
+                    root.clone(),
+                    path,
+                    Question { action: nav, spot, page, direction, body },
+                ))
             }
         };
         Ok(work)
     }
+}
+
+/// The symbol a call is about: `symbol` as written on 1-based `line`, its
+/// `occurrence` there (1-based; the first when not given).
+#[derive(Debug, Clone)]
+pub(crate) struct Spot {
+    pub line: u32,
+    pub symbol: String,
+    pub occurrence: Option<usize>,
+}
+
+/// Which actions each argument that only some take applies to: given
+/// with another, it would be silently ignored.
+fn check_applies(args: &LspArgs) -> Result<(), ToolError> {
+    use Action as A;
+    let name = action_name(args.action);
+    let navigation = matches!(
+        args.action,
+        A::Definition
+            | A::TypeDefinition
+            | A::Implementation
+            | A::References
+            | A::Hover
+            | A::CodeActions
+            | A::CallHierarchy
+            | A::TypeHierarchy
+    );
+    let refuse = |field: &str, takes: &str| {
+        Err(ToolError::new(format!(
+            "lsp {name}: argument `{field}` applies to {takes} only; leave it out here"
+        )))
+    };
+    if args.occurrence.is_some() && !navigation {
+        return refuse("occurrence", "the actions that take `line` and `symbol`");
+    }
+    if args.direction.is_some() && !matches!(args.action, A::CallHierarchy | A::TypeHierarchy) {
+        return refuse("direction", "call_hierarchy and type_hierarchy");
+    }
+    let bodies = matches!(
+        args.action,
+        A::Definition
+            | A::TypeDefinition
+            | A::Implementation
+            | A::Symbols
+            | A::CallHierarchy
+            | A::TypeHierarchy
+    );
+    if args.body.is_some() && !bodies {
+        return refuse(
+            "body",
+            "definition, type_definition, implementation, symbols, call_hierarchy and type_hierarchy",
+        );
+    }
+    Ok(())
 }
 
 /// Which references to list.
@@ -233,6 +321,8 @@ fn action_name(action: Action) -> &'static str {
         Action::Hover => "hover",
         Action::Symbols => "symbols",
         Action::CodeActions => "code_actions",
+        Action::CallHierarchy => "call_hierarchy",
+        Action::TypeHierarchy => "type_hierarchy",
         Action::Status => "status",
         Action::Reload => "reload",
         Action::Help => "help",
@@ -296,8 +386,7 @@ pub(crate) async fn open_at(
     sup: &Addr<LspSupervisor>,
     path: &Path,
     rel: &str,
-    line: u32,
-    symbol: &str,
+    spot: &Spot,
     mut synced: Option<Synced>,
 ) -> Result<(Session, Synced, tether_actors::lsp::server::SyncedDoc, SymbolAt), String> {
     let mut tries = 0;
@@ -308,7 +397,7 @@ pub(crate) async fn open_at(
             None => open(sup, path, false).await?,
         };
         let doc = session.doc.clone().expect("a file was synced");
-        match locate(&doc.text, rel, line, symbol) {
+        match locate(&doc.text, rel, spot.line, &spot.symbol, spot.occurrence) {
             Ok(at) => return Ok((session, synced, doc, at)),
             Err(e) => {
                 let moved = std::fs::read_to_string(path).ok().is_some_and(|now| now != *doc.text);

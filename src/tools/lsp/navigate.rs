@@ -1,5 +1,6 @@
 //! Navigation (`definition`, `type_definition`, `implementation`,
-//! `references`, `hover`, `code_actions`): the question asked at the
+//! `references`, `hover`, `code_actions`, `call_hierarchy`,
+//! `type_hierarchy`): the question asked at the
 //! symbol's position in the text the server holds, asked again when the
 //! server indexed, was replaced, or had a file change under the answer,
 //! and the answer rendered with what it may be missing.
@@ -13,16 +14,30 @@ use tether_actors::lsp::server::{OnError, Session};
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::watch::Synced;
+use tether_actors::wire::jsonrpc::METHOD_NOT_FOUND;
 use tether_actors::wire::pending::RequestError;
 
 use super::answers::{render_code_actions, render_hover, render_locations, render_references};
+use super::hierarchy::{self, Direction};
 use super::position::{self, SymbolAt};
 use super::settled::{self, Since};
 use super::{
-    Action, MAX_SUPERSEDED, Page, READY_WAIT, REQUEST_TIMEOUT, Ready, action_name, crosscheck,
+    Action, MAX_SUPERSEDED, Page, READY_WAIT, REQUEST_TIMEOUT, Ready, Spot, action_name, body, crosscheck,
     is_empty_answer, open_at, readiness, ready_for, render, taken_in_notes,
 };
 use crate::result::ToolResult;
+
+/// One navigation call: what to ask, where, and how to answer.
+pub(super) struct Question {
+    pub action: Action,
+    pub spot: Spot,
+    /// The page of `references`.
+    pub page: Page,
+    /// The hierarchy's direction (its default when the call named none).
+    pub direction: Option<Direction>,
+    /// Whether the answer carries the source of what it names.
+    pub body: bool,
+}
 
 /// One navigation question asked once, and what its answer is read with.
 struct Answered {
@@ -50,14 +65,14 @@ async fn ask_at(
     sup: &Addr<LspSupervisor>,
     path: &Path,
     rel: &str,
-    action: Action,
-    line: u32,
-    symbol: &str,
+    question: &Question,
     synced: Option<Synced>,
 ) -> Result<Answered, NotAnswered> {
+    let action = question.action;
+    let Spot { line, ref symbol, .. } = question.spot;
     let name = action_name(action);
     let failed = |text: String| Err(NotAnswered::Failed(ToolResult::error(text)));
-    let (session, synced, doc, at) = match open_at(sup, path, rel, line, symbol, synced).await {
+    let (session, synced, doc, at) = match open_at(sup, path, rel, &question.spot, synced).await {
         Ok(found) => found,
         Err(e) => return failed(format!("lsp {name}: {e}")),
     };
@@ -90,6 +105,19 @@ async fn ask_at(
     if session.shared.superseded() && !unsupported {
         return Err(NotAnswered::Superseded);
     }
+    // A server with no type hierarchy (none announced, or clangd 14's
+    // own pre-standard one, which answers the standard request "method
+    // not found") has one derived from its definitions and references.
+    let not_found =
+        matches!(&asked, Err(OnError::Request(RequestError::Rpc(e))) if e.code == METHOD_NOT_FOUND);
+    if let (true, Action::TypeHierarchy, Some(direction)) =
+        (unsupported || not_found, action, question.direction)
+    {
+        return match hierarchy::derive(&session, &doc, &at, symbol, direction).await {
+            Ok(answer) => Ok(Answered { session, synced, ready, at, moved_note, answer }),
+            Err(why) => failed(format!("lsp {name}: {why}")),
+        };
+    }
     let mut answer = match asked {
         Ok(v) => v,
         Err(OnError::Build(why)) => return failed(format!("lsp {name}: {why}")),
@@ -110,6 +138,14 @@ async fn ask_at(
             answer = v;
         }
     }
+    // A hierarchy's first answer is where it starts; the second, asked
+    // of those items, is the answer.
+    if let Some(direction) = question.direction {
+        answer = match hierarchy::follow(&session, direction, &answer).await {
+            Ok(v) => v,
+            Err(why) => return failed(format!("lsp {name}: {why}")),
+        };
+    }
     if session.shared.superseded() {
         return Err(NotAnswered::Superseded);
     }
@@ -118,25 +154,28 @@ async fn ask_at(
 
 /// Whether an action's answer is gathered from files across the project.
 fn is_cross_file(action: Action) -> bool {
-    matches!(action, Action::References | Action::Implementation)
+    matches!(
+        action,
+        Action::References | Action::Implementation | Action::CallHierarchy | Action::TypeHierarchy
+    )
 }
 
 pub(super) async fn navigate(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
     path: PathBuf,
-    action: Action,
-    line: u32,
-    symbol: String,
-    page: Page,
+    question: Question,
 ) -> ToolResult {
+    let action = question.action;
+    let Spot { line, ref symbol, .. } = question.spot;
+    let page = question.page;
     let rel = tether_actors::fs::relative(&root, &path);
     // A cross-file answer a change on disk overtook (a file the server
     // read half-written) is asked again once the server has the change.
     let mut synced = None;
     let (mut asks, mut superseded) = (0, 0);
     let (asked, overtaken) = loop {
-        let asked = match ask_at(&sup, &path, &rel, action, line, &symbol, synced.take()).await {
+        let asked = match ask_at(&sup, &path, &rel, &question, synced.take()).await {
             Ok(asked) => asked,
             Err(NotAnswered::Superseded) if superseded < MAX_SUPERSEDED => {
                 superseded += 1;
@@ -166,13 +205,21 @@ pub(super) async fn navigate(
     };
     let Answered { session, synced, ready, at, moved_note, answer } = asked;
     let name = action_name(action);
-    let note = at.note(&symbol);
-    let mut result = match action {
-        Action::Hover => render_hover(&session, &answer, &symbol, &rel, line),
-        Action::References => render_references(&session, &root, &answer, &symbol, page),
-        Action::CodeActions => render_code_actions(&session, &answer, &symbol, &rel, line),
-        _ => render_locations(&session, &root, &answer, name, &symbol, &rel, line),
+    let note = at.note(symbol);
+    let mut result = match (action, question.direction) {
+        (Action::Hover, _) => render_hover(&session, &answer, symbol, &rel, line),
+        (Action::References, _) => render_references(&session, &root, &answer, symbol, page),
+        (Action::CodeActions, _) => render_code_actions(&session, &answer, symbol, &rel, line),
+        (_, Some(direction)) => hierarchy::render(&session, &root, &answer, direction, symbol, &rel, line),
+        _ => render_locations(&session, &root, &answer, name, symbol, &rel, line),
     };
+    if question.body && !result.is_error {
+        let named = match question.direction {
+            Some(_) => hierarchy::locations(&root, &answer),
+            None => render::locations(&answer),
+        };
+        result = body::attach(result, body::of_locations(&sup, &root, &named).await);
+    }
     for note in note.into_iter().chain(moved_note).chain(overtaken) {
         result.append(&note);
     }
@@ -186,12 +233,12 @@ pub(super) async fn navigate(
             .map(|p| tether_actors::fs::relative(&root, &p))
             .collect();
         let (workdir, server_root, file, word) =
-            (root.clone(), session.key.root.clone(), path.clone(), symbol.clone());
+            (root.clone(), session.key.root.clone(), path.clone(), symbol.to_string());
         let unlisted = tokio::task::spawn_blocking(move || {
             crosscheck::unlisted(&workdir, &server_root, &file, &word, &answered)
         })
         .await;
-        if let Some(note) = unlisted.ok().and_then(|u| u.note(&session.key.server, &symbol)) {
+        if let Some(note) = unlisted.ok().and_then(|u| u.note(&session.key.server, symbol)) {
             result.append(&note);
         }
     }
@@ -206,6 +253,8 @@ fn request_method(action: Action) -> &'static str {
         Action::Hover => "textDocument/hover",
         Action::References => "textDocument/references",
         Action::CodeActions => "textDocument/codeAction",
+        Action::CallHierarchy => "textDocument/prepareCallHierarchy",
+        Action::TypeHierarchy => "textDocument/prepareTypeHierarchy",
         _ => unreachable!("not a navigation action"),
     }
 }

@@ -17,21 +17,29 @@ pub struct SymbolAt {
     pub position: Position,
     /// The LSP position just past it.
     pub end: Position,
-    /// How many times it occurs on the line (the first is used).
+    /// How many times it occurs on the line.
     pub occurrences: usize,
+    /// Which of them this is, 1-based.
+    pub occurrence: usize,
+    /// Whether the caller picked it (`occurrence`), rather than the first.
+    pub picked: bool,
+    /// Its 1-based character column.
+    pub column: usize,
     /// The line's text.
     pub line_text: String,
 }
 
 impl SymbolAt {
-    /// A note for the result when the symbol was ambiguous on its line.
+    /// A note for the result when the symbol was ambiguous on its line:
+    /// which occurrence the answer is about, and how to ask for another.
     pub fn note(&self, symbol: &str) -> Option<String> {
-        (self.occurrences > 1).then(|| {
-            format!(
-                "note: `{symbol}` occurs {} times on line {}; the first occurrence was used",
-                self.occurrences,
-                self.position.line + 1
-            )
+        let line = self.position.line + 1;
+        let (n, column) = (self.occurrences, self.column);
+        (n > 1).then(|| match self.picked {
+            true => format!("note: the answer is about occurrence {} of {n} of `{symbol}` on line {line} (column {column})", self.occurrence),
+            false => format!(
+                "note: `{symbol}` occurs {n} times on line {line}; the answer is about the first (column {column}); pass `occurrence` (1 to {n}) for another"
+            ),
         })
     }
 }
@@ -48,8 +56,15 @@ fn quote(line: &str) -> String {
     format!("{}…", &trimmed[..end])
 }
 
-/// Finds `symbol` on 1-based `line` of `text` (the file `rel`).
-pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt, ToolError> {
+/// Finds `symbol` on 1-based `line` of `text` (the file `rel`): its
+/// `occurrence` (1-based) on the line, or the first.
+pub fn locate(
+    text: &str,
+    rel: &str,
+    line: u32,
+    symbol: &str,
+    occurrence: Option<usize>,
+) -> Result<SymbolAt, ToolError> {
     if line == 0 {
         return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
     }
@@ -87,16 +102,28 @@ pub fn locate(text: &str, rel: &str, line: u32, symbol: &str) -> Result<SymbolAt
             !before.is_some_and(word) && !after.is_some_and(word)
         })
         .collect();
-    let (byte, occurrences) = match whole.first() {
-        Some(&first) => (first, whole.len()),
-        None => (all[0], all.len()),
+    let candidates = if whole.is_empty() { &all } else { &whole };
+    let index = match occurrence {
+        None => 0,
+        Some(n) if (1..=candidates.len()).contains(&n) => n - 1,
+        Some(n) => {
+            return Err(ToolError::new(format!(
+                "argument `occurrence`: {n}, but `{symbol}` occurs {} time{} on line {line} of `{rel}`; give 1 to {0}",
+                candidates.len(),
+                if candidates.len() == 1 { "" } else { "s" }
+            )));
+        }
     };
+    let byte = candidates[index];
     let start = utf16_column(line_text, byte);
     let end = utf16_column(line_text, byte + symbol.len());
     Ok(SymbolAt {
         position: Position::new(line - 1, start),
         end: Position::new(line - 1, end),
-        occurrences,
+        occurrences: candidates.len(),
+        occurrence: index + 1,
+        picked: occurrence.is_some(),
+        column: line_text[..byte].chars().count() + 1,
         line_text: line_text.to_string(),
     })
 }
@@ -127,7 +154,8 @@ pub fn relocate(
             quote(&at.line_text)
         ));
     };
-    let moved = locate(now, rel, found as u32 + 1, symbol).map_err(|e| e.0)?;
+    let picked = at.picked.then_some(at.occurrence);
+    let moved = locate(now, rel, found as u32 + 1, symbol, picked).map_err(|e| e.0)?;
     let note = (found != asked).then(|| {
         format!(
             "note: `{rel}` changed on disk while the call waited for the server; line {line} is now line {}, and the answer is about `{symbol}` there",
@@ -144,7 +172,7 @@ mod tests {
     #[test]
     fn a_symbol_is_found_again_where_its_line_moved() {
         let before = "a = 1\ndef f(): pass\n";
-        let at = locate(before, "a.py", 2, "f").unwrap();
+        let at = locate(before, "a.py", 2, "f", None).unwrap();
         let (moved, note) = relocate(&at, "# new\n# lines\na = 1\ndef f(): pass\n", "a.py", 2, "f").unwrap();
         assert_eq!(moved.position, Position::new(3, 4));
         assert!(note.unwrap().contains("line 2 is now line 4"));
@@ -157,22 +185,37 @@ mod tests {
     #[test]
     fn finds_the_first_occurrence_in_utf16_units() {
         let text = "s = '😀'; total = total + 1\n";
-        let at = locate(text, "a.py", 1, "total").unwrap();
+        let at = locate(text, "a.py", 1, "total", None).unwrap();
         assert_eq!(at.position, Position::new(0, 10));
         assert_eq!(at.occurrences, 2);
         assert!(at.note("total").unwrap().contains("2 times"));
+        assert_eq!(at.column, 11, "a character column: the emoji is one");
+    }
+
+    #[test]
+    fn occurrence_picks_another_and_is_kept_where_the_line_moved() {
+        let text = "x = f(x) + x\n";
+        let at = locate(text, "a.py", 1, "x", Some(3)).unwrap();
+        assert_eq!((at.position, at.occurrence, at.occurrences), (Position::new(0, 11), 3, 3));
+        assert!(at.note("x").unwrap().contains("occurrence 3 of 3"), "{:?}", at.note("x"));
+        let first = locate(text, "a.py", 1, "x", None).unwrap();
+        assert!(first.note("x").unwrap().contains("pass `occurrence` (1 to 3)"));
+        let (moved, _) = relocate(&at, "# new\nx = f(x) + x\n", "a.py", 1, "x").unwrap();
+        assert_eq!(moved.position, Position::new(1, 11), "still the third");
+        let err = locate(text, "a.py", 1, "x", Some(4)).unwrap_err().0;
+        assert!(err.contains("argument `occurrence`: 4") && err.contains("give 1 to 3"), "{err}");
     }
 
     #[test]
     fn whole_identifiers_win_over_substrings() {
-        let at = locate("x = total_area(s.area())\n", "a.py", 1, "area").unwrap();
+        let at = locate("x = total_area(s.area())\n", "a.py", 1, "area", None).unwrap();
         assert_eq!(at.position, Position::new(0, 17));
         assert_eq!(at.occurrences, 1);
     }
 
     #[test]
     fn word_boundaries_are_characters_not_bytes() {
-        let at = locate("größe = e + 1\n", "a.py", 1, "e").unwrap();
+        let at = locate("größe = e + 1\n", "a.py", 1, "e", None).unwrap();
         assert_eq!(at.position, Position::new(0, 8), "the `e`, not the end of `größe`");
         assert_eq!(at.occurrences, 1);
     }
@@ -180,9 +223,9 @@ mod tests {
     #[test]
     fn bad_lines_and_missing_symbols_are_clear_errors() {
         let text = "a = 1\nb = 2\n";
-        assert!(locate(text, "a.py", 0, "a").unwrap_err().0.contains("1-based"));
-        assert!(locate(text, "a.py", 3, "a").unwrap_err().0.contains("has 2 lines"));
-        let err = locate(text, "a.py", 2, "zzz").unwrap_err().0;
+        assert!(locate(text, "a.py", 0, "a", None).unwrap_err().0.contains("1-based"));
+        assert!(locate(text, "a.py", 3, "a", None).unwrap_err().0.contains("has 2 lines"));
+        let err = locate(text, "a.py", 2, "zzz", None).unwrap_err().0;
         assert!(err.contains("that line is: b = 2"), "{err}");
     }
 }

@@ -40,6 +40,7 @@ pub struct RenameArgs {
     pub file: String,
     pub line: u32,
     pub symbol: String,
+    pub occurrence: Option<usize>,
     pub new_name: String,
     #[serde(default)]
     pub stage: bool,
@@ -59,7 +60,7 @@ impl ToolHandler for LspRename {
             name: "lsp_rename".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Rename the symbol at file + line + symbol across the project; `stage` stages it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
+            description: "Rename `symbol` on `file`:`line` across the project; `stage` leaves it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
             input_schema: schema_of::<RenameArgs>(),
         }
     }
@@ -112,11 +113,16 @@ async fn rename(
 ) -> ToolResult {
     let root = ctx.root().to_path_buf();
     let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced, doc, at) =
-        match super::open_at(&sup, &path, &rel, args.line, &args.symbol, None).await {
-            Ok(found) => found,
-            Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
-        };
+    if args.occurrence == Some(0) {
+        return ToolResult::error(
+            "lsp_rename: argument `occurrence`: occurrences are 1-based; the first on the line is 1",
+        );
+    }
+    let spot = super::Spot { line: args.line, symbol: args.symbol.clone(), occurrence: args.occurrence };
+    let (session, synced, doc, at) = match super::open_at(&sup, &path, &rel, &spot, None).await {
+        Ok(found) => found,
+        Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
+    };
     let ready = super::ready_for(&session).await;
     if ready.unloaded {
         return ToolResult::error(format!(

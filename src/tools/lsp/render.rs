@@ -38,11 +38,16 @@ impl<'a> Lines<'a> {
         Self { workdir, cache: HashMap::new() }
     }
 
-    fn line(&mut self, path: &Path, line: u32) -> Option<String> {
+    /// The lines of the file at `path`, read once.
+    pub fn lines(&mut self, path: &Path) -> Option<&[String]> {
         let lines = self.cache.entry(path.to_path_buf()).or_insert_with(|| {
             std::fs::read_to_string(path).ok().map(|t| t.lines().map(str::to_string).collect())
         });
-        lines.as_ref()?.get(line as usize).cloned()
+        lines.as_deref()
+    }
+
+    fn line(&mut self, path: &Path, line: u32) -> Option<String> {
+        self.lines(path)?.get(line as usize).cloned()
     }
 
     /// The place of `range` in the file at `uri`.

@@ -78,6 +78,9 @@ struct Found {
     name: String,
     kind: &'static str,
     place: super::render::Place,
+    /// Where the server said it is, for its body.
+    uri: lsp_types::Url,
+    range: lsp_types::Range,
     lang: String,
     /// The root of the server that answered, relative to the working directory.
     root: String,
@@ -271,6 +274,7 @@ pub(super) async fn workspace_symbols(
     root: PathBuf,
     query: String,
     language: Option<String>,
+    body: bool,
 ) -> ToolResult {
     let (table, mut present, capped) = match languages_here(&sup, &root, language.clone()).await {
         Ok(here) => (here.table, here.present, here.capped),
@@ -390,6 +394,13 @@ pub(super) async fn workspace_symbols(
     for note in &notes {
         let _ = writeln!(text, "note: {note}");
     }
+    let bodies = if body {
+        let at: Vec<(lsp_types::Url, lsp_types::Range)> =
+            places.iter().map(|f| (f.uri.clone(), f.range)).collect();
+        Some(super::body::of_locations(&sup, &root, &at).await)
+    } else {
+        None
+    };
     let data: Vec<Value> = places
         .iter()
         .take(WORKSPACE_SYMBOLS_CAP)
@@ -401,10 +412,35 @@ pub(super) async fn workspace_symbols(
             })
         })
         .collect();
-    ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data, "asked": asked}))
+    let result =
+        ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data, "asked": asked}));
+    match bodies {
+        Some(bodies) => super::body::attach(result, bodies),
+        None => result,
+    }
 }
 
-pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf) -> ToolResult {
+/// One row of a file's symbols.
+struct Row {
+    depth: usize,
+    name: String,
+    kind: &'static str,
+    /// 1-based line and character column of its name.
+    line: u32,
+    column: usize,
+    /// Its whole range, where the server gave one.
+    range: Option<lsp_types::Range>,
+}
+
+/// The symbols of `path`; with `query`, those whose names hold it
+/// (ignoring case); with `body`, the first ones' source.
+pub(super) async fn document_symbols(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    path: PathBuf,
+    query: Option<String>,
+    body: bool,
+) -> ToolResult {
     let rel = tether_actors::fs::relative(&root, &path);
     let (session, synced) = match open(&sup, &path, false).await {
         Ok(s) => s,
@@ -422,13 +458,8 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
         Err(e) => return ToolResult::error(format!("lsp symbols: {} failed: {e}", session.key.server)),
     };
     let text_lines: Vec<&str> = doc.text.lines().collect();
-    let mut rows: Vec<(usize, String, &'static str, u32, usize)> = Vec::new();
-    fn walk(
-        items: &[Value],
-        depth: usize,
-        lines: &[&str],
-        rows: &mut Vec<(usize, String, &'static str, u32, usize)>,
-    ) {
+    let mut rows: Vec<Row> = Vec::new();
+    fn walk(items: &[Value], depth: usize, lines: &[&str], rows: &mut Vec<Row>) {
         for item in items {
             let name = item["name"].as_str().unwrap_or("?").to_string();
             let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
@@ -445,13 +476,27 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
             let col = lines
                 .get(line as usize)
                 .map_or(character as usize + 1, |l| tether_actors::lsp::edits::char_column(l, character));
-            rows.push((depth, name, kind, line + 1, col));
+            let range = serde_json::from_value(item["range"].clone())
+                .or_else(|_| serde_json::from_value(item["location"]["range"].clone()))
+                .ok();
+            rows.push(Row { depth, name, kind, line: line + 1, column: col, range });
             if let Some(children) = item["children"].as_array() {
                 walk(children, depth + 1, lines, rows);
             }
         }
     }
     walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), 0, &text_lines, &mut rows);
+    let listed = rows.len();
+    if let Some(q) = query.as_deref() {
+        let wanted = q.to_lowercase();
+        rows.retain(|r| r.name.to_lowercase().contains(&wanted));
+        if rows.is_empty() && listed > 0 {
+            return ToolResult::text(format!(
+                "none of the {listed} symbol(s) in `{rel}` has `{q}` in its name; leave `query` out to list them all"
+            ))
+            .with_data(json!({"file": rel, "total": 0, "symbols": []}));
+        }
+    }
     if rows.is_empty() {
         let why = why_none(&session, "reports none");
         let mut text = format!("no symbols in `{rel}`: {why}");
@@ -462,16 +507,45 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
         return ToolResult::text(text);
     }
     let total = rows.len();
+    let matching = query.as_deref().map(|q| format!(" matching `{q}`")).unwrap_or_default();
     let mut text = format!(
-        "{total} symbol(s) in `{rel}`{}:\n",
+        "{total} symbol(s){matching} in `{rel}`{}:\n",
         if total > DOCUMENT_SYMBOLS_CAP {
             format!(" (showing {DOCUMENT_SYMBOLS_CAP})")
         } else {
             String::new()
         }
     );
-    for (depth, name, kind, line, col) in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
-        let _ = writeln!(text, "{}{name} ({kind}) {line}:{col}", "  ".repeat(*depth));
+    for r in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
+        let _ = writeln!(text, "{}{} ({}) {}:{}", "  ".repeat(r.depth), r.name, r.kind, r.line, r.column);
+    }
+    // Bodies of the first rows, none inside one already shown (a class's
+    // methods are in its body).
+    let mut bodies = super::body::Bodies { bodies: Vec::new(), notes: Vec::new() };
+    if body {
+        let lines: Vec<String> = doc.text.lines().map(str::to_string).collect();
+        let mut skipped = 0;
+        for r in &rows {
+            let Some(range) = r.range else { continue };
+            if bodies
+                .bodies
+                .iter()
+                .any(|b| b.start_line <= range.start.line + 1 && range.end.line < b.end_line)
+            {
+                continue;
+            }
+            if bodies.bodies.len() == super::body::MAX_BODIES {
+                skipped += 1;
+                continue;
+            }
+            bodies.bodies.push(super::body::Body::of(rel.clone(), &lines, &range));
+        }
+        if skipped > 0 {
+            bodies.notes.push(format!(
+                "note: bodies shown for the first {} symbols only; {skipped} more not shown (narrow with `query`)",
+                super::body::MAX_BODIES
+            ));
+        }
     }
     for note in &notes {
         let _ = writeln!(text, "{note}");
@@ -479,9 +553,13 @@ pub(super) async fn document_symbols(sup: Addr<LspSupervisor>, root: PathBuf, pa
     let data: Vec<Value> = rows
         .iter()
         .take(DOCUMENT_SYMBOLS_CAP)
-        .map(|(d, n, k, l, c)| json!({"depth": d, "name": n, "kind": k, "line": l, "column": c}))
+        .map(
+            |r| json!({"depth": r.depth, "name": r.name, "kind": r.kind, "line": r.line, "column": r.column}),
+        )
         .collect();
-    ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}))
+    let result =
+        ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}));
+    if body { super::body::attach(result, bodies) } else { result }
 }
 
 #[cfg(test)]

@@ -645,6 +645,8 @@ pub fn client_capabilities() -> Value {
             "typeDefinition": {"linkSupport": true},
             "implementation": {"linkSupport": true},
             "references": {},
+            "callHierarchy": {"dynamicRegistration": false},
+            "typeHierarchy": {"dynamicRegistration": false},
             "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
             "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports"]}}},
             "rename": {"prepareSupport": false},

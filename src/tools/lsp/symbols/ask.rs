@@ -143,6 +143,8 @@ async fn ask_once(
             name,
             kind,
             place,
+            uri: loc.uri,
+            range: loc.range,
             lang: lang.to_string(),
             root: root_rel.clone(),
             outside,

@@ -1,0 +1,321 @@
+//! `call_hierarchy` and `type_hierarchy`: the items the server prepares at
+//! the symbol (`textDocument/prepareCallHierarchy`,
+//! `prepareTypeHierarchy`), then, asked of each, its callers or callees
+//! (`callHierarchy/incomingCalls`, `outgoingCalls`), its direct
+//! supertypes or subtypes (`typeHierarchy/supertypes`, `subtypes`):
+//! listed grouped by file like references, each call with the line it is
+//! made on, capped. A server with no type hierarchy (pyright,
+//! typescript-language-server) has one derived from what it does answer:
+//! [`derived`].
+
+mod derived;
+
+pub(super) use derived::derive;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use lsp_types::{Range, Url};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::lsp::server::Session;
+use tether_actors::wire::jsonrpc::METHOD_NOT_FOUND;
+use tether_actors::wire::pending::RequestError;
+
+use super::render::{Lines, Place, kind_name};
+use super::{Action, REQUEST_TIMEOUT, action_name, readiness, why_none};
+use crate::handler::ToolError;
+use crate::result::ToolResult;
+
+/// Callers, callees, supertypes or subtypes listed at most (the rest counted).
+pub const MAX_HIERARCHY_ITEMS: usize = 200;
+/// Call sites listed under each caller or callee (the rest counted).
+pub const MAX_CALL_SITES: usize = 5;
+
+/// Which way a hierarchy is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Incoming,
+    Outgoing,
+    Supertypes,
+    Subtypes,
+}
+
+impl Direction {
+    fn word(self) -> &'static str {
+        match self {
+            Direction::Incoming => "incoming",
+            Direction::Outgoing => "outgoing",
+            Direction::Supertypes => "supertypes",
+            Direction::Subtypes => "subtypes",
+        }
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Direction::Incoming => "callHierarchy/incomingCalls",
+            Direction::Outgoing => "callHierarchy/outgoingCalls",
+            Direction::Supertypes => "typeHierarchy/supertypes",
+            Direction::Subtypes => "typeHierarchy/subtypes",
+        }
+    }
+
+    /// What one found item is, singular and plural.
+    fn nouns(self) -> (&'static str, &'static str) {
+        match self {
+            Direction::Incoming => ("caller", "callers"),
+            Direction::Outgoing => ("callee", "callees"),
+            Direction::Supertypes => ("direct supertype", "direct supertypes"),
+            Direction::Subtypes => ("direct subtype", "direct subtypes"),
+        }
+    }
+}
+
+/// The direction of a hierarchy action (its default when none is given),
+/// `None` for other actions; a direction of the other hierarchy is refused.
+pub(super) fn direction(action: Action, given: Option<Direction>) -> Result<Option<Direction>, ToolError> {
+    let (default, fits): (Direction, fn(Direction) -> bool) = match action {
+        Action::CallHierarchy => {
+            (Direction::Incoming, |d| matches!(d, Direction::Incoming | Direction::Outgoing))
+        }
+        Action::TypeHierarchy => {
+            (Direction::Supertypes, |d| matches!(d, Direction::Supertypes | Direction::Subtypes))
+        }
+        _ => return Ok(None),
+    };
+    match given {
+        None => Ok(Some(default)),
+        Some(d) if fits(d) => Ok(Some(d)),
+        Some(d) => Err(ToolError::new(format!(
+            "lsp {}: argument `direction`: `{}` belongs to the other hierarchy; give {}",
+            action_name(action),
+            d.word(),
+            if action == Action::CallHierarchy { "incoming or outgoing" } else { "supertypes or subtypes" }
+        ))),
+    }
+}
+
+/// Asks each item the server prepared for its neighbours in `direction`.
+/// The answer: `{"prepared": [item], "found": [{"item", "sites_uri",
+/// "sites"}]}`, the call sites (`fromRanges`) in the file `sites_uri`.
+pub(super) async fn follow(
+    session: &Session,
+    direction: Direction,
+    prepared: &Value,
+) -> Result<Value, String> {
+    let items: Vec<Value> = prepared.as_array().cloned().unwrap_or_default();
+    let mut found = Vec::new();
+    for item in &items {
+        let answer = session
+            .request(direction.method(), json!({"item": item}), REQUEST_TIMEOUT)
+            .await
+            .map_err(|e| match e {
+                RequestError::Rpc(e) if e.code == METHOD_NOT_FOUND => format!(
+                    "{} does not list {} (it answered `{}` with \"method not found\"); {}",
+                    session.key.server,
+                    direction.nouns().1,
+                    direction.method(),
+                    match direction {
+                        Direction::Outgoing =>
+                            "ask `definition` at the calls in its body (`body: true` shows them)",
+                        _ => "ask `references` instead",
+                    }
+                ),
+                e => format!("{} failed to list the {}: {e}", session.key.server, direction.nouns().1),
+            })?;
+        for entry in answer.as_array().cloned().unwrap_or_default() {
+            found.push(match direction {
+                // The caller, and where in its file it makes the calls.
+                Direction::Incoming => {
+                    json!({"item": entry["from"], "sites_uri": entry["from"]["uri"], "sites": entry["fromRanges"]})
+                }
+                // The callee, and where in the prepared item's file it is called.
+                Direction::Outgoing => {
+                    json!({"item": entry["to"], "sites_uri": item["uri"], "sites": entry["fromRanges"]})
+                }
+                Direction::Supertypes | Direction::Subtypes => json!({"item": entry, "sites": []}),
+            });
+        }
+    }
+    Ok(json!({"prepared": items, "found": found}))
+}
+
+/// One found item, resolved to where it is.
+struct Found {
+    name: String,
+    kind: &'static str,
+    place: Place,
+    uri: Url,
+    /// Its name's range.
+    selection: Range,
+    range: Range,
+    sites: Vec<Place>,
+}
+
+fn read_found(lines: &mut Lines, entry: &Value) -> Option<Found> {
+    let item = &entry["item"];
+    let uri: Url = serde_json::from_value(item["uri"].clone()).ok()?;
+    let range: Range = serde_json::from_value(item["range"].clone()).ok()?;
+    let selection: Range = serde_json::from_value(item["selectionRange"].clone()).unwrap_or(range);
+    let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
+        .map(kind_name)
+        .unwrap_or("type");
+    let sites_uri: Option<Url> = serde_json::from_value(entry["sites_uri"].clone()).ok();
+    let ranges: Vec<Range> = serde_json::from_value(entry["sites"].clone()).unwrap_or_default();
+    let mut sites: Vec<Place> = match &sites_uri {
+        Some(at) => ranges.iter().map(|r| lines.place(at, r)).collect(),
+        None => Vec::new(),
+    };
+    sites.sort_by_key(|p| (p.line, p.column));
+    sites.dedup();
+    Some(Found {
+        name: item["name"].as_str().unwrap_or("?").to_string(),
+        kind,
+        place: lines.place(&uri, &selection),
+        uri,
+        selection,
+        range,
+        sites,
+    })
+}
+
+/// The found items of a [`follow`] answer, in the order they are listed.
+fn collect(lines: &mut Lines, answer: &Value) -> Vec<Found> {
+    let mut found: Vec<Found> =
+        answer["found"].as_array().into_iter().flatten().filter_map(|e| read_found(lines, e)).collect();
+    found.sort_by(|a, b| {
+        (&a.place.path, a.place.line, a.place.column).cmp(&(&b.place.path, b.place.line, b.place.column))
+    });
+    found.dedup_by(|a, b| a.place == b.place && a.name == b.name);
+    found
+}
+
+/// Where the listed items are named, in the order they are listed: for
+/// their bodies.
+pub(super) fn locations(root: &Path, answer: &Value) -> Vec<(Url, Range)> {
+    let mut lines = Lines::new(root);
+    collect(&mut lines, answer).into_iter().take(MAX_HIERARCHY_ITEMS).map(|f| (f.uri, f.selection)).collect()
+}
+
+/// The answer of [`follow`] as text: grouped by file, each item at its
+/// name with its source line, the call sites under it, a line's calls
+/// on one row.
+pub(super) fn render(
+    session: &Session,
+    root: &Path,
+    answer: &Value,
+    direction: Direction,
+    symbol: &str,
+    rel: &str,
+    line: u32,
+) -> ToolResult {
+    let server = &session.key.server;
+    let (one, many) = direction.nouns();
+    let hierarchy =
+        if matches!(direction, Direction::Incoming | Direction::Outgoing) { "call" } else { "type" };
+    if answer["prepared"].as_array().is_none_or(|a| a.is_empty()) {
+        let why = readiness(session).unwrap_or_else(|| {
+            format!(
+                "{server} has no {hierarchy} hierarchy there (is `{symbol}` a {}?)",
+                if hierarchy == "call" { "function or method" } else { "class, interface or type" }
+            )
+        });
+        return ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
+            .with_data(json!({"direction": direction.word(), "total": 0, "items": [], "server": server}));
+    }
+    let mut lines = Lines::new(root);
+    let found = collect(&mut lines, answer);
+    if found.is_empty() {
+        let why = why_none(session, "found none");
+        return ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
+            .with_data(json!({"direction": direction.word(), "total": 0, "items": [], "server": server}));
+    }
+    let total = found.len();
+    let mut by_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &found {
+        *by_file.entry(f.place.path.as_str()).or_default() += 1;
+    }
+    let calls: usize = found.iter().map(|f| f.sites.len()).sum();
+    let mut text = format!("{total} {} of `{symbol}`", if total == 1 { one } else { many });
+    if hierarchy == "call" {
+        let _ = write!(text, " ({calls} call{})", if calls == 1 { "" } else { "s" });
+    }
+    let _ = write!(text, " in {} file{}", by_file.len(), if by_file.len() == 1 { "" } else { "s" });
+    if total > MAX_HIERARCHY_ITEMS {
+        let _ = write!(text, " (showing {MAX_HIERARCHY_ITEMS})");
+    }
+    text.push_str(":\n");
+    let mut current: Option<&str> = None;
+    for f in found.iter().take(MAX_HIERARCHY_ITEMS) {
+        if current != Some(f.place.path.as_str()) {
+            let _ = writeln!(text, "{} ({})", f.place.path, by_file[f.place.path.as_str()]);
+            current = Some(f.place.path.as_str());
+        }
+        let _ = writeln!(
+            text,
+            "  {} ({}) {}:{}: {}",
+            f.name,
+            f.kind,
+            f.place.line,
+            f.place.column,
+            f.place.text.as_deref().unwrap_or("")
+        );
+        // Incoming: the calls are in the caller's file; outgoing: in the
+        // file asked about, named when it is another.
+        let shown = &f.sites[..f.sites.len().min(MAX_CALL_SITES)];
+        for row in shown.chunk_by(|a, b| a.path == b.path && a.line == b.line) {
+            let at = if row[0].path == f.place.path { String::new() } else { format!("{} ", row[0].path) };
+            let columns: Vec<String> = row.iter().map(|s| s.column.to_string()).collect();
+            let _ = writeln!(
+                text,
+                "    calls at {at}{}:{}: {}",
+                row[0].line,
+                columns.join(","),
+                row[0].text.as_deref().unwrap_or("")
+            );
+        }
+        if f.sites.len() > MAX_CALL_SITES {
+            let _ = writeln!(
+                text,
+                "    … {} more calls (at most {MAX_CALL_SITES} listed)",
+                f.sites.len() - MAX_CALL_SITES
+            );
+        }
+    }
+    if total > MAX_HIERARCHY_ITEMS {
+        let _ = writeln!(
+            text,
+            "… {} more not listed (at most {MAX_HIERARCHY_ITEMS})",
+            total - MAX_HIERARCHY_ITEMS
+        );
+    }
+    if matches!(direction, Direction::Supertypes | Direction::Subtypes) {
+        let _ = writeln!(text, "(one level: ask type_hierarchy again at one of them for the next)");
+    }
+    if let Some(how) = answer["derived"].as_str() {
+        let _ = writeln!(text, "note: {server} offers no standard type hierarchy; {how}");
+    }
+    if let Some(why) = readiness(session) {
+        let _ = writeln!(text, "note: {why}");
+    }
+    let items: Vec<Value> = found
+        .iter()
+        .take(MAX_HIERARCHY_ITEMS)
+        .map(|f| {
+            json!({
+                "name": f.name, "kind": f.kind, "path": f.place.path, "line": f.place.line,
+                "column": f.place.column, "end_line": f.range.end.line + 1, "calls": f.sites,
+            })
+        })
+        .collect();
+    ToolResult::text(text.trim_end()).with_data(json!({
+        "direction": direction.word(),
+        "total": total,
+        "calls": calls,
+        "items": items,
+        "server": server,
+    }))
+}
