@@ -59,6 +59,7 @@ fetch() {
     csharp)   sdist csharp pythonnet 3.0.5 ;;
     css)      npm_package css tachyons 4.12.0 ;;
     dart)     crate dart flutter_rust_bridge_codegen 2.13.0 ;;
+    fastapi)  sdist fastapi fastapi 0.115.0 ;;  # Python: call hierarchy on a real project
     elixir)   npm_package elixir @snyk/snyk-hex-plugin 2.2.2 ;;
     haskell)  deb haskell libhugs-base-bundled 98.200609.21-6+b1 ;;
     hcl)      deb hcl golang-github-hashicorp-terraform-json-dev 0.5.0-3 ;;
@@ -86,7 +87,7 @@ fetch() {
 }
 
 languages=("$@")
-[ ${#languages[@]} -gt 0 ] || languages=(bash csharp css dart elixir haskell hcl html java json kotlin lua markdown nix php ruby scala solidity swift yaml zig)
+[ ${#languages[@]} -gt 0 ] || languages=(bash csharp css dart elixir fastapi haskell hcl html java json kotlin lua markdown nix php ruby scala solidity swift yaml zig)
 for language in "${languages[@]}"; do
   ( fetch "$language" ) || { echo "corpora.sh: fetching the $language corpus failed" >&2; exit 1; }
 done

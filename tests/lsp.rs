@@ -6,6 +6,8 @@
 //! mid-request.
 
 mod common;
+#[path = "lsp/navigation.rs"]
+mod navigation;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -106,7 +106,7 @@ pub struct Bodies {
 pub async fn of_locations(sup: &Addr<LspSupervisor>, root: &Path, locations: &[(Url, Range)]) -> Bodies {
     let mut out = Bodies { bodies: Vec::new(), notes: Vec::new() };
     // Each file's symbols and text, asked once.
-    let mut files: HashMap<PathBuf, Result<(Value, Vec<String>, String), String>> = HashMap::new();
+    let mut files: HashMap<PathBuf, Result<FileSymbols, String>> = HashMap::new();
     for (uri, range) in locations.iter().take(MAX_BODIES) {
         let Ok(path) = uri.to_file_path() else {
             out.notes.push(format!("note: no body for {uri}: not a file"));
@@ -141,6 +141,9 @@ pub async fn of_locations(sup: &Addr<LspSupervisor>, root: &Path, locations: &[(
     }
     out
 }
+
+/// A file's `documentSymbol` answer, its lines, and the server's name.
+type FileSymbols = (Value, Vec<String>, String);
 
 /// The symbols of the file at `path` as its server lists them, the text
 /// they are about, and the server's name.

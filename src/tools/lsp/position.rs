@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(at.position, Position::new(0, 10));
         assert_eq!(at.occurrences, 2);
         assert!(at.note("total").unwrap().contains("2 times"));
-        assert_eq!(at.column, 11, "a character column: the emoji is one");
+        assert_eq!(at.column, 10, "a character column: the emoji is one, not two UTF-16 units");
     }
 
     #[test]

@@ -186,9 +186,10 @@ fn read_found(lines: &mut Lines, entry: &Value) -> Option<Found> {
 fn collect(lines: &mut Lines, answer: &Value) -> Vec<Found> {
     let mut found: Vec<Found> =
         answer["found"].as_array().into_iter().flatten().filter_map(|e| read_found(lines, e)).collect();
-    found.sort_by(|a, b| {
-        (&a.place.path, a.place.line, a.place.column).cmp(&(&b.place.path, b.place.line, b.place.column))
-    });
+    // The project's own first, then what lies outside it (a standard
+    // library's `print`), each by file and line.
+    let key = |f: &Found| (f.place.path.starts_with('/'), f.place.path.clone(), f.place.line, f.place.column);
+    found.sort_by_key(key);
     found.dedup_by(|a, b| a.place == b.place && a.name == b.name);
     found
 }
