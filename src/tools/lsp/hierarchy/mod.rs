@@ -147,6 +147,9 @@ pub(super) async fn follow(
 struct Found {
     name: String,
     kind: &'static str,
+    /// Where it is declared, when the server says more than the file:
+    /// `class APIRoute` for one of several `__init__`s.
+    container: Option<String>,
     place: Place,
     uri: Url,
     /// Its name's range.
@@ -174,12 +177,27 @@ fn read_found(lines: &mut Lines, entry: &Value) -> Option<Found> {
     Some(Found {
         name: item["name"].as_str().unwrap_or("?").to_string(),
         kind,
+        container: item["detail"].as_str().and_then(container),
         place: lines.place(&uri, &selection),
         uri,
         selection,
         range,
         sites,
     })
+}
+
+/// What an item's `detail` says beyond its file: pyright writes `class
+/// APIRoute (routing.py)` or `(routing.py) · Workspace`; the file and the
+/// scope go, the class stays.
+fn container(detail: &str) -> Option<String> {
+    let detail = detail.split(" · ").next().unwrap_or("");
+    let detail = match (detail.rfind(" ("), detail.ends_with(')')) {
+        (Some(open), true) => &detail[..open],
+        _ if detail.starts_with('(') && detail.ends_with(')') => "",
+        _ => detail,
+    };
+    let detail = detail.trim();
+    (!detail.is_empty() && detail.len() <= 80).then(|| detail.to_string())
 }
 
 /// The found items of a [`follow`] answer, in the order they are listed.
@@ -255,9 +273,10 @@ pub(super) fn render(
             let _ = writeln!(text, "{} ({})", f.place.path, by_file[f.place.path.as_str()]);
             current = Some(f.place.path.as_str());
         }
+        let container = f.container.as_deref().map(|c| format!(", in {c}")).unwrap_or_default();
         let _ = writeln!(
             text,
-            "  {} ({}) {}:{}: {}",
+            "  {} ({}{container}) {}:{}: {}",
             f.name,
             f.kind,
             f.place.line,
@@ -307,7 +326,7 @@ pub(super) fn render(
         .take(MAX_HIERARCHY_ITEMS)
         .map(|f| {
             json!({
-                "name": f.name, "kind": f.kind, "path": f.place.path, "line": f.place.line,
+                "name": f.name, "kind": f.kind, "container": f.container, "path": f.place.path, "line": f.place.line,
                 "column": f.place.column, "end_line": f.range.end.line + 1, "calls": f.sites,
             })
         })
@@ -319,4 +338,18 @@ pub(super) fn render(
         "items": items,
         "server": server,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::container;
+
+    #[test]
+    fn an_items_container_is_what_its_detail_says_beyond_the_file() {
+        assert_eq!(container("class APIRoute (routing.py)").as_deref(), Some("class APIRoute"));
+        assert_eq!(container("(routing.py) · Workspace"), None);
+        assert_eq!(container("class Dog (a.py) · Workspace").as_deref(), Some("class Dog"));
+        assert_eq!(container(""), None);
+        assert_eq!(container("ns::Widget").as_deref(), Some("ns::Widget"));
+    }
 }
