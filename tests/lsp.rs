@@ -420,7 +420,20 @@ async fn bad_arguments_are_clear_errors() {
             "outside the working directory",
         ),
         (json!({"action": "jump", "file": "app.py"}), "`action`"),
-        (json!({"action": "symbols"}), "exactly one of `query`"),
+        (json!({"action": "symbols"}), "give `query` (search the workspace), `file`"),
+        (
+            json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit", "occurrence": 0}),
+            "occurrences are 1-based",
+        ),
+        (
+            json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit", "direction": "incoming"}),
+            "argument `direction` applies to call_hierarchy and type_hierarchy only",
+        ),
+        (
+            json!({"action": "call_hierarchy", "file": "app.py", "line": 3, "symbol": "unit", "direction": "subtypes"}),
+            "belongs to the other hierarchy; give incoming or outgoing",
+        ),
+        (json!({"action": "status", "occurrence": 2}), "argument `occurrence` applies to"),
     ];
     for (args, needle) in cases {
         let text = h.err("lsp", args.clone()).await;
