@@ -784,3 +784,53 @@ async fn java_says_why_no_adapter_debugs_it_and_ruby_is_rdbgs() {
     let ruby = h.err("debug", json!({"op": "launch", "program": "app.rb"})).await;
     assert!(ruby.contains("rdbg: no Gemfile, Rakefile, .ruby-version in the directory of app.rb"), "{ruby}");
 }
+
+#[tokio::test]
+async fn function_breakpoints_stop_in_the_function_and_say_where_each_bound() {
+    // lldb-dap: set with the launch, one name that is no function; the
+    // stop is in the function with its locals, and each name says where
+    // it bound or why not (lldb-dap answers in name order: `nope` first).
+    let h = c_program();
+    let r = h.ok("debug", json!({"op": "launch", "program": "demo", "functions": ["square", "nope"]})).await;
+    assert!(r.text.contains("stopped (breakpoint) at demo.c:4 in square"), "{}", r.text);
+    assert!(r.text.contains("  n = 7 (int)"), "the stop has its locals: {}", r.text);
+    assert!(r.text.contains("function `square` bound at demo.c:4"), "{}", r.text);
+    assert!(r.text.contains("function `nope` not bound"), "{}", r.text);
+    let bound = &r.data.as_ref().unwrap()["functions"];
+    assert_eq!(bound[1]["function"], "square");
+    assert_eq!((bound[1]["verified"].as_bool(), bound[1]["line"].as_u64()), (Some(true), Some(4)), "{bound}");
+    // During the session: another function, then cleared.
+    let main = ok(&h, json!({"op": "breakpoints", "functions": ["main"]})).await;
+    assert_eq!(main, "function `main` bound at demo.c:9");
+    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
+    assert_eq!(cleared, "cleared the function breakpoints");
+    let done = ok(&h, json!({"op": "continue"})).await;
+    assert!(done.contains("exited with code 0"), "cleared means no stop in main: {done}");
+    ok(&h, json!({"op": "terminate"})).await;
+
+    // delve: set before the launch; its own words for a name it cannot find.
+    let h = go_program();
+    let held = ok(&h, json!({"op": "breakpoints", "functions": ["main.double", "nope"]})).await;
+    assert!(held.contains("will be set when the session starts: `main.double`, `nope`"), "{held}");
+    let r = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
+    assert!(r.contains("stopped (function breakpoint) at main.go:5 in main.double"), "{r}");
+    assert!(r.contains("  n = 21 (int)"), "{r}");
+    assert!(r.contains("function `main.double` bound at main.go:5"), "{r}");
+    assert!(r.contains("function `nope` not bound: location \"nope\" not found"), "{r}");
+    ok(&h, json!({"op": "terminate"})).await;
+
+    // debugpy: a stop at the function; it cannot say where it bound.
+    debugpy();
+    let h = python_project();
+    let r = ok(&h, json!({"op": "launch", "program": "prog.py", "functions": ["add"]})).await;
+    assert!(r.contains("stopped (function breakpoint) at prog.py:3 in add"), "{r}");
+    assert!(r.contains("  a = 2 (int)\n  b = 3 (int)"), "{r}");
+    assert!(r.contains("function `add` set; the adapter says neither where"), "{r}");
+    ok(&h, json!({"op": "terminate"})).await;
+
+    // Bad names are refused before anything starts.
+    let err = h.err("debug", json!({"op": "breakpoints", "functions": ["add", " "]})).await;
+    assert!(err.contains("argument `functions`: entry 1 is empty"), "{err}");
+    let err = h.err("debug", json!({"op": "breakpoints"})).await;
+    assert!(err.contains("`functions`"), "{err}");
+}

@@ -25,11 +25,11 @@ pub enum Op {
     Adapters,
     /// Whether a session runs; when stopped, the stop's snapshot again.
     Status,
-    /// Set the breakpoints of `file`: `lines`, or `breakpoints` with conditions, hit counts or log messages (empty clears the file); may precede launch. Answers where each bound.
+    /// Set the breakpoints of `file`: `lines`, or `breakpoints` with conditions, hit counts or log messages (empty clears the file); and/or `functions`, by name (empty clears them); may precede launch. Answers where each bound.
     Breakpoints,
     /// Which exceptions stop the program: `filters` (the adapter's names; without them, lists what is offered and on).
     Exceptions,
-    /// Start `program` (or a Python `module`, or a test file under `module` node:test) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
+    /// Start `program` (or a Python `module`, or a test file under `module` node:test) with `args`, `cwd`, `env` — given `file` with `lines` or `breakpoints`, or `functions`, with those set first, in one call; answers with the first stop's snapshot and where each breakpoint bound.
     Launch,
     /// Attach to a running program: `port` (debugpy, or a dlv --headless server with adapter "delve"), `pid` (lldb, or delve) or `vm_service_uri` (dart).
     Attach,
@@ -71,6 +71,7 @@ pub struct DebugArgs {
     pub file: Option<String>,
     pub lines: Option<Vec<u32>>,
     pub breakpoints: Option<Vec<BreakpointArg>>,
+    pub functions: Option<Vec<String>>,
     pub line: Option<u32>,
     pub filters: Option<Vec<String>>,
     pub program: Option<String>,
@@ -238,6 +239,43 @@ fn breakpoint_specs(
     Ok(Some(specs))
 }
 
+/// `functions`, checked: each a function's name (`None`: not given).
+fn function_names(op: &str, functions: Option<Vec<String>>) -> Result<Option<Vec<String>>, ToolError> {
+    let Some(names) = functions else { return Ok(None) };
+    if let Some(at) = names.iter().position(|n| n.trim().is_empty()) {
+        return Err(ToolError::new(format!(
+            "debug {op}: argument `functions`: entry {at} is empty; give each function's name (such as `parse` or Go's `main.parse`), or `functions: []` to clear them"
+        )));
+    }
+    // Sorted: lldb-dap answers `setFunctionBreakpoints` in name order, not
+    // the order asked, and the answer is matched to the names by place.
+    let mut names: Vec<String> = names.into_iter().map(|n| n.trim().to_string()).collect();
+    names.sort();
+    names.dedup();
+    Ok(Some(names))
+}
+
+/// A file's breakpoints, when `file` and `lines` (or `breakpoints`) are
+/// given: one without the other is an error.
+fn file_breakpoints(
+    root: &Path,
+    op: &str,
+    file: Option<String>,
+    lines: Option<Vec<u32>>,
+    breakpoints: Option<Vec<BreakpointArg>>,
+) -> Result<Option<(PathBuf, Vec<BreakpointSpec>)>, ToolError> {
+    match (file, breakpoint_specs(op, lines, breakpoints)?) {
+        (Some(file), Some(specs)) => Ok(Some((source_file(root, op, Some(file))?, specs))),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(ToolError::new(format!(
+            "debug {op}: `file` names whose breakpoints to set; give `lines` or `breakpoints` with it (an empty list clears the file)"
+        ))),
+        (None, Some(_)) => Err(ToolError::new(format!(
+            "debug {op}: argument `file` is required with `lines` or `breakpoints` (the file they are in)"
+        ))),
+    }
+}
+
 fn spec_of(b: BreakpointArg) -> Result<BreakpointSpec, ToolError> {
     let nonempty = |field: &str, v: Option<String>| match v {
         Some(t) if t.trim().is_empty() => Err(ToolError::new(format!(
@@ -364,13 +402,14 @@ impl ToolHandler for Debug {
             Op::Adapters => DebugOp::Adapters,
             Op::Status => DebugOp::Status,
             Op::Breakpoints => {
-                let file = source_file(root, "breakpoints", a.file)?;
-                let specs = breakpoint_specs("breakpoints", a.lines, a.breakpoints)?.ok_or_else(|| {
-                    ToolError::new(
-                        "debug breakpoints: argument `lines` (or `breakpoints`) is required; an empty list clears the file",
-                    )
-                })?;
-                DebugOp::Breakpoints { file, breakpoints: specs }
+                let functions = function_names("breakpoints", a.functions)?;
+                let lines = file_breakpoints(root, "breakpoints", a.file, a.lines, a.breakpoints)?;
+                if lines.is_none() && functions.is_none() {
+                    return Err(ToolError::new(
+                        "debug breakpoints: argument `file` with `lines` (or `breakpoints`), or `functions`, is required; an empty list clears them",
+                    ));
+                }
+                DebugOp::Breakpoints { lines, functions }
             }
             Op::Exceptions => DebugOp::Exceptions { filters: a.filters },
             Op::RunTo => {
@@ -405,20 +444,8 @@ impl ToolHandler for Debug {
                 if env.values().any(|v| v.contains('\0')) {
                     return Err(ToolError::new("debug launch: argument `env`: values cannot hold NUL"));
                 }
-                let breakpoints = match (a.file, breakpoint_specs("launch", a.lines, a.breakpoints)?) {
-                    (Some(file), Some(specs)) => Some((source_file(root, "launch", Some(file))?, specs)),
-                    (None, None) => None,
-                    (Some(_), None) => {
-                        return Err(ToolError::new(
-                            "debug launch: `file` names whose breakpoints to set; give `lines` or `breakpoints` with it",
-                        ));
-                    }
-                    (None, Some(_)) => {
-                        return Err(ToolError::new(
-                            "debug launch: argument `file` is required with `lines` or `breakpoints` (the file they are in)",
-                        ));
-                    }
-                };
+                let breakpoints = file_breakpoints(root, "launch", a.file, a.lines, a.breakpoints)?;
+                let functions = function_names("launch", a.functions)?;
                 DebugOp::Launch(LaunchSpec {
                     program,
                     module: a.module,
@@ -426,6 +453,7 @@ impl ToolHandler for Debug {
                     cwd,
                     env,
                     breakpoints,
+                    functions,
                 })
             }
             Op::Attach => DebugOp::Attach(attach_spec(&a)?),

@@ -1,13 +1,15 @@
 //! Breakpoint bookkeeping: what the caller asked for per file (lines,
-//! conditions, hit counts, logpoints), whether the adapter can do it, and
-//! where each one really bound.
+//! conditions, hit counts, logpoints) and by function name, whether the
+//! adapter can do it, and where each one really bound.
 //!
 //! Adapters move breakpoints: debugpy puts one on a comment line on the
 //! nearest line with code, lldb-dap one on a blank line on the next
 //! statement, and delve refuses a line without code with a message. A
 //! breakpoint is reported as bound at the line the adapter answered —
 //! saying when that is not the line asked for — or as not bound with the
-//! adapter's own words; never just "verified".
+//! adapter's own words; never just "verified". A function breakpoint is
+//! reported with the file and line it bound at, which the caller did not
+//! know (that is why it named the function).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,6 +91,21 @@ pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec])
         }
     }
     None
+}
+
+/// Why `adapter` (by its capabilities) cannot set function breakpoints,
+/// and what to give instead; `None` when it can.
+pub(super) fn functions_unsupported(adapter: &str, caps: &Value) -> Option<String> {
+    (caps["supportsFunctionBreakpoints"].as_bool() != Some(true)).then(|| {
+        format!(
+            "function breakpoints are not offered by {adapter} (it does not declare `supportsFunctionBreakpoints`); give `file` + `lines` instead (the function's first line)"
+        )
+    })
+}
+
+/// The `setFunctionBreakpoints` arguments for `names`.
+pub(super) fn function_arguments(names: &[String]) -> Value {
+    json!({"breakpoints": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()})
 }
 
 /// Where one breakpoint bound, by the adapter's answer (and its later
@@ -197,6 +214,100 @@ impl Binding {
     }
 }
 
+/// Where one function breakpoint bound, by the adapter's answer (and its
+/// later `breakpoint` events).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionBinding {
+    /// The function's name, as asked.
+    pub name: String,
+    /// The adapter's id for it, when it gave one (events refer to it).
+    pub id: Option<i64>,
+    /// Whether it bound.
+    pub verified: bool,
+    /// The source file it bound in, as the adapter said (absolute).
+    pub path: Option<String>,
+    /// The line it bound at, when the adapter said.
+    pub line: Option<u32>,
+    /// The adapter's message (why it did not bind, or a note).
+    pub message: Option<String>,
+}
+
+impl FunctionBinding {
+    /// Reads one element of a `setFunctionBreakpoints` reply; `None`: the
+    /// reply has no element for it (rdbg answers with none at all).
+    pub(super) fn from_reply(name: &str, bp: Option<&Value>) -> Self {
+        let mut binding =
+            Self { name: name.to_string(), id: None, verified: false, path: None, line: None, message: None };
+        match bp {
+            Some(bp) => {
+                binding.id = bp["id"].as_i64();
+                binding.update(bp);
+            }
+            None => {
+                binding.message = Some(
+                    "the adapter's answer lists no breakpoint for it (it may not set function breakpoints); give `file` + `lines` instead".into(),
+                );
+            }
+        }
+        binding
+    }
+
+    /// Applies an answer's or a `breakpoint` event's breakpoint.
+    pub(super) fn update(&mut self, bp: &Value) {
+        if let Some(v) = bp["verified"].as_bool() {
+            self.verified = v;
+        }
+        if let Some(l) = bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
+            self.line = Some(l);
+        }
+        if let Some(p) = bp["source"]["path"].as_str() {
+            self.path = Some(p.to_string());
+        }
+        if let Some(m) = bp["message"].as_str() {
+            self.message = readable(m);
+        }
+    }
+
+    /// The place it bound, `demo.c:3`, paths relative to `workdir`.
+    fn place(&self, workdir: &Path) -> Option<String> {
+        let path = self.path.as_deref().map(|p| super::ops::display(workdir, p));
+        match (path, self.line) {
+            (Some(p), Some(l)) => Some(format!("{p}:{l}")),
+            (Some(p), None) => Some(p),
+            (None, Some(l)) => Some(format!("line {l}")),
+            (None, None) => None,
+        }
+    }
+
+    /// `function `square` bound at demo.c:3`.
+    fn describe(&self, workdir: &Path) -> String {
+        let name = &self.name;
+        match (self.verified, self.place(workdir)) {
+            (true, Some(place)) => format!("function `{name}` bound at {place}"),
+            // debugpy accepts any name and says where only when it stops.
+            (true, None) => format!(
+                "function `{name}` set; the adapter says neither where it binds nor whether the function exists (it stops there when the function is called)"
+            ),
+            (false, _) => {
+                let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
+                format!("function `{name}` not bound: {why}")
+            }
+        }
+    }
+
+    /// The structured form: `{function, verified, file, line, message}`.
+    fn data(&self, workdir: &Path) -> Value {
+        json!({
+            "function": self.name,
+            "id": self.id,
+            "verified": self.verified,
+            "file": self.path.as_deref().map(|p| super::ops::display(workdir, p)),
+            "line": self.line,
+            "message": self.message,
+        })
+    }
+}
+
 /// How a comment line of `file`'s language starts (a line starting with
 /// `*` is a block comment's in C-like languages, a splat in Ruby).
 fn comment_starts(file: &Path) -> &'static [&'static str] {
@@ -208,10 +319,12 @@ fn comment_starts(file: &Path) -> &'static [&'static str] {
     }
 }
 
-/// Every file's bindings, as the adapter last reported them.
+/// Every file's bindings and the function breakpoints', as the adapter
+/// last reported them.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Bindings {
     pub(super) files: BTreeMap<PathBuf, Vec<Binding>>,
+    pub(super) functions: Vec<FunctionBinding>,
 }
 
 impl Bindings {
@@ -253,18 +366,48 @@ impl Bindings {
         }
     }
 
+    /// Records a `setFunctionBreakpoints` reply for `names` (all of them:
+    /// each request replaces the last).
+    pub(super) fn record_functions(&mut self, names: &[String], reply: &Value) {
+        let answered = reply["breakpoints"].as_array();
+        self.functions = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| FunctionBinding::from_reply(name, answered.and_then(|a| a.get(i))))
+            .collect();
+    }
+
+    /// Records another process's `setFunctionBreakpoints` reply, in a run
+    /// of several: one that bound in one process stays bound.
+    pub(super) fn record_functions_more(&mut self, names: &[String], reply: &Value) {
+        let before = std::mem::take(&mut self.functions);
+        self.record_functions(names, reply);
+        for b in self.functions.iter_mut().filter(|b| !b.verified) {
+            if let Some(old) = before.iter().find(|o| o.verified && o.name == b.name) {
+                *b = old.clone();
+            }
+        }
+    }
+
     /// Applies a `breakpoint` event (`changed`, `new`, `removed`) by id.
     pub(super) fn event(&mut self, body: &Value) {
         let bp = &body["breakpoint"];
         let Some(id) = bp["id"].as_i64() else { return };
-        for binding in self.files.values_mut().flatten() {
-            if binding.id == Some(id) {
-                if body["reason"] == "removed" {
-                    binding.verified = false;
-                    binding.message = Some("removed by the adapter".into());
-                } else {
-                    binding.update(bp);
-                }
+        let removed = body["reason"] == "removed";
+        for binding in self.files.values_mut().flatten().filter(|b| b.id == Some(id)) {
+            if removed {
+                binding.verified = false;
+                binding.message = Some("removed by the adapter".into());
+            } else {
+                binding.update(bp);
+            }
+        }
+        for binding in self.functions.iter_mut().filter(|b| b.id == Some(id)) {
+            if removed {
+                binding.verified = false;
+                binding.message = Some("removed by the adapter".into());
+            } else {
+                binding.update(bp);
             }
         }
     }
@@ -272,31 +415,57 @@ impl Bindings {
     /// A stop at the breakpoints `ids` (`hitBreakpointIds`): they bound,
     /// whatever was said of them before (js-debug, attached, never says so).
     pub(super) fn hit(&mut self, ids: &[i64]) {
-        for binding in self.files.values_mut().flatten() {
-            if binding.id.is_some_and(|id| ids.contains(&id)) && !binding.verified {
-                binding.verified = true;
-                binding.message = None;
-            }
+        let hit = |id: Option<i64>| id.is_some_and(|id| ids.contains(&id));
+        for binding in self.files.values_mut().flatten().filter(|b| hit(b.id) && !b.verified) {
+            binding.verified = true;
+            binding.message = None;
+        }
+        for binding in self.functions.iter_mut().filter(|b| hit(b.id) && !b.verified) {
+            binding.verified = true;
+            binding.message = None;
         }
     }
 
     pub(super) fn total(&self) -> usize {
-        self.files.values().map(Vec::len).sum()
+        self.files.values().map(Vec::len).sum::<usize>() + self.functions.len()
     }
 
     pub(super) fn bound(&self) -> usize {
         self.files.values().flatten().filter(|b| b.verified).count()
+            + self.functions.iter().filter(|b| b.verified).count()
     }
 
-    /// One line per breakpoint, paths relative to `workdir`.
+    /// One line per breakpoint, paths relative to `workdir`: the files',
+    /// then the functions'.
     pub(super) fn report(&self, workdir: &Path) -> Vec<String> {
-        self.files
-            .iter()
-            .flat_map(|(file, bs)| {
-                let rel = crate::fs::relative(workdir, file);
-                bs.iter().map(move |b| b.describe(&rel)).collect::<Vec<_>>()
-            })
-            .collect()
+        let lines = self.files.iter().flat_map(|(file, bs)| {
+            let rel = crate::fs::relative(workdir, file);
+            bs.iter().map(move |b| b.describe(&rel)).collect::<Vec<_>>()
+        });
+        lines.chain(self.function_report(workdir)).collect()
+    }
+
+    /// One line per function breakpoint: where it bound, or why not.
+    pub(super) fn function_report(&self, workdir: &Path) -> Vec<String> {
+        self.functions.iter().map(|b| b.describe(workdir)).collect()
+    }
+
+    /// The function breakpoints' structured form.
+    pub(super) fn function_data(&self, workdir: &Path) -> Value {
+        Value::Array(self.functions.iter().map(|b| b.data(workdir)).collect())
+    }
+
+    /// What a start's answer says of the breakpoints: the line breakpoints
+    /// worth a word (or that all bound where asked), then where each
+    /// function breakpoint bound — the place the caller did not know.
+    pub(super) fn summary(&self, workdir: &Path) -> Option<String> {
+        let lines: usize = self.files.values().map(Vec::len).sum();
+        let mut said = self.surprises(workdir);
+        if said.is_empty() && lines > 0 {
+            said.push(format!("{lines} bound where asked"));
+        }
+        said.extend(self.function_report(workdir));
+        (!said.is_empty()).then(|| format!("breakpoints: {}", said.join("; ")))
     }
 
     /// Only the breakpoints worth a word: those not bound, or bound

@@ -1,5 +1,5 @@
-//! The ops that decide where the program stops: `breakpoints`,
-//! `exceptions` and `run_to`. Before a launch they are kept and applied at
+//! The ops that decide where the program stops: `breakpoints` (by line
+//! and by function), `exceptions` and `run_to`. Before a launch they are kept and applied at
 //! configuration; during a session they go to the adapter at once, checked
 //! against its capabilities, and answer where each breakpoint bound.
 
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use super::breakpoints::{Bindings, BreakpointSpec, unsupported};
+use super::breakpoints::{Bindings, BreakpointSpec, function_arguments, functions_unsupported, unsupported};
 use super::ops::settle;
 use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 
@@ -125,17 +125,30 @@ fn describe_offered(offered: &[(String, String)]) -> String {
 
 type Reply = AtomicResponse<DebugSessionActor, DebugReply>;
 
+/// An answer still to come, to chain with another (`breakpoints` with
+/// both `file` and `functions`).
+type Pending = ResponseActFuture<DebugSessionActor, DebugReply>;
+
 fn ready(r: DebugReply) -> Reply {
     AtomicResponse::new(Box::pin(fut::ready(r)))
 }
 
+fn now(r: DebugReply) -> Pending {
+    Box::pin(fut::ready(r))
+}
+
+/// `` `a`, `b` ``.
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
 impl DebugSessionActor {
-    pub(super) fn set_breakpoints(&mut self, file: PathBuf, specs: Vec<BreakpointSpec>) -> Reply {
+    pub(super) fn set_breakpoints(&mut self, file: PathBuf, specs: Vec<BreakpointSpec>) -> Pending {
         let rel = self.rel(&file);
         let Some(s) = &self.session else {
             if specs.is_empty() {
                 self.breakpoints.remove(&file);
-                return ready(DebugReply::ok(
+                return now(DebugReply::ok(
                     format!("cleared the breakpoints of {rel}"),
                     json!({"file": rel, "breakpoints": []}),
                 ));
@@ -149,10 +162,10 @@ impl DebugSessionActor {
             );
             let data = json!({"file": rel, "breakpoints": specs, "bound": null});
             self.breakpoints.insert(file, specs);
-            return ready(DebugReply::ok(text, data));
+            return now(DebugReply::ok(text, data));
         };
         if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
-            return ready(DebugReply::err(format!("debug breakpoints: {why}")));
+            return now(DebugReply::err(format!("debug breakpoints: {why}")));
         }
         let (client, shared, workdir) =
             (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
@@ -163,7 +176,7 @@ impl DebugSessionActor {
         }
         // The processes a session follows from here get them too.
         s.shared.targets.lock().breakpoints = self.breakpoints.clone();
-        AtomicResponse::new(Box::pin(
+        Box::pin(
             async move {
                 let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
                 let args = json!({"source": {"path": file}, "breakpoints": bps});
@@ -201,7 +214,77 @@ impl DebugSessionActor {
                 )
             }
             .into_actor(self),
-        ))
+        )
+    }
+
+    /// Sets the function breakpoints to `names` (all of them; empty clears
+    /// them): held until a session starts, else sent at once where the
+    /// adapter offers them, answering where each bound.
+    pub(super) fn set_functions(&mut self, names: Vec<String>) -> Pending {
+        let cleared = || DebugReply::ok("cleared the function breakpoints", json!({"functions": []}));
+        let Some(s) = &self.session else {
+            if names.is_empty() {
+                self.functions.clear();
+                return now(cleared());
+            }
+            let text = format!(
+                "{} function breakpoint{} will be set when the session starts: {}; the launch (or attach) answer says where each bound",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                quoted(&names)
+            );
+            let data = json!({"functions": names, "bound": null});
+            self.functions = names;
+            return now(DebugReply::ok(text, data));
+        };
+        if let Some(why) = functions_unsupported(s.adapter, &s.caps) {
+            // None can have been set: there is nothing to clear.
+            if names.is_empty() {
+                self.functions.clear();
+                return now(cleared());
+            }
+            return now(DebugReply::err(format!("debug breakpoints: {why}")));
+        }
+        let (client, shared, workdir) =
+            (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
+        self.functions = names.clone();
+        // The processes a session follows from here get them too.
+        s.shared.targets.lock().functions = names.clone();
+        Box::pin(
+            async move {
+                let args = function_arguments(&names);
+                let (others, between) = {
+                    let t = shared.targets.lock();
+                    (t.others(&client), t.between())
+                };
+                for other in others {
+                    tokio::spawn(other.request("setFunctionBreakpoints", args.clone(), REQUEST_TIMEOUT));
+                }
+                if between {
+                    return DebugReply::ok(
+                        format!(
+                            "the program is between processes; the function breakpoints {} are set in the next one it starts",
+                            quoted(&names)
+                        ),
+                        json!({"functions": names, "bound": null}),
+                    );
+                }
+                let body = match client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
+                    Ok(body) => body,
+                    Err(e) => return DebugReply::err(format!("setFunctionBreakpoints failed: {e}")),
+                };
+                let mut st = shared.state.lock();
+                st.bindings.record_functions(&names, &body);
+                if names.is_empty() {
+                    return cleared();
+                }
+                DebugReply::ok(
+                    st.bindings.function_report(&workdir).join("\n"),
+                    json!({"functions": st.bindings.function_data(&workdir)}),
+                )
+            }
+            .into_actor(self),
+        )
     }
 
     pub(super) fn set_exceptions(&mut self, filters: Option<Vec<String>>) -> Reply {

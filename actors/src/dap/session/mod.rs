@@ -74,8 +74,9 @@ pub enum DebugOp {
     Adapters,
     /// Is a session running, and where is it stopped.
     Status,
-    /// Set (or with none, clear) a file's breakpoints.
-    Breakpoints { file: PathBuf, breakpoints: Vec<BreakpointSpec> },
+    /// Set (or with none, clear) a file's breakpoints, the function
+    /// breakpoints (by name), or both.
+    Breakpoints { lines: Option<(PathBuf, Vec<BreakpointSpec>)>, functions: Option<Vec<String>> },
     /// Which exceptions stop the program (the adapter's filter names), or
     /// with `None` which ones do and which the adapter offers.
     Exceptions { filters: Option<Vec<String>> },
@@ -147,6 +148,25 @@ impl DebugReply {
     fn err(text: impl Into<String>) -> Self {
         Self { is_error: true, text: text.into(), data: Value::Null }
     }
+
+    /// Two answers as one: the texts line after line, the data merged
+    /// (`other`'s keys win), an error if either is.
+    fn and(self, other: Self) -> Self {
+        let data = match (self.data, other.data) {
+            (Value::Object(mut a), Value::Object(b)) => {
+                a.extend(b);
+                Value::Object(a)
+            }
+            (Value::Null, b) => b,
+            (a, Value::Null) => a,
+            (_, b) => b,
+        };
+        Self {
+            is_error: self.is_error || other.is_error,
+            text: format!("{}\n{}", self.text, other.text),
+            data,
+        }
+    }
 }
 
 pub mod breakpoints;
@@ -189,6 +209,9 @@ pub struct DebugSessionActor {
     ttl: Duration,
     session: Option<Session>,
     breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The function breakpoints asked for, by name (one set for the whole
+    /// program: each `setFunctionBreakpoints` replaces the last).
+    functions: Vec<String>,
     /// The exception filters asked for (`None`: the default, uncaught
     /// exceptions wherever the adapter offers that).
     exception_filters: Option<Vec<String>>,
@@ -209,6 +232,7 @@ impl DebugSessionActor {
             ttl,
             session: None,
             breakpoints: BTreeMap::new(),
+            functions: Vec::new(),
             exception_filters: None,
             focus_frame: None,
             expired: None,
@@ -421,7 +445,7 @@ impl DebugSessionActor {
                     if let Some(why) = self.expired.take().or_else(|| self.ended.clone()) {
                         text.push_str(&format!("; the last one ended: {why}"));
                     }
-                    let bps: usize = self.breakpoints.values().map(Vec::len).sum();
+                    let bps = self.breakpoints.values().map(Vec::len).sum::<usize>() + self.functions.len();
                     if bps > 0 {
                         text.push_str(&format!("; {bps} breakpoint(s) set for the next launch"));
                     }
@@ -462,7 +486,19 @@ impl DebugSessionActor {
                     .into_actor(self),
                 ))
             }
-            DebugOp::Breakpoints { file, breakpoints } => self.set_breakpoints(file, breakpoints),
+            DebugOp::Breakpoints { lines, functions } => match (lines, functions) {
+                (Some((file, specs)), None) => AtomicResponse::new(self.set_breakpoints(file, specs)),
+                (None, Some(names)) => AtomicResponse::new(self.set_functions(names)),
+                // Both in one call: the file's, then the functions', in one answer.
+                (Some((file, specs)), Some(names)) => AtomicResponse::new(Box::pin(
+                    self.set_breakpoints(file, specs).then(move |lines, act, _| {
+                        act.set_functions(names).map(move |functions, _, _| lines.and(functions))
+                    }),
+                )),
+                (None, None) => ready(DebugReply::err(
+                    "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`",
+                )),
+            },
             DebugOp::Exceptions { filters } => self.set_exceptions(filters),
             DebugOp::RunTo { file, line, thread } => self.run_to(file, line, thread),
             DebugOp::Launch(_) | DebugOp::Attach(_) if self.session.is_some() => {
@@ -481,6 +517,9 @@ impl DebugSessionActor {
                     } else {
                         self.breakpoints.insert(file, specs);
                     }
+                }
+                if let Some(names) = spec.functions.take() {
+                    self.functions = names;
                 }
                 self.start(ctx, Some(spec), None)
             }

@@ -32,6 +32,9 @@ pub struct LaunchSpec {
     /// Breakpoints of one file to set with the launch (replacing that
     /// file's), so that "stop there and show me" is one call.
     pub breakpoints: Option<(PathBuf, Vec<BreakpointSpec>)>,
+    /// Function breakpoints to set with the launch, by name (replacing
+    /// those set before; empty clears them).
+    pub functions: Option<Vec<String>>,
 }
 
 impl LaunchSpec {

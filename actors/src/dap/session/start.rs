@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::breakpoints::{BreakpointSpec, unsupported};
+use super::breakpoints::{BreakpointSpec, function_arguments, functions_unsupported, unsupported};
 use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
@@ -214,6 +214,7 @@ impl DebugSessionActor {
         let attached = attach.is_some();
         let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
         let breakpoints = self.breakpoints.clone();
+        let functions = self.functions.clone();
         let filters = self.exception_filters.clone();
         let workdir = self.workdir.clone();
         let program_text = match (&launch, &attach) {
@@ -292,13 +293,18 @@ impl DebugSessionActor {
                 }
                 _ => (client, None, None),
             };
-            shared.targets.lock().breakpoints = breakpoints.clone();
+            {
+                let mut t = shared.targets.lock();
+                t.breakpoints = breakpoints.clone();
+                t.functions = functions.clone();
+            }
             if follow.is_some() {
                 shared.targets.lock().join(&client, false);
             }
             targets::pump(shared.clone(), client.clone(), events, follow);
             let config = Configuration {
                 breakpoints: &breakpoints,
+                functions: &functions,
                 filters: filters.as_deref(),
                 workdir: &workdir,
                 child_launch,
@@ -361,6 +367,8 @@ impl DebugSessionActor {
 /// What a new session is configured with before the program runs.
 struct Configuration<'a> {
     breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The function breakpoints, by name.
+    functions: &'a [String],
     filters: Option<&'a [String]>,
     workdir: &'a Path,
     /// The request of a child session the adapter asked for (js-debug's
@@ -370,8 +378,8 @@ struct Configuration<'a> {
 }
 
 /// initialize → launch/attach (not awaited: debugpy answers it only after
-/// configurationDone) → `initialized` → breakpoints and exception filters
-/// → configurationDone → the launch answer → the first stop or exit, with
+/// configurationDone) → `initialized` → breakpoints, function breakpoints
+/// and exception filters (DAP's order) → configurationDone → the launch answer → the first stop or exit, with
 /// where every breakpoint bound.
 async fn handshake(
     client: &DapClient,
@@ -457,6 +465,18 @@ async fn handshake(
                 .push(format!("the breakpoints of {} were not set: {e}", crate::fs::relative(workdir, file))),
         }
     }
+    if !config.functions.is_empty() {
+        let names = config.functions.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        if let Some(why) = functions_unsupported(adapter, &caps) {
+            notes.push(format!("the function breakpoints {names} were not set: {why}"));
+        } else {
+            let args = function_arguments(config.functions);
+            match client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
+                Ok(body) => shared.state.lock().bindings.record_functions(config.functions, &body),
+                Err(e) => notes.push(format!("the function breakpoints {names} were not set: {e}")),
+            }
+        }
+    }
     let offered = offered_filters(adapter, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
         notes.push(format!("exception filters: {why}; the default was set"));
@@ -515,20 +535,19 @@ async fn handshake(
     let bindings = shared.state.lock().bindings.clone();
     // Where the breakpoints bound, unless the answer already said that
     // none did.
-    if bindings.total() > 0 && !reply.text.contains("none of your") {
-        let surprises = bindings.surprises(workdir);
-        if surprises.is_empty() {
-            let n = bindings.total();
-            notes.insert(0, format!("breakpoints: {n} bound where asked"));
-        } else if !surprises.is_empty() {
-            notes.insert(0, format!("breakpoints: {}", surprises.join("; ")));
-        }
+    if !reply.text.contains("none of your")
+        && let Some(summary) = bindings.summary(workdir)
+    {
+        notes.insert(0, summary);
     }
     if !notes.is_empty() {
         reply.text = format!("{}\n{}", reply.text, notes.join("\n"));
     }
     if reply.data.is_object() {
         reply.data["breakpoints"] = bindings.data(workdir);
+        if !bindings.functions.is_empty() {
+            reply.data["functions"] = bindings.function_data(workdir);
+        }
         reply.data["exception_filters"] = json!(exceptions);
     }
     Ok(Started { reply, caps, exceptions })

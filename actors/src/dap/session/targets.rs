@@ -4,8 +4,8 @@
 //! it (or on the first connection): `node --test DIR` runs each test file
 //! in a process of its own, one after the other; `npm run test` is npm's
 //! own node process, then the node processes its script starts. Each is
-//! connected and configured with the session's breakpoints and exception
-//! filters as it comes; the ops go to the one that stopped last (else the
+//! connected and configured with the session's breakpoints (by line and by
+//! function) and exception filters as it comes; the ops go to the one that stopped last (else the
 //! newest), and the run ends when the first connection says so — not when
 //! one of its processes does.
 
@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::breakpoints::{BreakpointSpec, unsupported};
+use super::breakpoints::{BreakpointSpec, function_arguments, functions_unsupported, unsupported};
 use super::control::exception_arguments;
 use super::state::{PARENT_TERMINATED, Shared};
 use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
@@ -46,6 +46,8 @@ pub(super) struct Targets {
     opened: usize,
     /// The breakpoints a new target gets, kept current by `breakpoints`.
     pub(super) breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The function breakpoints a new target gets, kept current by `breakpoints`.
+    pub(super) functions: Vec<String>,
     /// The exception filters a new target gets, kept current by `exceptions`.
     pub(super) exceptions: Vec<String>,
     /// The adapter's capabilities (what a breakpoint may ask of it).
@@ -232,7 +234,8 @@ fn end_when_quiet(shared: &Arc<Shared>) {
 
 /// Connects the target a `startDebugging` announced and configures it as
 /// the session's first was: `initialize`, its `launch` (or `attach`), the
-/// breakpoints and exception filters, `configurationDone`. A target that
+/// breakpoints, function breakpoints and exception filters,
+/// `configurationDone`. A target that
 /// cannot be connected is said in the adapter's console lines.
 async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
     let mut joined = None;
@@ -311,6 +314,13 @@ async fn configure(
         let args = json!({"source": {"path": file}, "breakpoints": bps});
         if let Ok(body) = client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
             shared.state.lock().bindings.record_more(file, specs, &body);
+        }
+    }
+    let functions = shared.targets.lock().functions.clone();
+    if !functions.is_empty() && functions_unsupported("js-debug", &caps).is_none() {
+        let args = function_arguments(&functions);
+        if let Ok(body) = client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
+            shared.state.lock().bindings.record_functions_more(&functions, &body);
         }
     }
     let exceptions = shared.targets.lock().exceptions.clone();
