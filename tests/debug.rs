@@ -786,29 +786,37 @@ async fn java_says_why_no_adapter_debugs_it_and_ruby_is_rdbgs() {
 }
 
 #[tokio::test]
-async fn function_breakpoints_stop_in_the_function_and_say_where_each_bound() {
-    // lldb-dap: set with the launch, one name that is no function; the
-    // stop is in the function with its locals, and each name says where
-    // it bound or why not (lldb-dap answers in name order: `nope` first).
+async fn function_breakpoints_with_lldb_dap_stop_in_the_function_and_say_where_each_bound() {
+    // Set with the launch, one name that is no function: the stop is in
+    // the function with its locals, and each name says where it bound or
+    // why not, in the order asked (lldb-dap 19 answers in an order of its own).
     let h = c_program();
     let r = h.ok("debug", json!({"op": "launch", "program": "demo", "functions": ["square", "nope"]})).await;
     assert!(r.text.contains("stopped (breakpoint) at demo.c:4 in square"), "{}", r.text);
     assert!(r.text.contains("  n = 7 (int)"), "the stop has its locals: {}", r.text);
-    assert!(r.text.contains("function `square` bound at demo.c:4"), "{}", r.text);
-    assert!(r.text.contains("function `nope` not bound"), "{}", r.text);
+    assert!(
+        r.text.ends_with("breakpoints: function `square` bound at demo.c:4; function `nope` not bound: the adapter gave no reason"),
+        "{}",
+        r.text
+    );
     let bound = &r.data.as_ref().unwrap()["functions"];
-    assert_eq!(bound[1]["function"], "square");
-    assert_eq!((bound[1]["verified"].as_bool(), bound[1]["line"].as_u64()), (Some(true), Some(4)), "{bound}");
-    // During the session: another function, then cleared.
-    let main = ok(&h, json!({"op": "breakpoints", "functions": ["main"]})).await;
-    assert_eq!(main, "function `main` bound at demo.c:9");
+    assert_eq!(bound[0]["function"], "square", "{bound}");
+    assert_eq!((bound[0]["file"].as_str(), bound[0]["line"].as_u64()), (Some("demo.c"), Some(4)), "{bound}");
+    assert_eq!((bound[1]["function"].as_str(), bound[1]["verified"].as_bool()), (Some("nope"), Some(false)));
+    // During the session: a line and a function in one call, then cleared.
+    let both =
+        ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [10], "functions": ["main"]})).await;
+    assert_eq!(both, "demo.c: line 10 bound\nfunction `main` bound at demo.c:9");
     let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
     assert_eq!(cleared, "cleared the function breakpoints");
+    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": []})).await;
     let done = ok(&h, json!({"op": "continue"})).await;
     assert!(done.contains("exited with code 0"), "cleared means no stop in main: {done}");
     ok(&h, json!({"op": "terminate"})).await;
+}
 
-    // delve: set before the launch; its own words for a name it cannot find.
+#[tokio::test]
+async fn function_breakpoints_with_delve_are_held_before_the_launch() {
     let h = go_program();
     let held = ok(&h, json!({"op": "breakpoints", "functions": ["main.double", "nope"]})).await;
     assert!(held.contains("will be set when the session starts: `main.double`, `nope`"), "{held}");
@@ -817,20 +825,41 @@ async fn function_breakpoints_stop_in_the_function_and_say_where_each_bound() {
     assert!(r.contains("  n = 21 (int)"), "{r}");
     assert!(r.contains("function `main.double` bound at main.go:5"), "{r}");
     assert!(r.contains("function `nope` not bound: location \"nope\" not found"), "{r}");
+    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
+    assert_eq!(cleared, "cleared the function breakpoints");
     ok(&h, json!({"op": "terminate"})).await;
+}
 
-    // debugpy: a stop at the function; it cannot say where it bound.
+#[tokio::test]
+async fn function_breakpoints_with_debugpy_are_placed_by_their_def() {
     debugpy();
     let h = python_project();
-    let r = ok(&h, json!({"op": "launch", "program": "prog.py", "functions": ["add"]})).await;
-    assert!(r.contains("stopped (function breakpoint) at prog.py:3 in add"), "{r}");
+    // debugpy takes any name without saying where: tether finds the `def`,
+    // and says a name defined nowhere here, or dotted, does not bind.
+    let r = ok(&h, json!({"op": "launch", "program": "prog.py", "functions": ["add", "nope", "os.getpid"]}))
+        .await;
+    assert!(r.starts_with("launched; stopped (function breakpoint) at prog.py:3 in add"), "{r}");
     assert!(r.contains("  a = 2 (int)\n  b = 3 (int)"), "{r}");
-    assert!(r.contains("function `add` set; the adapter says neither where"), "{r}");
+    assert!(r.contains("function `add` bound at prog.py:3 (its `def`; debugpy does not say where)"), "{r}");
+    assert!(
+        r.contains("function `nope` not bound: no `def nope` in the working directory's Python files"),
+        "{r}"
+    );
+    assert!(
+        r.contains("function `os.getpid` not bound: debugpy matches a function by its bare name, never a dotted one; give `getpid`"),
+        "{r}"
+    );
+    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
+    assert_eq!(cleared, "cleared the function breakpoints");
+    let done = ok(&h, json!({"op": "continue"})).await;
+    assert_eq!(done, "the program exited with code 0");
     ok(&h, json!({"op": "terminate"})).await;
 
     // Bad names are refused before anything starts.
     let err = h.err("debug", json!({"op": "breakpoints", "functions": ["add", " "]})).await;
-    assert!(err.contains("argument `functions`: entry 1 is empty"), "{err}");
+    assert!(err.contains("argument `functions[1]` is empty"), "{err}");
     let err = h.err("debug", json!({"op": "breakpoints"})).await;
-    assert!(err.contains("`functions`"), "{err}");
+    assert!(err.contains("or `functions`, is required"), "{err}");
+    let err = h.err("debug", json!({"op": "breakpoints", "file": "prog.py", "functions": ["add"]})).await;
+    assert!(err.contains("give `lines` or `breakpoints` with it"), "{err}");
 }

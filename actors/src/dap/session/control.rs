@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use super::breakpoints::{Bindings, BreakpointSpec, function_arguments, functions_unsupported, unsupported};
+use super::breakpoints::{Bindings, BreakpointSpec, functions_unsupported, send_functions, unsupported};
 use super::ops::settle;
 use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 
@@ -245,20 +245,20 @@ impl DebugSessionActor {
             }
             return now(DebugReply::err(format!("debug breakpoints: {why}")));
         }
-        let (client, shared, workdir) =
-            (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
+        let (adapter, client, shared, workdir) =
+            (s.adapter, s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
         self.functions = names.clone();
         // The processes a session follows from here get them too.
         s.shared.targets.lock().functions = names.clone();
         Box::pin(
             async move {
-                let args = function_arguments(&names);
                 let (others, between) = {
                     let t = shared.targets.lock();
                     (t.others(&client), t.between())
                 };
                 for other in others {
-                    tokio::spawn(other.request("setFunctionBreakpoints", args.clone(), REQUEST_TIMEOUT));
+                    let names = names.clone();
+                    tokio::spawn(async move { send_functions(&other, adapter, &names, REQUEST_TIMEOUT).await });
                 }
                 if between {
                     return DebugReply::ok(
@@ -269,12 +269,12 @@ impl DebugSessionActor {
                         json!({"functions": names, "bound": null}),
                     );
                 }
-                let body = match client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
+                let body = match send_functions(&client, adapter, &names, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
                     Err(e) => return DebugReply::err(format!("setFunctionBreakpoints failed: {e}")),
                 };
                 let mut st = shared.state.lock();
-                st.bindings.record_functions(&names, &body);
+                st.bindings.record_functions(adapter, &workdir, &names, &body);
                 if names.is_empty() {
                     return cleared();
                 }

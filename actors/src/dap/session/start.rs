@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::breakpoints::{BreakpointSpec, function_arguments, functions_unsupported, unsupported};
+use super::breakpoints::{BreakpointSpec, functions_unsupported, send_functions, unsupported};
 use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
@@ -297,6 +297,7 @@ impl DebugSessionActor {
                 let mut t = shared.targets.lock();
                 t.breakpoints = breakpoints.clone();
                 t.functions = functions.clone();
+                t.workdir = workdir.clone();
             }
             if follow.is_some() {
                 shared.targets.lock().join(&client, false);
@@ -470,9 +471,10 @@ async fn handshake(
         if let Some(why) = functions_unsupported(adapter, &caps) {
             notes.push(format!("the function breakpoints {names} were not set: {why}"));
         } else {
-            let args = function_arguments(config.functions);
-            match client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
-                Ok(body) => shared.state.lock().bindings.record_functions(config.functions, &body),
+            match send_functions(client, adapter, config.functions, REQUEST_TIMEOUT).await {
+                Ok(body) => {
+                    shared.state.lock().bindings.record_functions(adapter, workdir, config.functions, &body)
+                }
                 Err(e) => notes.push(format!("the function breakpoints {names} were not set: {e}")),
             }
         }

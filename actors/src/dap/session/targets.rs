@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::breakpoints::{BreakpointSpec, function_arguments, functions_unsupported, unsupported};
+use super::breakpoints::{BreakpointSpec, functions_unsupported, send_functions, unsupported};
 use super::control::exception_arguments;
 use super::state::{PARENT_TERMINATED, Shared};
 use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
@@ -48,6 +48,8 @@ pub(super) struct Targets {
     pub(super) breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
     /// The function breakpoints a new target gets, kept current by `breakpoints`.
     pub(super) functions: Vec<String>,
+    /// The run's working directory (where their answers are shown from).
+    pub(super) workdir: PathBuf,
     /// The exception filters a new target gets, kept current by `exceptions`.
     pub(super) exceptions: Vec<String>,
     /// The adapter's capabilities (what a breakpoint may ask of it).
@@ -317,11 +319,12 @@ async fn configure(
         }
     }
     let functions = shared.targets.lock().functions.clone();
-    if !functions.is_empty() && functions_unsupported("js-debug", &caps).is_none() {
-        let args = function_arguments(&functions);
-        if let Ok(body) = client.request("setFunctionBreakpoints", args, REQUEST_TIMEOUT).await {
-            shared.state.lock().bindings.record_functions_more(&functions, &body);
-        }
+    if !functions.is_empty()
+        && functions_unsupported("js-debug", &caps).is_none()
+        && let Ok(body) = send_functions(&client, "js-debug", &functions, REQUEST_TIMEOUT).await
+    {
+        let workdir = shared.targets.lock().workdir.clone();
+        shared.state.lock().bindings.record_functions_more("js-debug", &workdir, &functions, &body);
     }
     let exceptions = shared.targets.lock().exceptions.clone();
     let _ = client
