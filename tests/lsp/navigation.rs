@@ -175,6 +175,18 @@ async fn python_type_hierarchy_is_derived_from_pyright_both_ways() {
         .err("lsp", json!({"action": "type_hierarchy", "file": "zoo.py", "line": 1, "symbol": "Animal", "direction": "incoming"}))
         .await;
     assert!(wrong.contains("argument `direction`") && wrong.contains("supertypes or subtypes"), "{wrong}");
+    // At a use, not the declaration: no header is read, and it says where to ask.
+    let at_use = h
+        .err("lsp", json!({"action": "type_hierarchy", "file": "zoo.py", "line": 17, "symbol": "Dog"}))
+        .await;
+    assert!(
+        at_use.contains("only at a type's declaration") && at_use.contains("ask `definition`"),
+        "{at_use}"
+    );
+    let at_method = h
+        .err("lsp", json!({"action": "type_hierarchy", "file": "zoo.py", "line": 16, "symbol": "make"}))
+        .await;
+    assert!(at_method.contains("line 16 is not one"), "{at_method}");
 }
 
 #[tokio::test]

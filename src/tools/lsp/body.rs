@@ -21,6 +21,9 @@ use crate::result::ToolResult;
 pub const MAX_BODY_LINES: usize = 100;
 /// Bodies one answer shows at most (the rest named as not shown).
 pub const MAX_BODIES: usize = 5;
+/// How long one answer's bodies may take in all (each file's symbols
+/// asked of its server).
+pub const BODIES_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One body, as the answer's data holds it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -71,8 +74,10 @@ fn holds(range: &Range, pos: &Position) -> bool {
 }
 
 /// The whole range of the innermost symbol of a `documentSymbol` answer
-/// that `pos` names: whose name (`selectionRange`) holds it, or which
-/// starts on its line; flat `SymbolInformation` answers by their range.
+/// that `pos` names: whose name (`selectionRange`) holds it — a
+/// parameter's position names no function, though it is on its line;
+/// flat `SymbolInformation` answers, which have no name range, by the
+/// symbol that starts on the position's line.
 pub fn enclosing(symbols: &Value, pos: &Position) -> Option<Range> {
     fn walk(items: &[Value], pos: &Position, best: &mut Option<Range>) {
         for item in items {
@@ -81,7 +86,7 @@ pub fn enclosing(symbols: &Value, pos: &Position) -> Option<Range> {
                 .ok();
             let Some(range) = range.filter(|r| holds(r, pos)) else { continue };
             let named = serde_json::from_value::<Range>(item["selectionRange"].clone())
-                .map_or(range.start.line == pos.line, |s| holds(&s, pos) || range.start.line == pos.line);
+                .map_or(range.start.line == pos.line, |s| holds(&s, pos));
             if named {
                 *best = Some(range);
             }
@@ -102,9 +107,13 @@ pub struct Bodies {
 }
 
 /// The bodies of the symbols at `locations` (the first [`MAX_BODIES`]),
-/// each file's symbols asked of its server.
+/// each file's symbols asked of its server, all within [`BODIES_WAIT`].
+/// Only files of the working directory outside its dependencies: a
+/// library's file would start a server of its own (a `node_modules`
+/// package is a project root) or none (a standard library's stub).
 pub async fn of_locations(sup: &Addr<LspSupervisor>, root: &Path, locations: &[(Url, Range)]) -> Bodies {
     let mut out = Bodies { bodies: Vec::new(), notes: Vec::new() };
+    let deadline = tokio::time::Instant::now() + BODIES_WAIT;
     // Each file's symbols and text, asked once.
     let mut files: HashMap<PathBuf, Result<FileSymbols, String>> = HashMap::new();
     for (uri, range) in locations.iter().take(MAX_BODIES) {
@@ -113,8 +122,27 @@ pub async fn of_locations(sup: &Addr<LspSupervisor>, root: &Path, locations: &[(
             continue;
         };
         let shown = display_path(root, &path);
+        let dependency = path.strip_prefix(root).map_or(true, |rel| {
+            rel.components().any(|c| {
+                matches!(
+                    c.as_os_str().to_str(),
+                    Some("node_modules" | ".venv" | "venv" | "site-packages" | "vendor" | "target")
+                )
+            })
+        });
+        if dependency {
+            out.notes.push(format!(
+                "note: no body for {shown}:{}: it is outside the project's own files (`read` it)",
+                range.start.line + 1
+            ));
+            continue;
+        }
         if !files.contains_key(&path) {
-            let symbols = file_symbols(sup, &path).await;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let symbols = match tokio::time::timeout(left, file_symbols(sup, &path)).await {
+                Ok(symbols) => symbols,
+                Err(_) => Err(format!("the bodies took more than {} s in all", BODIES_WAIT.as_secs())),
+            };
             files.insert(path.clone(), symbols);
         }
         let (symbols, lines, server) = match &files[&path] {
@@ -198,6 +226,7 @@ mod tests {
         let at = |line, character| enclosing(&symbols, &Position::new(line, character));
         assert_eq!(at(2, 8).map(|r| r.start.line), Some(2), "the method, not its class");
         assert_eq!(at(0, 6).map(|r| r.end.line), Some(9), "the class");
+        assert_eq!(at(2, 12), None, "a parameter on the method's line names no method");
         assert_eq!(at(3, 2), None, "inside the method, at no name: nothing named there");
         let flat = json!([{"name": "f", "kind": 12, "location": {"uri": "file:///a.py", "range": range((5, 0), (7, 3))}}]);
         assert_eq!(enclosing(&flat, &Position::new(5, 4)).map(|r| r.end.line), Some(7));

@@ -31,6 +31,9 @@ use crate::result::ToolResult;
 
 /// Callers, callees, supertypes or subtypes listed at most (the rest counted).
 pub const MAX_HIERARCHY_ITEMS: usize = 200;
+/// Items the server prepares at one position (overloads) that are asked
+/// for their neighbours (the rest said).
+pub const MAX_PREPARED: usize = 5;
 /// Call sites listed under each caller or callee (the rest counted).
 pub const MAX_CALL_SITES: usize = 5;
 
@@ -106,7 +109,10 @@ pub(super) async fn follow(
     direction: Direction,
     prepared: &Value,
 ) -> Result<Value, String> {
-    let items: Vec<Value> = prepared.as_array().cloned().unwrap_or_default();
+    let mut items: Vec<Value> = prepared.as_array().cloned().unwrap_or_default();
+    // Overloads each prepare an item; each is asked in turn, so a few.
+    let prepared_total = items.len();
+    items.truncate(MAX_PREPARED);
     let mut found = Vec::new();
     for item in &items {
         let answer = session
@@ -140,7 +146,7 @@ pub(super) async fn follow(
             });
         }
     }
-    Ok(json!({"prepared": items, "found": found}))
+    Ok(json!({"prepared": items, "prepared_total": prepared_total, "found": found}))
 }
 
 /// One found item, resolved to where it is.
@@ -315,6 +321,12 @@ pub(super) fn render(
     if matches!(direction, Direction::Supertypes | Direction::Subtypes) {
         let _ = writeln!(text, "(one level: ask type_hierarchy again at one of them for the next)");
     }
+    if let Some(total) = answer["prepared_total"].as_u64().filter(|&n| n as usize > MAX_PREPARED) {
+        let _ = writeln!(
+            text,
+            "note: {server} found {total} declarations (overloads) there; the first {MAX_PREPARED} were followed"
+        );
+    }
     if let Some(how) = answer["derived"].as_str() {
         let _ = writeln!(text, "note: {server} offers no standard type hierarchy; {how}");
     }
@@ -327,7 +339,9 @@ pub(super) fn render(
         .map(|f| {
             json!({
                 "name": f.name, "kind": f.kind, "container": f.container, "path": f.place.path, "line": f.place.line,
-                "column": f.place.column, "end_line": f.range.end.line + 1, "calls": f.sites,
+                "column": f.place.column, "calls": f.sites,
+                // Where the server gave the whole range, not only the name's.
+                "end_line": (f.range != f.selection).then_some(f.range.end.line + 1),
             })
         })
         .collect();
