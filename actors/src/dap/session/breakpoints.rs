@@ -1,4 +1,4 @@
-//! Breakpoint bookkeeping: what the caller asked for per file (lines,
+//! Breakpoint bookkeeping (function breakpoints: [`super::functions`]): what the caller asked for per file (lines,
 //! conditions, hit counts, logpoints) and by function name, whether the
 //! adapter can do it, and where each one really bound.
 //!
@@ -14,13 +14,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use std::time::Duration;
-
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::wire::dap::DapClient;
-use crate::wire::pending::RequestError;
+pub use super::functions::FunctionBinding;
 
 /// One breakpoint as asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -98,55 +95,6 @@ pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec])
     None
 }
 
-/// Why `adapter` (by its capabilities) cannot set function breakpoints,
-/// and what to give instead; `None` when it can.
-pub(super) fn functions_unsupported(adapter: &str, caps: &Value) -> Option<String> {
-    (caps["supportsFunctionBreakpoints"].as_bool() != Some(true)).then(|| {
-        format!(
-            "function breakpoints are not offered by {adapter} (it does not declare `supportsFunctionBreakpoints`); give `file` + `lines` instead (the function's first line)"
-        )
-    })
-}
-
-/// The `setFunctionBreakpoints` arguments for `names`.
-pub(super) fn function_arguments(names: &[String]) -> Value {
-    json!({"breakpoints": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()})
-}
-
-/// Adapters whose `setFunctionBreakpoints` answer is not in the order
-/// asked: lldb-dap 19 lists them in the order of its name map (a hash).
-const REORDERED_FUNCTION_REPLIES: &[&str] = &["lldb"];
-
-/// Sets `names` as the function breakpoints; the answer, its
-/// `breakpoints` in the order of `names`. Where the adapter answers in an
-/// order of its own, the names go one more per request (each keeps the
-/// breakpoint it had): the id new in each answer is the newest name's.
-pub(super) async fn send_functions(
-    client: &DapClient,
-    adapter: &str,
-    names: &[String],
-    timeout: Duration,
-) -> Result<Value, RequestError> {
-    if !REORDERED_FUNCTION_REPLIES.contains(&adapter) || names.len() < 2 {
-        return client.request("setFunctionBreakpoints", function_arguments(names), timeout).await;
-    }
-    let mut ordered: Vec<Value> = Vec::new();
-    for n in 1..=names.len() {
-        let body = client.request("setFunctionBreakpoints", function_arguments(&names[..n]), timeout).await?;
-        let answered = body["breakpoints"].as_array().cloned().unwrap_or_default();
-        let seen = |bp: &Value| ordered.iter().any(|o| o["id"].is_i64() && o["id"] == bp["id"]);
-        let new = answered.iter().find(|bp| !seen(bp)).cloned().unwrap_or(Value::Null);
-        // The earlier names' breakpoints as this answer has them now.
-        for o in &mut ordered {
-            if let Some(now) = answered.iter().find(|bp| o["id"].is_i64() && bp["id"] == o["id"]) {
-                *o = now.clone();
-            }
-        }
-        ordered.push(new);
-    }
-    Ok(json!({"breakpoints": ordered}))
-}
-
 /// Where one breakpoint bound, by the adapter's answer (and its later
 /// `breakpoint` events).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -170,7 +118,7 @@ pub struct Binding {
 
 /// An adapter's breakpoint message in words: js-debug sends the key of
 /// its unlocalised string for a breakpoint no loaded code holds.
-fn readable(message: &str) -> Option<String> {
+pub(super) fn readable(message: &str) -> Option<String> {
     match message.trim() {
         "" => None,
         "breakpoint.provisionalBreakpoint" => {
@@ -253,195 +201,6 @@ impl Binding {
     }
 }
 
-/// Where one function breakpoint bound, by the adapter's answer (and its
-/// later `breakpoint` events).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FunctionBinding {
-    /// The function's name, as asked.
-    pub name: String,
-    /// The adapter's id for it, when it gave one (events refer to it).
-    pub id: Option<i64>,
-    /// Whether it bound.
-    pub verified: bool,
-    /// The source file it bound in: absolute as the adapter said it, or
-    /// relative to the working directory where tether found its `def`.
-    pub path: Option<String>,
-    /// The line it bound at, when the adapter said.
-    pub line: Option<u32>,
-    /// The adapter's message (why it did not bind, or a note).
-    pub message: Option<String>,
-    /// tether's own word on a breakpoint the adapter took without saying
-    /// where (debugpy): where the function's `def` is.
-    pub note: Option<String>,
-}
-
-impl FunctionBinding {
-    /// Reads one element of a `setFunctionBreakpoints` reply; `None`: the
-    /// reply has no element for it (rdbg answers with none at all).
-    pub(super) fn from_reply(name: &str, bp: Option<&Value>) -> Self {
-        let mut binding = Self {
-            name: name.to_string(),
-            id: None,
-            verified: false,
-            path: None,
-            line: None,
-            message: None,
-            note: None,
-        };
-        match bp {
-            Some(bp) => {
-                binding.id = bp["id"].as_i64();
-                binding.update(bp);
-            }
-            None => {
-                binding.message = Some(
-                    "the adapter's answer lists no breakpoint for it (it may not set function breakpoints); give `file` + `lines` instead".into(),
-                );
-            }
-        }
-        binding
-    }
-
-    /// Applies an answer's or a `breakpoint` event's breakpoint.
-    pub(super) fn update(&mut self, bp: &Value) {
-        if let Some(v) = bp["verified"].as_bool() {
-            self.verified = v;
-        }
-        if let Some(l) = bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
-            self.line = Some(l);
-        }
-        if let Some(p) = bp["source"]["path"].as_str() {
-            self.path = Some(p.to_string());
-        }
-        if let Some(m) = bp["message"].as_str() {
-            self.message = readable(m);
-        }
-    }
-
-    /// The place it bound, `demo.c:3`, paths relative to `workdir`.
-    fn place(&self, workdir: &Path) -> Option<String> {
-        let path = self.path.as_deref().map(|p| super::ops::display(workdir, p));
-        match (path, self.line) {
-            (Some(p), Some(l)) => Some(format!("{p}:{l}")),
-            (Some(p), None) => Some(p),
-            (None, Some(l)) => Some(format!("line {l}")),
-            (None, None) => None,
-        }
-    }
-
-    /// For a breakpoint debugpy took without saying where (it takes any
-    /// name, and stops when a function of that bare name is called): where
-    /// `defs` (the working directory's definitions of that name) put it, or
-    /// that it binds nowhere in the working directory.
-    fn place_by_defs(&mut self, defs: &[(String, u32)]) {
-        if !self.verified || self.line.is_some() {
-            return;
-        }
-        let name = &self.name;
-        if let Some((_, bare)) = name.rsplit_once('.') {
-            self.verified = false;
-            self.message = Some(format!(
-                "debugpy matches a function by its bare name, never a dotted one; give `{bare}`"
-            ));
-            return;
-        }
-        let Some((path, line)) = defs.first() else {
-            self.verified = false;
-            self.message = Some(format!(
-                "no `def {name}` in the working directory's Python files; debugpy took the name without saying where, and stops only if a function of that name runs (in an installed package, say)"
-            ));
-            return;
-        };
-        self.path = Some(path.clone());
-        self.line = Some(*line);
-        let more: Vec<String> =
-            defs.iter().skip(1).take(MAX_PLACES).map(|(p, l)| format!("{p}:{l}")).collect();
-        let left = defs.len().saturating_sub(1 + MAX_PLACES);
-        self.note = Some(match (more.is_empty(), left) {
-            (true, _) => "its `def`; debugpy does not say where".to_string(),
-            (false, 0) => format!("its first `def`; it stops in each, also at {}", more.join(", ")),
-            (false, _) => {
-                format!("its first `def`; it stops in each, also at {} and {left} more", more.join(", "))
-            }
-        });
-    }
-
-    /// `function `square` bound at demo.c:3`.
-    fn describe(&self, workdir: &Path) -> String {
-        let name = &self.name;
-        match (self.verified, self.place(workdir)) {
-            (true, Some(place)) => match &self.note {
-                Some(note) => format!("function `{name}` bound at {place} ({note})"),
-                None => format!("function `{name}` bound at {place}"),
-            },
-            // debugpy accepts any name and says where only when it stops.
-            (true, None) => format!(
-                "function `{name}` set; the adapter says neither where it binds nor whether the function exists (it stops there when the function is called)"
-            ),
-            (false, _) => {
-                let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
-                format!("function `{name}` not bound: {why}")
-            }
-        }
-    }
-
-    /// The structured form: `{function, verified, file, line, message}`.
-    fn data(&self, workdir: &Path) -> Value {
-        json!({
-            "function": self.name,
-            "id": self.id,
-            "verified": self.verified,
-            "file": self.path.as_deref().map(|p| super::ops::display(workdir, p)),
-            "line": self.line,
-            "message": self.message,
-            "note": self.note,
-        })
-    }
-}
-
-/// Python files read at most when looking for a function's `def`, and
-/// the longest read (a larger one is generated, not the program's).
-const MAX_SCAN_FILES: usize = 5_000;
-const MAX_SCAN_BYTES: u64 = 1 << 20;
-/// Further definitions of a function's name listed (the rest counted).
-const MAX_PLACES: usize = 3;
-
-/// Where each of `names` is defined (`def NAME(`, `async def NAME(`) in
-/// the Python files under `workdir` — not installed packages — as
-/// `(path, line)` sorted by path; a name defined nowhere is absent.
-fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, u32)>> {
-    const SKIPPED: &[&str] =
-        &["site-packages", "dist-packages", "node_modules", ".venv", "venv", "__pycache__"];
-    let mut found: BTreeMap<String, Vec<(String, u32)>> = BTreeMap::new();
-    let walk = ignore::WalkBuilder::new(workdir)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| SKIPPED.contains(&n)))
-        .build();
-    let files = walk
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
-        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.len() <= MAX_SCAN_BYTES))
-        .take(MAX_SCAN_FILES);
-    for entry in files {
-        let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim_start();
-            let Some(rest) = line.strip_prefix("async ").unwrap_or(line).strip_prefix("def ") else {
-                continue;
-            };
-            let rest = rest.trim_start();
-            let defined = names.iter().find(|n| {
-                rest.strip_prefix(**n).is_some_and(|after| after.trim_start().starts_with(['(', '[']))
-            });
-            if let Some(name) = defined {
-                let rel = crate::fs::relative(workdir, entry.path());
-                found.entry(name.to_string()).or_default().push((rel, i as u32 + 1));
-            }
-        }
-    }
-    found
-}
-
 /// How a comment line of `file`'s language starts (a line starting with
 /// `*` is a block comment's in C-like languages, a splat in Ruby).
 fn comment_starts(file: &Path) -> &'static [&'static str] {
@@ -496,52 +255,6 @@ impl Bindings {
                 if let Some(old) = before.iter().find(|o| o.verified && o.spec == b.spec) {
                     *b = old.clone();
                 }
-            }
-        }
-    }
-
-    /// Records `adapter`'s `setFunctionBreakpoints` reply for `names` (all
-    /// of them: each request replaces the last), in the order asked (see
-    /// [`send_functions`]). debugpy's, which never says where, are placed
-    /// by their `def`s under `workdir`.
-    pub(super) fn record_functions(
-        &mut self,
-        adapter: &str,
-        workdir: &Path,
-        names: &[String],
-        reply: &Value,
-    ) {
-        let answered = reply["breakpoints"].as_array();
-        self.functions = names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| FunctionBinding::from_reply(name, answered.and_then(|a| a.get(i))))
-            .collect();
-        let unplaced = |b: &FunctionBinding| b.verified && b.line.is_none();
-        if adapter == "debugpy" && self.functions.iter().any(unplaced) {
-            let wanted: Vec<&str> =
-                self.functions.iter().filter(|b| unplaced(b)).map(|b| b.name.as_str()).collect();
-            let defs = python_defs(workdir, &wanted);
-            for b in &mut self.functions {
-                b.place_by_defs(defs.get(&b.name).map(Vec::as_slice).unwrap_or_default());
-            }
-        }
-    }
-
-    /// Records another process's `setFunctionBreakpoints` reply, in a run
-    /// of several: one that bound in one process stays bound.
-    pub(super) fn record_functions_more(
-        &mut self,
-        adapter: &str,
-        workdir: &Path,
-        names: &[String],
-        reply: &Value,
-    ) {
-        let before = std::mem::take(&mut self.functions);
-        self.record_functions(adapter, workdir, names, reply);
-        for b in self.functions.iter_mut().filter(|b| !b.verified) {
-            if let Some(old) = before.iter().find(|o| o.verified && o.name == b.name) {
-                *b = old.clone();
             }
         }
     }
@@ -741,35 +454,6 @@ mod tests {
             text,
             "none of your 1 breakpoint bound: a.go: line 1 not bound: the adapter gave no reason"
         );
-    }
-
-    #[test]
-    fn debugpys_function_breakpoints_are_placed_by_their_def_and_unknown_ones_do_not_bind() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.py"), "def add(a, b):\n    return a + b\n").unwrap();
-        std::fs::create_dir(dir.path().join("pkg")).unwrap();
-        std::fs::write(dir.path().join("pkg/b.py"), "class K:\n    async def add (self):\n        pass\n")
-            .unwrap();
-        let names = ["add", "nope", "K.m"].map(String::from);
-        let verified = json!({"verified": true});
-        let reply = json!({"breakpoints": [verified, verified, verified]});
-        let mut b = Bindings::default();
-        b.record_functions("debugpy", dir.path(), &names, &reply);
-        let report = b.function_report(dir.path());
-        assert_eq!(
-            report[0],
-            "function `add` bound at a.py:1 (its first `def`; it stops in each, also at pkg/b.py:2)"
-        );
-        assert!(
-            report[1].starts_with("function `nope` not bound: no `def nope` in the working directory's"),
-            "{}",
-            report[1]
-        );
-        assert!(report[2].ends_with("never a dotted one; give `m`"), "{}", report[2]);
-        assert_eq!(b.bound(), 1);
-        // Another adapter's answer is taken as it says.
-        b.record_functions("lldb", dir.path(), &names[..1], &json!({"breakpoints": [{"verified": false}]}));
-        assert_eq!(b.function_report(dir.path()), ["function `add` not bound: the adapter gave no reason"]);
     }
 
     #[test]

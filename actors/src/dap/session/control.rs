@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use super::breakpoints::{Bindings, BreakpointSpec, functions_unsupported, send_functions, unsupported};
+use super::breakpoints::{Bindings, BreakpointSpec, unsupported};
+use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
 use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
 

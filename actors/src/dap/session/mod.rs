@@ -172,6 +172,7 @@ impl DebugReply {
 pub mod breakpoints;
 mod control;
 mod describe;
+mod functions;
 mod ops;
 pub mod snapshot;
 mod spec;

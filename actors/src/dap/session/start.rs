@@ -12,8 +12,9 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::breakpoints::{BreakpointSpec, functions_unsupported, send_functions, unsupported};
+use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
+use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{Parent, Shared, State};

@@ -17,8 +17,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::breakpoints::{BreakpointSpec, functions_unsupported, send_functions, unsupported};
+use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::exception_arguments;
+use super::functions::{functions_unsupported, send_functions};
 use super::state::{PARENT_TERMINATED, Shared};
 use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
 use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
