@@ -206,18 +206,21 @@ pub(super) async fn navigate(
     let Answered { session, synced, ready, at, moved_note, answer } = asked;
     let name = action_name(action);
     let note = at.note(symbol);
+    // A hierarchy's items, where its bodies are.
+    let mut listed = None;
     let mut result = match (action, question.direction) {
         (Action::Hover, _) => render_hover(&session, &answer, symbol, &rel, line),
         (Action::References, _) => render_references(&session, &root, &answer, symbol, page),
         (Action::CodeActions, _) => render_code_actions(&session, &answer, symbol, &rel, line),
-        (_, Some(direction)) => hierarchy::render(&session, &root, &answer, direction, symbol, &rel, line),
+        (_, Some(direction)) => {
+            let (result, items) = hierarchy::render(&session, &root, &answer, direction, symbol, &rel, line);
+            listed = Some(items);
+            result
+        }
         _ => render_locations(&session, &root, &answer, name, symbol, &rel, line),
     };
     if question.body && !result.is_error {
-        let named = match question.direction {
-            Some(_) => hierarchy::locations(&root, &answer),
-            None => render::locations(&answer),
-        };
+        let named = listed.unwrap_or_else(|| render::locations(&answer));
         result = body::attach(result, body::of_locations(&sup, &root, &named).await);
     }
     for note in note.into_iter().chain(moved_note).chain(overtaken) {

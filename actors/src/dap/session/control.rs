@@ -144,6 +144,26 @@ fn quoted(names: &[String]) -> String {
 }
 
 impl DebugSessionActor {
+    /// `breakpoints`: a file's, the functions', or both in one answer.
+    pub(super) fn breakpoints(
+        &mut self,
+        lines: Option<(PathBuf, Vec<BreakpointSpec>)>,
+        functions: Option<Vec<String>>,
+    ) -> Reply {
+        match (lines, functions) {
+            (Some((file, specs)), None) => AtomicResponse::new(self.set_breakpoints(file, specs)),
+            (None, Some(names)) => AtomicResponse::new(self.set_functions(names)),
+            (Some((file, specs)), Some(names)) => {
+                AtomicResponse::new(Box::pin(self.set_breakpoints(file, specs).then(move |lines, act, _| {
+                    act.set_functions(names).map(move |functions, _, _| both(lines, functions))
+                })))
+            }
+            (None, None) => ready(DebugReply::err(
+                "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`",
+            )),
+        }
+    }
+
     pub(super) fn set_breakpoints(&mut self, file: PathBuf, specs: Vec<BreakpointSpec>) -> Pending {
         let rel = self.rel(&file);
         let Some(s) = &self.session else {
@@ -487,6 +507,25 @@ impl DebugSessionActor {
                 reply
             }),
         ))
+    }
+}
+
+/// Two answers as one: the texts line after line, the data merged
+/// (`other`'s keys win), an error if either is.
+fn both(first: DebugReply, other: DebugReply) -> DebugReply {
+    let data = match (first.data, other.data) {
+        (Value::Object(mut a), Value::Object(b)) => {
+            a.extend(b);
+            Value::Object(a)
+        }
+        (Value::Null, b) => b,
+        (a, Value::Null) => a,
+        (_, b) => b,
+    };
+    DebugReply {
+        is_error: first.is_error || other.is_error,
+        text: format!("{}\n{}", first.text, other.text),
+        data,
     }
 }
 

@@ -148,25 +148,6 @@ impl DebugReply {
     fn err(text: impl Into<String>) -> Self {
         Self { is_error: true, text: text.into(), data: Value::Null }
     }
-
-    /// Two answers as one: the texts line after line, the data merged
-    /// (`other`'s keys win), an error if either is.
-    fn and(self, other: Self) -> Self {
-        let data = match (self.data, other.data) {
-            (Value::Object(mut a), Value::Object(b)) => {
-                a.extend(b);
-                Value::Object(a)
-            }
-            (Value::Null, b) => b,
-            (a, Value::Null) => a,
-            (_, b) => b,
-        };
-        Self {
-            is_error: self.is_error || other.is_error,
-            text: format!("{}\n{}", self.text, other.text),
-            data,
-        }
-    }
 }
 
 pub mod breakpoints;
@@ -487,19 +468,7 @@ impl DebugSessionActor {
                     .into_actor(self),
                 ))
             }
-            DebugOp::Breakpoints { lines, functions } => match (lines, functions) {
-                (Some((file, specs)), None) => AtomicResponse::new(self.set_breakpoints(file, specs)),
-                (None, Some(names)) => AtomicResponse::new(self.set_functions(names)),
-                // Both in one call: the file's, then the functions', in one answer.
-                (Some((file, specs)), Some(names)) => AtomicResponse::new(Box::pin(
-                    self.set_breakpoints(file, specs).then(move |lines, act, _| {
-                        act.set_functions(names).map(move |functions, _, _| lines.and(functions))
-                    }),
-                )),
-                (None, None) => ready(DebugReply::err(
-                    "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`",
-                )),
-            },
+            DebugOp::Breakpoints { lines, functions } => self.breakpoints(lines, functions),
             DebugOp::Exceptions { filters } => self.set_exceptions(filters),
             DebugOp::RunTo { file, line, thread } => self.run_to(file, line, thread),
             DebugOp::Launch(_) | DebugOp::Attach(_) if self.session.is_some() => {

@@ -218,16 +218,9 @@ fn collect(lines: &mut Lines, answer: &Value) -> Vec<Found> {
     found
 }
 
-/// Where the listed items are named, in the order they are listed: for
-/// their bodies.
-pub(super) fn locations(root: &Path, answer: &Value) -> Vec<(Url, Range)> {
-    let mut lines = Lines::new(root);
-    collect(&mut lines, answer).into_iter().take(MAX_HIERARCHY_ITEMS).map(|f| (f.uri, f.selection)).collect()
-}
-
 /// The answer of [`follow`] as text: grouped by file, each item at its
 /// name with its source line, the call sites under it, a line's calls
-/// on one row.
+/// on one row; and where the listed items are named, for their bodies.
 pub(super) fn render(
     session: &Session,
     root: &Path,
@@ -236,7 +229,7 @@ pub(super) fn render(
     symbol: &str,
     rel: &str,
     line: u32,
-) -> ToolResult {
+) -> (ToolResult, Vec<(Url, Range)>) {
     let server = &session.key.server;
     let (one, many) = direction.nouns();
     let hierarchy =
@@ -248,15 +241,17 @@ pub(super) fn render(
                 if hierarchy == "call" { "function or method" } else { "class, interface or type" }
             )
         });
-        return ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
+        let none = ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
             .with_data(json!({"direction": direction.word(), "total": 0, "items": [], "server": server}));
+        return (none, Vec::new());
     }
     let mut lines = Lines::new(root);
     let found = collect(&mut lines, answer);
     if found.is_empty() {
         let why = why_none(session, "found none");
-        return ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
+        let none = ToolResult::text(format!("no {many} of `{symbol}` at {rel}:{line}: {why}"))
             .with_data(json!({"direction": direction.word(), "total": 0, "items": [], "server": server}));
+        return (none, Vec::new());
     }
     let total = found.len();
     let mut by_file: BTreeMap<&str, usize> = BTreeMap::new();
@@ -345,13 +340,15 @@ pub(super) fn render(
             })
         })
         .collect();
-    ToolResult::text(text.trim_end()).with_data(json!({
+    let named = found.into_iter().take(MAX_HIERARCHY_ITEMS).map(|f| (f.uri, f.selection)).collect();
+    let result = ToolResult::text(text.trim_end()).with_data(json!({
         "direction": direction.word(),
         "total": total,
         "calls": calls,
         "items": items,
         "server": server,
-    }))
+    }));
+    (result, named)
 }
 
 #[cfg(test)]
