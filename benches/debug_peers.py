@@ -5,7 +5,7 @@ MCP debugger servers a user would otherwise pick — mcp-debugger (npm
 client (the official Python SDK) on the same small buggy programs, the
 model seeing only each answer's text.
 
-Scenarios (the programs are those of tests/debug_scenarios.rs):
+Scenarios (the programs are those of tests/it/dap/scenarios.rs):
   loop   Python: stop in a loop on its 3rd pass (`i == 2`) and read the
          locals (i = 2, v = 9, total = 25).
   crash  Python: find where an uncaught KeyError three calls deep happens

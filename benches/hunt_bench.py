@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hunt for wrong answers (tests/hunt.rs) at benchmark size, on real
+"""The hunt for wrong answers (tests/it/faults/hunt.rs) at benchmark size, on real
 projects nobody here wrote: FastAPI 0.115.0 (pyright) and rxjs 7.8.1's
 TypeScript sources (typescript-language-server).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the registry packages the structural-search parity tests read
-# (tests/peer_parity/registry.rs) and the mixed-language benchmark walks:
+# (tests/it/ast/parity/registry.rs) and the mixed-language benchmark walks:
 # real code in 21 languages, none of it written here. Idempotent: a
 # language already extracted is left alone. Nothing is installed system-wide;
 # each package is unpacked under $TETHER_CORPORA (default

@@ -11,7 +11,7 @@
 //! field is a plain type left out of `required`, and an integer's format
 //! becomes its `minimum`/`maximum`.
 //!
-//! [`SUBSET`] is the subset, written down; `tests/schemas.rs` holds every
+//! [`SUBSET`] is the subset, written down; `tests/it/hosts/schemas.rs` holds every
 //! tool's schema to it and compiles each under Ajv's strict mode.
 
 use serde_json::{Map, Value};

@@ -1,0 +1,4 @@
+//! Debug adapters, through the `debug` tool.
+
+mod scenarios;
+mod sessions;

@@ -1,0 +1,544 @@
+//! A hunt for wrong answers, in the spirit of Jepsen: random `lsp`
+//! operations from many callers at once — three MCP sessions of one
+//! `tether serve --http` run, parallel calls in one stdio session, and
+//! three conversations through the Rust API — interleaved with outside
+//! changes (a caller appended and removed, a file broken and fixed, a
+//! module created and deleted, a `git checkout` of another branch), some
+//! made while the calls are in flight, on a machine kept busy by two
+//! CPU-bound processes, with the Rust API run's pyright killed once in the
+//! middle of a round.
+//!
+//! The world keeps a record of what is on disk; the checker needs no
+//! oracle: an answer must be right for the content on disk before the
+//! round (or, when the change was made during it, after it), or say that
+//! it may not be — partial, pending, stale, unconfirmed, or an error that
+//! names its cause. The one thing that fails the test is a wrong answer
+//! that reads as complete.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::Rng;
+use serde_json::{Value, json};
+
+/// Rounds of the hunt; each is one operation from every caller.
+const ROUNDS: usize = 40;
+/// MCP sessions over HTTP.
+const HTTP_SESSIONS: usize = 3;
+/// Parallel calls in the stdio session.
+const STDIO_PARALLEL: usize = 2;
+/// Conversations through the Rust API.
+const API_CONVERSATIONS: usize = 3;
+/// Modules calling `target` from the start.
+const MODULES: usize = 4;
+/// Extra modules the `more` branch adds.
+const BRANCH_EXTRAS: usize = 3;
+/// The round in which the Rust API run's pyright is killed.
+const KILL_ROUND: usize = 17;
+/// Longest one round may take before it counts as a hang.
+const ROUND_BOUND: Duration = Duration::from_secs(180);
+/// How long `tether serve --http` may take to say it listens.
+const LISTEN_WITHIN: Duration = Duration::from_secs(20);
+const TOKEN: &str = "hunt-token-0123456789abcdef";
+
+/// What is on disk, as the world last wrote it.
+#[derive(Debug, Clone, PartialEq)]
+struct World {
+    /// Calls appended to each module, by number.
+    appended: Vec<Vec<usize>>,
+    /// Which modules hold a type error.
+    broken: Vec<bool>,
+    /// Modules created outside (each imports and calls `target`).
+    created: Vec<usize>,
+    /// Whether the `more` branch is checked out.
+    branch_more: bool,
+    /// How many of that branch's files are on disk (a checkout writes
+    /// them one by one).
+    branch_files: usize,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            appended: vec![Vec::new(); MODULES],
+            broken: vec![false; MODULES],
+            created: Vec::new(),
+            branch_more: false,
+            branch_files: 0,
+        }
+    }
+
+    /// References to `target`, its declaration included: each module's
+    /// import and calls, and the branch's extras.
+    fn references(&self) -> usize {
+        let modules: usize = self.appended.iter().map(|a| 2 + a.len()).sum();
+        let extras = 2 * self.branch_files;
+        1 + modules + 2 * self.created.len() + extras
+    }
+
+    fn module(&self, i: usize) -> String {
+        let mut text = base_module(i);
+        for n in &self.appended[i] {
+            text.push_str(&format!("\n\ndef extra_{i}_{n}() -> int:\n    return target({n})\n"));
+        }
+        if self.broken[i] {
+            text.push_str("\n\n_bad = 1 + \"x\"\n");
+        }
+        text
+    }
+}
+
+fn base_module(i: usize) -> String {
+    format!("from pkg.core import target\n\n\ndef use_{i}() -> int:\n    return target({i})\n")
+}
+
+fn created_module(k: usize) -> String {
+    format!("from pkg.core import target\n\n\ndef new_fn_{k}() -> int:\n    return target({k})\n")
+}
+
+/// What every caller is asked in a round.
+#[derive(Debug, Clone)]
+enum Op {
+    References,
+    Definition(usize),
+    Hover,
+    Diagnostics(usize),
+    Symbols,
+}
+
+impl Op {
+    fn args(&self) -> Value {
+        match self {
+            Op::References => {
+                json!({"action": "references", "file": "pkg/core.py", "line": 1, "symbol": "target"})
+            }
+            Op::Definition(i) => {
+                json!({"action": "definition", "file": format!("pkg/m{i}.py"), "line": 5, "symbol": "target"})
+            }
+            Op::Hover => json!({"action": "hover", "file": "pkg/core.py", "line": 1, "symbol": "target"}),
+            Op::Diagnostics(i) => json!({"action": "diagnostics", "file": format!("pkg/m{i}.py")}),
+            Op::Symbols => json!({"action": "symbols", "query": "use_"}),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Op::References => "references",
+            Op::Definition(_) => "definition",
+            Op::Hover => "hover",
+            Op::Diagnostics(_) => "diagnostics",
+            Op::Symbols => "symbols",
+        }
+    }
+}
+
+/// Words by which an answer says it may not be complete or current.
+const LABELS: &[&str] = &[
+    "may be incomplete",
+    "still indexing",
+    "still re-reading",
+    "still analysing",
+    "(pending",
+    "(stale since",
+    "(unconfirmed",
+    "no diagnostics known",
+    "ask again",
+];
+
+/// How the checker judged one answer.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Right,
+    Labelled,
+    /// An error that names its cause (the killed server, a file changed
+    /// while the call waited).
+    Error,
+    /// Wrong, and reads as complete: what the hunt is for.
+    Wrong(String),
+}
+
+fn judge(op: &Op, text: &str, is_error: bool, states: &[&World]) -> Verdict {
+    if is_error {
+        return if text.starts_with("client failure") {
+            Verdict::Wrong(format!("the call failed: {text}"))
+        } else {
+            Verdict::Error
+        };
+    }
+    let right = |w: &World| -> bool {
+        match op {
+            Op::References => references_total(text) == Some(w.references()),
+            Op::Definition(_) => text.contains("pkg/core.py:1:5"),
+            Op::Hover => text.contains("target") && text.contains("int"),
+            Op::Diagnostics(i) => {
+                let shows = text.contains("Operator \"+\" not supported");
+                text.contains("(fresh)") && shows == w.broken[*i]
+            }
+            Op::Symbols => {
+                (0..MODULES).all(|i| text.contains(&format!("use_{i} (function, python) pkg/m{i}.py")))
+            }
+        }
+    };
+    if states.iter().any(|w| right(w)) {
+        return Verdict::Right;
+    }
+    if LABELS.iter().any(|l| text.contains(l)) {
+        return Verdict::Labelled;
+    }
+    Verdict::Wrong(text.chars().take(600).collect())
+}
+
+fn references_total(text: &str) -> Option<usize> {
+    if text.starts_with("no references") {
+        return Some(0);
+    }
+    text.split(' ').next()?.parse().ok()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=hunt", "-c", "user.email=hunt@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs (apt-get install git)");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Lays out the project: `pkg/core.py` declares `target`, each module
+/// imports and calls it; a `more` branch adds three modules more.
+fn project(dir: &Path) {
+    let write = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("pyproject.toml", "");
+    write("pkg/__init__.py", "");
+    write("pkg/core.py", "def target(x: int) -> int:\n    return x + 1\n");
+    for i in 0..MODULES {
+        write(&format!("pkg/m{i}.py"), &base_module(i));
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    git(dir, &["checkout", "-qb", "more"]);
+    for k in 0..BRANCH_EXTRAS {
+        write(
+            &format!("pkg/extra{k}.py"),
+            &format!("from pkg.core import target\n\nVALUE_{k} = target({k})\n"),
+        );
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "more"]);
+    git(dir, &["checkout", "-q", "main"]);
+}
+
+/// One outside change, made with plain file I/O (or git); returns what it
+/// was. `trail` gets every state the disk passes through on the way: a
+/// change of several files is written one file at a time, and an answer
+/// computed between two of them is right for that state.
+fn change(
+    dir: &Path,
+    world: &mut World,
+    rng: &mut Rng,
+    serial: &mut usize,
+    trail: &mut Vec<World>,
+) -> String {
+    *serial += 1;
+    let n = *serial;
+    let dirty = world.appended.iter().any(|a| !a.is_empty())
+        || world.broken.iter().any(|b| *b)
+        || !world.created.is_empty();
+    let pick = rng.below(10);
+    let i = rng.below(MODULES);
+    let module = |w: &World, i: usize, trail: &mut Vec<World>| {
+        std::fs::write(dir.join(format!("pkg/m{i}.py")), w.module(i)).unwrap();
+        trail.push(w.clone());
+    };
+    match pick {
+        0..=2 => {
+            world.appended[i].push(n);
+            module(world, i, trail);
+            format!("appended a call to m{i}")
+        }
+        3 if !world.appended[i].is_empty() => {
+            world.appended[i].pop();
+            module(world, i, trail);
+            format!("removed a call from m{i}")
+        }
+        3..=5 => {
+            world.broken[i] = !world.broken[i];
+            module(world, i, trail);
+            format!("{} m{i}", if world.broken[i] { "broke" } else { "fixed" })
+        }
+        6..=7 if world.created.len() < 3 => {
+            world.created.push(n);
+            std::fs::write(dir.join(format!("pkg/new{n}.py")), created_module(n)).unwrap();
+            trail.push(world.clone());
+            format!("created new{n}")
+        }
+        6..=7 => {
+            let k = world.created.remove(0);
+            std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+            trail.push(world.clone());
+            format!("deleted new{k}")
+        }
+        _ if dirty => {
+            // Back to what the branch holds, then (next time) a checkout.
+            for i in 0..MODULES {
+                world.appended[i].clear();
+                world.broken[i] = false;
+                module(world, i, trail);
+            }
+            while !world.created.is_empty() {
+                let k = world.created.remove(0);
+                std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+                trail.push(world.clone());
+            }
+            "reverted every change".to_string()
+        }
+        _ => {
+            world.branch_more = !world.branch_more;
+            git(dir, &["checkout", "-q", if world.branch_more { "more" } else { "main" }]);
+            for present in 1..BRANCH_EXTRAS {
+                trail.push(World { branch_files: present, ..world.clone() });
+            }
+            world.branch_files = if world.branch_more { BRANCH_EXTRAS } else { 0 };
+            trail.push(world.clone());
+            format!("checked out {}", if world.branch_more { "more" } else { "main" })
+        }
+    }
+}
+
+/// Kills what it holds when the test ends, however it ends.
+struct Reaper(Vec<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn busy_process() -> Child {
+    Command::new("sh").args(["-c", "while :; do :; done"]).stdin(Stdio::null()).spawn().expect("sh runs")
+}
+
+fn serve_http(dir: &Path, reaper: &mut Reaper) -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let (child, rx) = common::serve_http(dir, &addr, &[], TOKEN, LISTEN_WITHIN);
+    reaper.0.push(child);
+    // Keep draining its stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || while rx.recv().is_ok() {});
+    format!("http://{addr}/mcp")
+}
+
+/// The MCP callers: a child process speaking one line per round.
+struct McpCallers {
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl McpCallers {
+    fn start(url: &str, dir: &Path, reaper: &mut Reaper) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hunt_callers.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args([url, TOKEN, env!("CARGO_BIN_EXE_tether")])
+            .arg(dir)
+            .args([HTTP_SESSIONS.to_string(), STDIO_PARALLEL.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the MCP callers (pip install mcp==2.3.0)");
+        let lines = common::lines_of(child.stdout.take().unwrap());
+        let stdin = child.stdin.take().unwrap();
+        reaper.0.push(child);
+        let ready = lines.recv_timeout(Duration::from_secs(60)).expect("the MCP callers start");
+        assert_eq!(ready, "ready");
+        Self { stdin, lines }
+    }
+
+    fn send(&mut self, round: usize, args: &Value) {
+        writeln!(self.stdin, "{}", json!({"round": round, "tool": "lsp", "args": args})).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn answers(&mut self, round: usize) -> Vec<(String, String, bool, f64)> {
+        let line = self
+            .lines
+            .recv_timeout(ROUND_BOUND)
+            .unwrap_or_else(|_| panic!("round {round}: the MCP callers hung"));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["round"].as_u64(), Some(round as u64));
+        v["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["who"].as_str().unwrap().to_string(),
+                    a["text"].as_str().unwrap().to_string(),
+                    a["is_error"].as_bool().unwrap(),
+                    a["ms"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong_answer_that_reads_complete()
+{
+    common::require("pyright", &["--version"], "npm install -g pyright");
+    common::require("git", &["--version"], "apt-get install git");
+    let seed = std::env::var("HUNT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2026_u64);
+    let mut rng = Rng(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let root: PathBuf = dir.path().canonicalize().unwrap();
+    project(&root);
+
+    let mut reaper = Reaper(vec![busy_process(), busy_process()]);
+    let url = serve_http(&root, &mut reaper);
+    let mut mcp = McpCallers::start(&url, &root, &mut reaper);
+    let rt = tether::Runtime::builder().workdir(&root).connect_all().start().unwrap();
+
+    let mut world = World::new();
+    let mut serial = 0;
+    let mut tally: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut by_op: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut wrong: Vec<String> = Vec::new();
+    let mut latencies: Vec<f64> = Vec::new();
+    let (mut changes, mut mid_call, mut killed) = (0, 0, false);
+    let started = Instant::now();
+
+    for round in 0..ROUNDS {
+        if round > 0 && rng.chance(60) {
+            let what = change(&root, &mut world, &mut rng, &mut serial, &mut Vec::new());
+            changes += 1;
+            eprintln!("round {round}: {what}");
+        }
+        let op = match rng.below(10) {
+            0..=3 => Op::References,
+            4 => Op::Definition(rng.below(MODULES)),
+            5 => Op::Hover,
+            6..=8 => Op::Diagnostics(rng.below(MODULES)),
+            _ => Op::Symbols,
+        };
+        let before = world.clone();
+        let during = round > 2 && round != KILL_ROUND && rng.chance(20);
+        let args = op.args();
+        mcp.send(round, &args);
+        let calls = (0..API_CONVERSATIONS).map(|k| {
+            let rt = &rt;
+            let args = args.clone();
+            async move {
+                let t = Instant::now();
+                let r = rt.call_in(&format!("api-{k}"), "lsp", args).await;
+                (format!("api-{k}"), r.text, r.is_error, t.elapsed().as_secs_f64() * 1000.0)
+            }
+        });
+        let api = tokio::time::timeout(ROUND_BOUND, futures::future::join_all(calls));
+        // A change while the calls are in flight, or the kill.
+        let mut world_during = world.clone();
+        let mut trail = Vec::new();
+        let side = async {
+            if during {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                let what = change(&root, &mut world_during, &mut rng, &mut serial, &mut trail);
+                eprintln!("round {round}: {what} (during the calls)");
+                Some(what)
+            } else if round == KILL_ROUND {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                if let Some(pid) = rt
+                    .tree()
+                    .await
+                    .root
+                    .walk()
+                    .into_iter()
+                    .filter(|n| n.kind == "lsp-server")
+                    .find_map(|n| n.pid)
+                {
+                    // SAFETY: kill(2) on a pid the runtime reports as its child.
+                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                    eprintln!("round {round}: killed pyright {pid} under the Rust API run");
+                }
+                None
+            } else {
+                None
+            }
+        };
+        let (api, side) = tokio::join!(api, side);
+        let api = api.unwrap_or_else(|_| panic!("round {round}: a Rust API call hung"));
+        if side.is_some() {
+            mid_call += 1;
+            changes += 1;
+        }
+        if round == KILL_ROUND {
+            killed = true;
+        }
+        let answers: Vec<_> = api.into_iter().chain(mcp.answers(round)).collect();
+        let states: Vec<&World> =
+            if world_during != before { vec![&before, &world_during] } else { vec![&before] };
+        for (who, text, is_error, ms) in &answers {
+            latencies.push(*ms);
+            *by_op.entry(op.name()).or_default() += 1;
+            let verdict = judge(&op, text, *is_error, &states);
+            let word = match &verdict {
+                Verdict::Right => "right",
+                Verdict::Labelled => "labelled",
+                Verdict::Error => "error",
+                Verdict::Wrong(_) => "wrong",
+            };
+            *tally.entry(word).or_default() += 1;
+            match verdict {
+                Verdict::Wrong(why) => {
+                    wrong.push(format!("round {round} {} from {who} ({before:?}): {why}", op.name()))
+                }
+                // The server's death is noticed a moment after the kill:
+                // calls of the next round may be in flight then.
+                Verdict::Error
+                    if round != KILL_ROUND
+                        && !text.contains("changed on disk")
+                        && !((text.contains("exited") || text.contains("can no longer answer"))
+                            && round == KILL_ROUND + 1) =>
+                {
+                    wrong.push(format!(
+                        "round {round} {} from {who}: an error outside the kill round: {text}",
+                        op.name()
+                    ))
+                }
+                _ => {}
+            }
+        }
+        world = world_during;
+    }
+
+    latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let ops: usize = tally.values().sum();
+    eprintln!(
+        "hunt: {ops} operations ({by_op:?}) by {} callers ({HTTP_SESSIONS} HTTP sessions, {STDIO_PARALLEL} parallel in one stdio session, {API_CONVERSATIONS} Rust API conversations) over {ROUNDS} rounds; {changes} outside changes ({mid_call} during calls); pyright killed once: {killed}; 2 CPU-bound processes beside; verdicts {tally:?}; latency p50 {:.0} ms, p99 {:.0} ms; {:.0} s in all (seed {seed:#x})",
+        HTTP_SESSIONS + STDIO_PARALLEL + API_CONVERSATIONS,
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(wrong.is_empty(), "wrong answers that read as complete:\n{}", wrong.join("\n\n"));
+    rt.shutdown();
+}
