@@ -230,29 +230,76 @@ pub fn run_id() -> &'static str {
     })
 }
 
-/// The start time of `pid` in clock ticks since boot (field 22 of
-/// `/proc/<pid>/stat`): with the pid, it names one process for good.
+/// What `/proc/<pid>/stat` says of a process: the one reader of that file,
+/// for the runtime's orphan reaping and the tests' checks that nothing
+/// outlives its run alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// The state letter (`R`, `S`, `Z` …).
+    pub state: char,
+    pub parent: u32,
+    pub group: u32,
+    /// Clock ticks since boot: with the pid, it names one process for good
+    /// (a recycled pid starts later).
+    pub start: u64,
+}
+
+impl ProcStat {
+    /// Running or able to: not a zombie awaiting its reaper, not dead.
+    pub fn is_live(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X')
+    }
+}
+
+/// The stat line of `pid`, read after the parenthesised command name
+/// (which may itself hold spaces and parentheses); fields as proc(5)
+/// numbers them: state 3, parent 4, group 5, start time 22.
+pub fn stat(pid: u32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(ProcStat {
+        state: fields.first()?.chars().next()?,
+        parent: fields.get(1)?.parse().ok()?,
+        group: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The live members of process group `pgid` now, with what their stat says.
+pub fn group_members(pgid: u32) -> Vec<(u32, ProcStat)> {
+    pids()
+        .filter_map(|pid| Some((pid as u32, stat(pid as u32)?)))
+        .filter(|(_, s)| s.group == pgid && s.is_live())
+        .collect()
+}
+
 fn start_ticks(pid: i32) -> Option<u64> {
-    stat_field(pid, 22)
+    stat(pid as u32).map(|s| s.start)
 }
 
-/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
 fn process_group(pid: i32) -> Option<i32> {
-    stat_field(pid, 5)
+    stat(pid as u32).map(|s| s.group as i32)
 }
 
-/// The parent of `pid` (field 4 of `/proc/<pid>/stat`).
+/// The parent of `pid`.
 pub fn parent_of(pid: u32) -> Option<u32> {
-    stat_field(pid as i32, 4)
+    stat(pid).map(|s| s.parent)
 }
 
-/// Field `n` (1-based, as proc(5) numbers them; from 3 on) of
-/// `/proc/<pid>/stat`, read after the parenthesised command name, which
-/// may itself hold spaces and parentheses.
-fn stat_field<T: std::str::FromStr>(pid: i32, n: usize) -> Option<T> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
+/// The live children of `parent` now.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    pids()
+        .filter_map(|pid| Some((pid as u32, stat(pid as u32)?)))
+        .filter(|(_, s)| s.parent == parent && s.is_live())
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The command line of `pid`, its arguments joined by spaces.
+pub fn command_line(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_string())
 }
 
 /// A child of a dead run, found and killed by [`reap_orphans`].
@@ -278,9 +325,7 @@ pub fn reap_orphans(root: &Path) -> Vec<Orphan> {
         if run == own || !is_running(pid) || !Path::new(&started_in).starts_with(root) || run_is_alive(&run) {
             continue;
         }
-        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim().chars().take(120).collect())
-            .unwrap_or_default();
+        let command = command_line(pid as u32).map(|c| c.chars().take(120).collect()).unwrap_or_default();
         reaped.push((Orphan { pid: pid as u32, run, command }, process_group(pid)));
     }
     // Found first, killed after: a group kill would otherwise take members
@@ -438,11 +483,7 @@ pub fn spawn_with_env(
 
 /// Whether `pid` names a live process (not gone, not a zombie awaiting its reaper).
 pub fn is_running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
+    pid > 0 && stat(pid as u32).is_some_and(|s| s.is_live())
 }
 
 #[cfg(test)]

@@ -320,6 +320,24 @@ pub async fn gone(pid: i32) -> bool {
     true
 }
 
+/// Whether every member of process group `pgid` is gone within
+/// [`GONE_WITHIN`] (SIGKILL is delivered asynchronously).
+pub async fn group_gone(pgid: u32) -> bool {
+    let deadline = std::time::Instant::now() + GONE_WITHIN;
+    while !tether_actors::process::group_members(pgid).is_empty() {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// The pid of the run's first language server.
+pub async fn server_pid(h: &Harness) -> u32 {
+    pid_of(h, "lsp-server").await.expect("a running server with a pid")
+}
+
 /// The pid the supervision tree shows for the first actor of `kind` that
 /// has one, anywhere in the tree.
 pub async fn pid_of(h: &Harness, kind: &str) -> Option<u32> {

@@ -1,4 +1,6 @@
 //! Debug adapters, through the `debug` tool.
 
+mod fake_adapters;
+mod native;
 mod scenarios;
 mod sessions;

@@ -1,6 +1,7 @@
-//! The `debug` tool against real adapters: debugpy, lldb-dap (a C program
-//! built here with gcc -g) and delve (a Go program); the session rules
-//! (one per conversation, hard TTL, crash clean-up) and the caps.
+//! The `debug` tool against real debugpy: the session rules (one per
+//! conversation, hard TTL, crash clean-up), the caps, attach, cancellation
+//! and the argument errors. lldb-dap and delve are in `native`; adapters
+//! standing in for faults and for Dart in `fake_adapters`.
 
 use crate::common;
 
@@ -9,15 +10,15 @@ use std::time::Duration;
 use crate::common::{Harness, require};
 use serde_json::{Value, json};
 
-fn debugpy() {
+pub(super) fn debugpy() {
     require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
 }
 
-async fn dbg(h: &Harness, args: Value) -> tether::ToolResult {
+pub(super) async fn dbg(h: &Harness, args: Value) -> tether::ToolResult {
     h.call("debug", args).await
 }
 
-async fn ok(h: &Harness, args: Value) -> String {
+pub(super) async fn ok(h: &Harness, args: Value) -> String {
     h.ok("debug", args).await.text
 }
 
@@ -34,7 +35,7 @@ print("x is", x)
 print("done", x * 2)
 "#;
 
-fn python_project() -> Harness {
+pub(super) fn python_project() -> Harness {
     Harness::new(&[("requirements.txt", ""), ("prog.py", PROG)])
 }
 
@@ -217,52 +218,6 @@ async fn pause_waits_as_long_as_the_other_run_ops() {
     ok(&h, json!({"op": "terminate"})).await;
 }
 
-/// A `tether.toml` whose adapter `id` is the fixture `script` (under
-/// tests/fixtures/dap), rooted at `marker`.
-fn fixture_adapter(id: &str, script: &str, marker: &str) -> String {
-    let python = common::real_python();
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dap").join(script);
-    format!(
-        "[[adapter]]\nid = {id:?}\ncommand = {python:?}\nargs = [{:?}]\nroot_markers = [{marker:?}]\n",
-        fixture.display().to_string()
-    )
-}
-
-#[tokio::test]
-async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
-    let toml = fixture_adapter("debugpy", "broken_dap.py", "requirements.txt");
-    let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
-    let launched = ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
-    assert!(launched.starts_with("launched; stopped (breakpoint) at prog.py:1 in main"), "{launched}");
-    for (op, field) in [
-        (json!({"op": "threads"}), "threads"),
-        (json!({"op": "stack"}), "stackFrames"),
-        (json!({"op": "scopes", "frame_id": 1}), "scopes"),
-        (json!({"op": "variables", "reference": 7}), "variables"),
-    ] {
-        let name = op["op"].as_str().unwrap().to_string();
-        let r = dbg(&h, op).await;
-        assert!(r.is_error, "{name}: {}", r.text);
-        assert!(
-            r.text.starts_with(&format!("{name}: the adapter's reply does not fit DAP's `{field}` ("))
-                && r.text.contains("it began: {"),
-            "{}",
-            r.text
-        );
-    }
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn an_adapter_that_dies_at_start_is_reported_with_its_exit_and_stderr() {
-    let toml = fixture_adapter("debugpy", "dies_at_start.py", "requirements.txt");
-    let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
-    let r = dbg(&h, json!({"op": "launch", "program": "prog.py"})).await;
-    assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("exited (") && r.text.contains('3'), "the exit status: {}", r.text);
-    assert!(r.text.contains("cannot load the runtime"), "its stderr: {}", r.text);
-}
-
 #[tokio::test]
 async fn the_session_expires_after_its_ttl() {
     debugpy();
@@ -368,134 +323,6 @@ async fn a_project_venv_python_is_preferred() {
     ok(&h, json!({"op": "terminate"})).await;
 }
 
-/// `demo.c`, built here with `gcc -g -O0`: `main` calls `square(7)` on line 9.
-fn c_program() -> Harness {
-    require("gcc", &["--version"], "apt-get install gcc");
-    let h = Harness::new(&[
-        ("CMakeLists.txt", "project(demo C)\n"),
-        (
-            "demo.c",
-            "#include <stdio.h>\n\nint square(int n) {\n    int result = n * n;\n    return result;\n}\n\nint main(void) {\n    printf(\"%d\\n\", square(7));\n    return 0;\n}\n",
-        ),
-    ]);
-    let built = std::process::Command::new("gcc")
-        .args(["-g", "-O0", "-o", "demo", "demo.c"])
-        .current_dir(h.root())
-        .status()
-        .unwrap();
-    assert!(built.success());
-    h
-}
-
-/// `main.go`: `main` calls `double(21)` on line 11.
-fn go_program() -> Harness {
-    require("go", &["version"], "apt-get install golang-go");
-    require("dlv", &["version"], "apt-get install delve");
-    Harness::new(&[
-        ("go.mod", "module demo\n\ngo 1.19\n"),
-        (
-            "main.go",
-            "package main\n\nimport \"fmt\"\n\nfunc double(n int) int {\n\tresult := n * 2\n\treturn result\n}\n\nfunc main() {\n\tfmt.Println(double(21))\n}\n",
-        ),
-    ])
-}
-
-#[tokio::test]
-async fn lldb_dap_debugs_a_c_program_built_here() {
-    let h = c_program();
-    let adapters = ok(&h, json!({"op": "adapters"})).await;
-    assert!(adapters.contains("lldb: usable"), "lldb-dap is needed (apt-get install lldb-19): {adapters}");
-    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [4]})).await;
-    let launched = ok(&h, json!({"op": "launch", "program": "demo"})).await;
-    assert!(
-        launched.contains("stopped (breakpoint") && launched.contains("demo.c:4 in square"),
-        "{launched}"
-    );
-    let v = ok(&h, json!({"op": "evaluate", "expression": "n"})).await;
-    assert!(v.starts_with("n = 7"), "{v}");
-    let stack = ok(&h, json!({"op": "stack"})).await;
-    assert!(stack.contains("square") && stack.contains("main"), "{stack}");
-    let done = ok(&h, json!({"op": "continue"})).await;
-    assert!(done.contains("exited with code 0"), "{done}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn a_go_program_that_does_not_build_says_why_in_the_compilers_words() {
-    let h = go_program();
-    h.write("main.go", "package main\n\nfunc main() {\n\tundefinedThing()\n}\n");
-    let r = dbg(&h, json!({"op": "launch", "program": "main.go"})).await;
-    assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("launch failed") && r.text.contains("undefinedThing"), "{}", r.text);
-}
-
-#[tokio::test]
-async fn delve_debugs_a_go_program() {
-    let h = go_program();
-    ok(&h, json!({"op": "breakpoints", "file": "main.go", "lines": [7]})).await;
-    let launched = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
-    assert!(
-        launched.contains("stopped (breakpoint") && launched.contains("main.go:7 in main.double"),
-        "{launched}"
-    );
-    let v = ok(&h, json!({"op": "evaluate", "expression": "result"})).await;
-    assert!(v.starts_with("result = 42"), "{v}");
-    let done = ok(&h, json!({"op": "continue"})).await;
-    assert!(done.contains("exited") || done.contains("terminated"), "{done}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-/// Stops at `file:line` (`at`), then steps into the function called there
-/// (`into`) and back out to the caller (`back`), the line checked each time.
-async fn step_in_and_out(h: &Harness, (file, line): (&str, u32), program: &str, [at, into, back]: [&str; 3]) {
-    ok(h, json!({"op": "breakpoints", "file": file, "lines": [line]})).await;
-    let launched = ok(h, json!({"op": "launch", "program": program})).await;
-    assert!(launched.contains(at), "stopped at {at}: {launched}");
-    let step = ok(h, json!({"op": "step_in"})).await;
-    assert!(
-        step.contains("stopped (step") && step.contains(into),
-        "step_in lands in the callee, {into}: {step}"
-    );
-    let step = ok(h, json!({"op": "step_out"})).await;
-    assert!(
-        step.contains("stopped (step") && step.contains(back),
-        "step_out returns to the caller, {back}: {step}"
-    );
-}
-
-#[tokio::test]
-async fn step_in_and_out_with_debugpy() {
-    debugpy();
-    let h = python_project();
-    let lines = ["prog.py:9 in <module>", "prog.py:4 in add", "prog.py:9 in <module>"];
-    step_in_and_out(&h, ("prog.py", 9), "prog.py", lines).await;
-    // Back in the caller with the call finished: the next line runs next.
-    let step = ok(&h, json!({"op": "step_over"})).await;
-    assert!(step.contains("prog.py:10 in <module>"), "{step}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn step_in_and_out_with_lldb_dap() {
-    let h = c_program();
-    step_in_and_out(
-        &h,
-        ("demo.c", 9),
-        "demo",
-        ["demo.c:9 in main", "demo.c:4 in square", "demo.c:9 in main"],
-    )
-    .await;
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn step_in_and_out_with_delve() {
-    let h = go_program();
-    let lines = ["main.go:11 in main.main", "main.go:5 in main.double", "main.go:11 in main.main"];
-    step_in_and_out(&h, ("main.go", 11), "main.go", lines).await;
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
 #[tokio::test]
 async fn a_dart_project_without_the_sdk_says_why() {
     let h = Harness::new(&[("pubspec.yaml", "name: demo\n"), ("bin/main.dart", "void main() {}\n")]);
@@ -507,123 +334,6 @@ async fn a_dart_project_without_the_sdk_says_why() {
     );
     let adapters = ok(&h, json!({"op": "adapters"})).await;
     assert!(adapters.contains("dart: not usable") && adapters.contains("roots at ."), "{adapters}");
-}
-
-/// A project whose `dart` adapter is the stand-in (no Dart SDK can be
-/// installed here): it checks arguments as the Dart SDK's adapter does.
-fn dart_standin_project() -> Harness {
-    let toml = fixture_adapter("dart", "dart_standin.py", "pubspec.yaml");
-    let main = "void main() {\n  final items = [1, 2, 3];\n  final total = items.reduce((a, b) => a + b);\n  print(total);\n}\n";
-    Harness::new(&[("pubspec.yaml", "name: demo\n"), ("tether.toml", &toml), ("bin/main.dart", main)])
-}
-
-/// The arguments the stand-in adapter was sent.
-fn dart_request(h: &Harness) -> Value {
-    serde_json::from_str(&h.read("dap_request.json")).unwrap()
-}
-
-#[tokio::test]
-async fn a_dart_launch_sends_env_as_the_map_the_dart_adapter_reads() {
-    let h = dart_standin_project();
-    let launched = ok(
-        &h,
-        json!({"op": "launch", "program": "bin/main.dart", "env": {"GREETING": "hi"}, "file": "bin/main.dart", "lines": [3]}),
-    )
-    .await;
-    assert!(launched.starts_with("launched; stopped (breakpoint) at bin/main.dart:3 in main"), "{launched}");
-    assert!(launched.contains("total = 6"), "{launched}");
-    let sent = dart_request(&h);
-    assert_eq!(sent["command"], "launch");
-    assert_eq!(sent["arguments"]["env"], json!({"GREETING": "hi"}));
-    assert!(sent["arguments"]["program"].as_str().unwrap().ends_with("bin/main.dart"), "{sent}");
-    let exceptions = ok(&h, json!({"op": "exceptions"})).await;
-    assert!(exceptions.contains("[on] `Unhandled`") && exceptions.contains("[off] `All`"), "{exceptions}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn a_program_that_ends_with_terminated_alone_is_not_reported_running() {
-    let h = dart_standin_project();
-    let args = json!({"op": "launch", "program": "bin/main.dart", "args": ["--terminate-only"], "file": "bin/main.dart", "lines": [3]});
-    ok(&h, args).await;
-    let ended = ok(&h, json!({"op": "continue"})).await;
-    assert!(ended.contains("the program terminated"), "{ended}");
-    let status = ok(&h, json!({"op": "status"})).await;
-    assert!(
-        status.starts_with("dart session on bin/main.dart (up ")
-            && status.contains("): the program terminated\n"),
-        "{status}"
-    );
-}
-
-#[tokio::test]
-async fn when_two_threads_stop_together_the_focused_one_is_shown_and_stepped() {
-    let h = dart_standin_project();
-    let args = json!({"op": "launch", "program": "bin/main.dart", "args": ["--two-threads"], "file": "bin/main.dart", "lines": [3]});
-    let launched = ok(&h, args).await;
-    assert!(launched.contains("in main, thread 7"), "{launched}");
-    // The second thread's event (preserveFocusHint) does not take the focus.
-    let status = ok(&h, json!({"op": "status"})).await;
-    assert!(status.contains("in main, thread 7"), "{status}");
-    let stepped = ok(&h, json!({"op": "step_over"})).await;
-    assert!(stepped.starts_with("stopped (step) at bin/main.dart:3 in main, thread 7"), "{stepped}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn breakpoints_the_adapter_refuses_cost_that_file_not_the_launch() {
-    let h = dart_standin_project();
-    h.write("tool.py", "print(1)\n");
-    ok(&h, json!({"op": "breakpoints", "file": "tool.py", "lines": [1]})).await;
-    let launched =
-        ok(&h, json!({"op": "launch", "program": "bin/main.dart", "file": "bin/main.dart", "lines": [3]}))
-            .await;
-    assert!(launched.starts_with("launched; stopped (breakpoint) at bin/main.dart:3 in main"), "{launched}");
-    assert!(launched.contains("the breakpoints of tool.py were not set: "), "{launched}");
-    assert!(launched.contains("not a Dart source file"), "{launched}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn run_to_leaves_out_breakpoints_the_adapter_could_not_take() {
-    let h = dart_standin_project();
-    h.write("lib/other.dart", "void other() {}\n");
-    let hits = json!({"op": "breakpoints", "file": "bin/main.dart", "breakpoints": [{"line": 2, "hit_condition": "3"}]});
-    ok(&h, hits).await;
-    let launched =
-        ok(&h, json!({"op": "launch", "program": "bin/main.dart", "file": "lib/other.dart", "lines": [1]}))
-            .await;
-    assert!(launched.contains("the breakpoints of bin/main.dart were not set"), "{launched}");
-    let there = ok(&h, json!({"op": "run_to", "file": "bin/main.dart", "line": 3})).await;
-    assert!(!there.contains("setBreakpoints failed"), "{there}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn attach_to_a_dart_vm_service_sends_its_uri_and_stops_at_a_breakpoint() {
-    let h = dart_standin_project();
-    let adapters = ok(&h, json!({"op": "adapters"})).await;
-    assert!(adapters.contains("attach: `vm_service_uri`"), "{adapters}");
-    ok(&h, json!({"op": "breakpoints", "file": "bin/main.dart", "lines": [3]})).await;
-    let uri = "http://127.0.0.1:8181/AbCd=/";
-    let attached = ok(&h, json!({"op": "attach", "vm_service_uri": uri})).await;
-    assert!(
-        attached.starts_with(&format!(
-            "attached to the Dart VM service at {uri}; stopped (breakpoint) at bin/main.dart:3 in main"
-        )),
-        "{attached}"
-    );
-    assert!(attached.contains("items = [1, 2, 3]"), "{attached}");
-    let sent = dart_request(&h);
-    assert_eq!(sent["command"], "attach");
-    assert_eq!(sent["arguments"]["vmServiceUri"], uri);
-    assert_eq!(
-        sent["arguments"]["cwd"].as_str().map(std::path::Path::new),
-        Some(h.root().as_path()),
-        "{sent}"
-    );
-    let ended = ok(&h, json!({"op": "continue"})).await;
-    assert!(ended.contains("exited with code 0"), "{ended}");
 }
 
 #[tokio::test]
@@ -783,83 +493,4 @@ async fn java_says_why_no_adapter_debugs_it_and_ruby_is_rdbgs() {
     );
     let ruby = h.err("debug", json!({"op": "launch", "program": "app.rb"})).await;
     assert!(ruby.contains("rdbg: no Gemfile, Rakefile, .ruby-version in the directory of app.rb"), "{ruby}");
-}
-
-#[tokio::test]
-async fn function_breakpoints_with_lldb_dap_stop_in_the_function_and_say_where_each_bound() {
-    // Set with the launch, one name that is no function: the stop is in
-    // the function with its locals, and each name says where it bound or
-    // why not, in the order asked (lldb-dap 19 answers in an order of its own).
-    let h = c_program();
-    let r = h.ok("debug", json!({"op": "launch", "program": "demo", "functions": ["square", "nope"]})).await;
-    assert!(r.text.contains("stopped (breakpoint) at demo.c:4 in square"), "{}", r.text);
-    assert!(r.text.contains("  n = 7 (int)"), "the stop has its locals: {}", r.text);
-    assert!(
-        r.text.ends_with("breakpoints: function `square` bound at demo.c:4; function `nope` not bound: the adapter gave no reason"),
-        "{}",
-        r.text
-    );
-    let bound = &r.data.as_ref().unwrap()["functions"];
-    assert_eq!(bound[0]["function"], "square", "{bound}");
-    assert_eq!((bound[0]["file"].as_str(), bound[0]["line"].as_u64()), (Some("demo.c"), Some(4)), "{bound}");
-    assert_eq!((bound[1]["function"].as_str(), bound[1]["verified"].as_bool()), (Some("nope"), Some(false)));
-    // During the session: a line and a function in one call, then cleared.
-    let both =
-        ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": [10], "functions": ["main"]})).await;
-    assert_eq!(both, "demo.c: line 10 bound\nfunction `main` bound at demo.c:9");
-    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
-    assert_eq!(cleared, "cleared the function breakpoints");
-    ok(&h, json!({"op": "breakpoints", "file": "demo.c", "lines": []})).await;
-    let done = ok(&h, json!({"op": "continue"})).await;
-    assert!(done.contains("exited with code 0"), "cleared means no stop in main: {done}");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn function_breakpoints_with_delve_are_held_before_the_launch() {
-    let h = go_program();
-    let held = ok(&h, json!({"op": "breakpoints", "functions": ["main.double", "nope"]})).await;
-    assert!(held.contains("will be set when the session starts: `main.double`, `nope`"), "{held}");
-    let r = ok(&h, json!({"op": "launch", "program": "main.go"})).await;
-    assert!(r.contains("stopped (function breakpoint) at main.go:5 in main.double"), "{r}");
-    assert!(r.contains("  n = 21 (int)"), "{r}");
-    assert!(r.contains("function `main.double` bound at main.go:5"), "{r}");
-    assert!(r.contains("function `nope` not bound: location \"nope\" not found"), "{r}");
-    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
-    assert_eq!(cleared, "cleared the function breakpoints");
-    ok(&h, json!({"op": "terminate"})).await;
-}
-
-#[tokio::test]
-async fn function_breakpoints_with_debugpy_are_placed_by_their_def() {
-    debugpy();
-    let h = python_project();
-    // debugpy takes any name without saying where: tether finds the `def`,
-    // and says a name defined nowhere here, or dotted, does not bind.
-    let r = ok(&h, json!({"op": "launch", "program": "prog.py", "functions": ["add", "nope", "os.getpid"]}))
-        .await;
-    assert!(r.starts_with("launched; stopped (function breakpoint) at prog.py:3 in add"), "{r}");
-    assert!(r.contains("  a = 2 (int)\n  b = 3 (int)"), "{r}");
-    assert!(r.contains("function `add` bound at prog.py:3 (its `def`; debugpy does not say where)"), "{r}");
-    assert!(
-        r.contains("function `nope` not bound: no `def nope` in the working directory's Python files"),
-        "{r}"
-    );
-    assert!(
-        r.contains("function `os.getpid` not bound: debugpy matches a function by its bare name, never a dotted one; give `getpid`"),
-        "{r}"
-    );
-    let cleared = ok(&h, json!({"op": "breakpoints", "functions": []})).await;
-    assert_eq!(cleared, "cleared the function breakpoints");
-    let done = ok(&h, json!({"op": "continue"})).await;
-    assert_eq!(done, "the program exited with code 0");
-    ok(&h, json!({"op": "terminate"})).await;
-
-    // Bad names are refused before anything starts.
-    let err = h.err("debug", json!({"op": "breakpoints", "functions": ["add", " "]})).await;
-    assert!(err.contains("argument `functions[1]` is empty"), "{err}");
-    let err = h.err("debug", json!({"op": "breakpoints"})).await;
-    assert!(err.contains("or `functions`, is required"), "{err}");
-    let err = h.err("debug", json!({"op": "breakpoints", "file": "prog.py", "functions": ["add"]})).await;
-    assert!(err.contains("give `lines` or `breakpoints` with it"), "{err}");
 }

@@ -1,9 +1,11 @@
 //! Language servers, through the `lsp` and `lsp_rename` tools and the
 //! diagnostics a write carries.
 
+mod fake_server;
 mod freshness;
 mod languages;
 mod navigation;
 mod outside_changes;
 mod real_projects;
+mod restarts;
 mod tool;

@@ -1,14 +1,11 @@
 //! The `lsp` tool, `lsp_rename` and diagnostics on write, against the real
 //! servers: pyright, clangd and typescript-language-server. A missing
-//! server fails its test with the install command; none is skipped. A fake
-//! server (tests/fixtures/lsp/fake_lsp.py) provides the one thing a real
-//! server cannot do on demand: hang on a request so it can be killed
-//! mid-request.
+//! server fails its test with the install command; none is skipped.
+//! Servers killed under tether are in `restarts` (real) and `fake_server`.
 
 use crate::common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use crate::common::{Harness, copy_dir};
 use serde_json::{Value, json};
@@ -34,7 +31,7 @@ pub(super) fn tsls() {
 }
 
 /// A runtime over a copy of `tests/fixtures/lsp/<name>`.
-fn fixture(name: &str) -> Harness {
+pub(super) fn fixture(name: &str) -> Harness {
     let h = Harness::new(&[]);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp").join(name);
     copy_dir(&src, &h.root());
@@ -448,155 +445,6 @@ async fn bad_arguments_are_clear_errors() {
     assert!(r.contains("shapes.py:8:7"), "{r}");
 }
 
-fn pgrp_members(pgid: u32) -> Vec<u32> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // fields: state ppid pgrp …
-        if fields.first().is_some_and(|s| *s != "Z")
-            && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-        {
-            members.push(pid);
-        }
-    }
-    members
-}
-
-/// The Python fixture served by `tests/fixtures/lsp/fake_lsp.py`.
-fn fake_server_run() -> Harness {
-    let h = fixture("python");
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
-    std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
-    h.write(
-        "tether.toml",
-        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
-    );
-    // tether.toml is read when the run starts.
-    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
-}
-
-async fn server_pid(h: &Harness) -> u32 {
-    common::pid_of(h, "lsp-server").await.expect("a running server with a pid")
-}
-
-#[tokio::test]
-async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts() {
-    let h = fake_server_run();
-    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
-    assert_eq!(hover, "fake hover");
-    let pid = server_pid(&h).await;
-    let grandchild: i32 = std::fs::read_to_string(h.path("fake_child.pid")).unwrap().trim().parse().unwrap();
-
-    let call = h.call("lsp", json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"}));
-    let killer = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        // SAFETY: SIGKILL to the server's pid.
-        unsafe { libc_kill(pid as i32, 9) };
-        Instant::now()
-    };
-    let (result, killed_at) = tokio::join!(call, killer);
-    let waited = killed_at.elapsed();
-    assert!(result.is_error, "{}", result.text);
-    assert!(result.text.contains("killed by signal 9"), "names the exit status: {}", result.text);
-    assert!(
-        result.text.contains("fake language server ready") || result.text.contains("definition requested"),
-        "quotes the last stderr lines: {}",
-        result.text
-    );
-    assert!(waited < Duration::from_secs(1), "the waiter was failed {waited:?} after the kill");
-
-    assert!(group_gone(pid).await, "the server's process group is gone");
-    assert!(common::gone(grandchild).await, "the grandchild {grandchild} was left behind");
-
-    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
-    assert_eq!(hover, "fake hover", "the next call restarts the server");
-    let tree = h.rt.tree().await.json();
-    let server = &tree["children"][2]["children"][0];
-    assert_eq!(server["restarts"], 1, "{tree}");
-}
-
-#[tokio::test]
-async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
-    let h = fake_server_run();
-    assert_eq!(
-        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
-        "fake hover"
-    );
-    let args = json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"});
-    let (result, answered_after) = h.cancelled_after("lsp", args, Duration::from_millis(500)).await;
-    // "At once" against the 30 s request timeout, with room for a loaded machine.
-    assert!(answered_after < Duration::from_secs(2), "the call returned at once");
-    assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
-    let log = h.path("cancelled.log");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    // The stand-in creates the file, then writes the line: wait for the line.
-    while !std::fs::read_to_string(&log).is_ok_and(|t| t.ends_with('\n')) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let ids = std::fs::read_to_string(&log).expect("the server received $/cancelRequest");
-    assert_eq!(ids.lines().count(), 1, "{ids}");
-    assert_eq!(
-        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
-        "fake hover",
-        "the server is not disturbed"
-    );
-}
-
-/// Whether every member of process group `pgid` is gone within
-/// [`common::GONE_WITHIN`] (SIGKILL is delivered asynchronously).
-async fn group_gone(pgid: u32) -> bool {
-    let deadline = Instant::now() + common::GONE_WITHIN;
-    while !pgrp_members(pgid).is_empty() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
-#[tokio::test]
-async fn a_killed_pyright_is_restarted_with_nothing_left_behind() {
-    pyright();
-    let h = fixture("python");
-    lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
-    let pid = server_pid(&h).await;
-    // SAFETY: SIGKILL to the server's pid.
-    unsafe { libc_kill(pid as i32, 9) };
-    assert!(group_gone(pid).await, "nothing of pyright's process group remains");
-    // The server actor learns of the death from its reader; give it a moment.
-    let deadline = Instant::now() + common::GONE_WITHIN;
-    let tree = loop {
-        let tree = h.rt.tree().await.json();
-        let crashed =
-            tree["children"][2]["children"][0]["state"].as_str().is_some_and(|s| s.starts_with("crashed"));
-        if crashed || Instant::now() >= deadline {
-            break tree;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let state = tree["children"][2]["children"][0]["state"].as_str().unwrap().to_string();
-    assert!(state.starts_with("crashed: killed by signal 9"), "{state}");
-    let last_error = tree["children"][2]["children"][0]["last_error"].as_str().unwrap_or_default();
-    assert!(last_error.contains("pyright exited (killed by signal 9)"), "kept for the tree: {last_error}");
-    let def =
-        lsp_ok(&h, json!({"action": "definition", "file": "app.py", "line": 4, "symbol": "total_area"}))
-            .await;
-    assert!(def.contains("shapes.py:16:5"), "{def}");
-    let tree = h.rt.tree().await.json();
-    assert_eq!(tree["children"][2]["children"][0]["restarts"], 1);
-    assert!(tree["children"][2]["children"][0]["last_error"].is_string(), "the last crash stays visible");
-    assert_ne!(server_pid(&h).await, pid);
-}
-
 #[test]
 fn batch_drives_the_language_server_too() {
     pyright();
@@ -613,43 +461,6 @@ fn batch_drives_the_language_server_too() {
     assert!(answers[1]["text"].as_str().unwrap().contains("class Square"), "{}", answers[1]);
     let text = answers[2]["text"].as_str().unwrap();
     assert!(text.contains("lsp-supervisor") && text.contains("lsp-server pyright@. [ready]"), "{text}");
-}
-
-#[tokio::test]
-async fn a_typescript_server_whose_tsserver_died_is_restarted_never_answering_empty() {
-    tsls();
-    let h = fixture("ts");
-    let ask = json!({"action": "references", "file": "shapes.ts", "line": 5, "symbol": "Square"});
-    let refs = lsp_ok(&h, ask.clone()).await;
-    assert!(refs.contains("app.ts (2)"), "{refs}");
-    // Its tsserver killed under it, typescript-language-server keeps
-    // running and answers every request with nothing.
-    let server = common::pid_of(&h, "lsp-server").await.expect("a server pid");
-    let tsservers: Vec<i32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let ppid = stat
-                .rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().nth(1))
-                .and_then(|p| p.parse().ok());
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            ppid == Some(server as i32) && String::from_utf8_lossy(&cmd).contains("tsserver")
-        })
-        .collect();
-    assert!(!tsservers.is_empty(), "typescript-language-server {server} runs a tsserver");
-    for pid in tsservers {
-        // SAFETY: kill(2) on a pid just read from /proc.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    // typescript-language-server logs the death at once; the next call
-    // finds the server ended and starts it afresh: the right list, never
-    // "ready and found none".
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(lsp_ok(&h, ask).await.contains("app.ts (2)"));
 }
 
 #[tokio::test]

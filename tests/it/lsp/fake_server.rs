@@ -1,0 +1,87 @@
+//! A fake language server (tests/fixtures/lsp/fake_lsp.py) for the one
+//! thing a real server cannot do on demand: hang on a request, so that it
+//! can be killed mid-request or the request cancelled.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::tool::{fixture, lsp_ok};
+use crate::common::{self, Harness};
+
+/// The Python fixture served by `tests/fixtures/lsp/fake_lsp.py`.
+fn fake_server_run() -> Harness {
+    let h = fixture("python");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
+    std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
+    h.write(
+        "tether.toml",
+        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+    );
+    // tether.toml is read when the run starts.
+    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_request_fails_the_call_within_a_second_and_restarts() {
+    let h = fake_server_run();
+    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert_eq!(hover, "fake hover");
+    let pid = common::server_pid(&h).await;
+    let grandchild: i32 = std::fs::read_to_string(h.path("fake_child.pid")).unwrap().trim().parse().unwrap();
+
+    let call = h.call("lsp", json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"}));
+    let killer = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // SAFETY: SIGKILL to the server's pid.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        Instant::now()
+    };
+    let (result, killed_at) = tokio::join!(call, killer);
+    let waited = killed_at.elapsed();
+    assert!(result.is_error, "{}", result.text);
+    assert!(result.text.contains("killed by signal 9"), "names the exit status: {}", result.text);
+    assert!(
+        result.text.contains("fake language server ready") || result.text.contains("definition requested"),
+        "quotes the last stderr lines: {}",
+        result.text
+    );
+    assert!(waited < Duration::from_secs(1), "the waiter was failed {waited:?} after the kill");
+
+    assert!(common::group_gone(pid).await, "the server's process group is gone");
+    assert!(common::gone(grandchild).await, "the grandchild {grandchild} was left behind");
+
+    let hover = lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await;
+    assert_eq!(hover, "fake hover", "the next call restarts the server");
+    let tree = h.rt.tree().await.json();
+    let server = &tree["children"][2]["children"][0];
+    assert_eq!(server["restarts"], 1, "{tree}");
+}
+
+#[tokio::test]
+async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
+    let h = fake_server_run();
+    assert_eq!(
+        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
+        "fake hover"
+    );
+    let args = json!({"action": "definition", "file": "app.py", "line": 3, "symbol": "unit"});
+    let (result, answered_after) = h.cancelled_after("lsp", args, Duration::from_millis(500)).await;
+    // "At once" against the 30 s request timeout, with room for a loaded machine.
+    assert!(answered_after < Duration::from_secs(2), "the call returned at once");
+    assert!(result.is_error && result.text.contains("cancelled by the caller"), "{}", result.text);
+    let log = h.path("cancelled.log");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // The stand-in creates the file, then writes the line: wait for the line.
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.ends_with('\n')) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ids = std::fs::read_to_string(&log).expect("the server received $/cancelRequest");
+    assert_eq!(ids.lines().count(), 1, "{ids}");
+    assert_eq!(
+        lsp_ok(&h, json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"})).await,
+        "fake hover",
+        "the server is not disturbed"
+    );
+}
