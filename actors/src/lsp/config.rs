@@ -165,6 +165,16 @@ pub struct ServerConfig {
     /// hold, so a query sent after the change already sees it.
     #[serde(default)]
     pub index_after_parse: bool,
+    /// Whether the server indexes the whole workspace after `initialized`,
+    /// in the background, and answers meanwhile from the part it has read
+    /// — announcing the work only once it has searched the folders, which a
+    /// loaded machine makes late: intelephense, asked `references` at once,
+    /// lists the declaration alone and reports no progress yet. tether then
+    /// counts it as indexing until a progress of its own has ended, so a
+    /// cross-file answer waits for that first index (bounded by
+    /// [`crate::lsp::shared::FIRST_INDEX_GRACE`]).
+    #[serde(default)]
+    pub indexes_at_start: bool,
     /// Whether a file opened for a change stays open (until it is deleted)
     /// instead of being closed once the server has published for it:
     /// pyright drops a closed file it has not yet added to its project,

@@ -31,6 +31,7 @@ fn entry(
         checker,
         reopen: Vec::new(),
         index_after_parse: false,
+        indexes_at_start: false,
         keep_reopened: false,
         phased_diagnostics: false,
         check_progress: None,
@@ -232,6 +233,7 @@ pub fn builtin() -> Vec<ServerConfig> {
         },
         ServerConfig {
             install: npm(&["intelephense@1.18.5"]),
+            indexes_at_start: true,
             ..entry("intelephense", "intelephense", &["--stdio"], &["php"], &["composer.json", ".git"], None)
         },
         ServerConfig {

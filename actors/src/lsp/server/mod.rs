@@ -312,6 +312,9 @@ impl LspServerActor {
         let shared = Arc::new(Shared::with_checker(config.settings.clone(), config.check_progress.clone()));
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
+        if config.indexes_at_start {
+            shared.awaits_first_index();
+        }
         if let Some(text) = &config.fatal_log {
             let (fatal_client, pgid, who) = (client.clone(), spawned.guard.pid(), self.name());
             shared.on_fatal_log(

@@ -38,6 +38,14 @@ use crate::wire::pending::RequestError;
 /// every query for its whole wait.
 pub const CREATED_PROGRESS_GRACE: Duration = Duration::from_secs(5);
 
+/// How long after it starts a server that indexes its workspace in the
+/// background ([`crate::lsp::config::ServerConfig::indexes_at_start`])
+/// counts as indexing before its first progress has begun: intelephense
+/// searches the folders before it reports anything, and answers from the
+/// part read so far meanwhile. A server that never reports stops counting
+/// after this, so it cannot hold every query for good.
+pub const FIRST_INDEX_GRACE: Duration = Duration::from_secs(30);
+
 /// The prefix of the work-done tokens tether gives its own requests:
 /// progress on them is about that request, not the server's own work.
 pub const OWN_TOKEN_PREFIX: &str = "tether/request/";
@@ -101,6 +109,9 @@ pub struct Shared {
     held: Mutex<HashMap<String, Held>>,
     /// The token prefix of the server's on-save checker, if it has one.
     check_prefix: Option<String>,
+    /// For a server that indexes its workspace in the background: when it
+    /// started, until a progress of its own has ended (its first index).
+    first_index: Mutex<Option<Instant>>,
     /// What the server logs when it can no longer answer, and what ends it then.
     fatal: std::sync::OnceLock<(String, EndServer)>,
     /// What the server reports when it could not import the build, and
@@ -162,6 +173,7 @@ impl Shared {
             status: Mutex::new(None),
             held: Mutex::new(HashMap::new()),
             check_prefix,
+            first_index: Mutex::new(None),
             fatal: std::sync::OnceLock::new(),
             import_failed: Mutex::new(None),
             superseded: std::sync::atomic::AtomicBool::new(false),
@@ -238,6 +250,9 @@ impl Shared {
         if announced {
             return Some(Progress { title: "announced".into(), percentage: None });
         }
+        if self.first_index.lock().is_some_and(|since| since.elapsed() < FIRST_INDEX_GRACE) {
+            return Some(Progress { title: "about to index the workspace".into(), percentage: None });
+        }
         match &*self.status.lock() {
             Some((false, message)) => {
                 let title =
@@ -259,6 +274,13 @@ impl Shared {
     /// process: a failed build import is not undone by a later "ready".
     pub fn reported_errors(&self) -> Vec<String> {
         self.reported.list()
+    }
+
+    /// The server indexes its workspace in the background, on its own
+    /// schedule: it counts as indexing from now until a progress of its
+    /// own has ended (or [`FIRST_INDEX_GRACE`] has passed without one).
+    pub fn awaits_first_index(&self) {
+        *self.first_index.lock() = Some(Instant::now());
     }
 
     /// When the server logs an error holding `text`, `end` is called with
@@ -444,6 +466,9 @@ impl PeerEvents for Shared {
                     }
                     Some("end") => {
                         progress.remove(&token);
+                        if !self.check_prefix.as_ref().is_some_and(|p| token.starts_with(p.as_str())) {
+                            *self.first_index.lock() = None;
+                        }
                     }
                     _ => {}
                 }

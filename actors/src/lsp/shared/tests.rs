@@ -51,6 +51,25 @@ fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
     assert_eq!(shared.indexing(), None);
 }
 
+#[test]
+fn a_server_indexing_in_the_background_counts_as_indexing_until_its_first_index_ends() {
+    let shared = Shared::with_checker(None, Some("flycheck".into()));
+    shared.awaits_first_index();
+    // Before it reports anything: what it answers now is from part of it.
+    assert_eq!(shared.indexing().unwrap().title, "about to index the workspace");
+    shared.notification(
+        "$/progress",
+        json!({"token": "flycheck/1", "value": {"kind": "begin", "title": "check"}}),
+    );
+    shared.notification("$/progress", json!({"token": "flycheck/1", "value": {"kind": "end"}}));
+    assert!(shared.indexing().is_some(), "a check's end is not the index's");
+    shared
+        .notification("$/progress", json!({"token": "ix", "value": {"kind": "begin", "title": "indexing"}}));
+    assert_eq!(shared.indexing().unwrap().title, "indexing");
+    shared.notification("$/progress", json!({"token": "ix", "value": {"kind": "end"}}));
+    assert_eq!(shared.indexing(), None, "its first index ended");
+}
+
 #[tokio::test]
 async fn progress_and_diagnostics_wake_waiters() {
     let shared = std::sync::Arc::new(Shared::new(None));
