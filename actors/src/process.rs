@@ -436,6 +436,9 @@ pub fn spawn_with_env(
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id().unwrap_or(0);
+    // The one place every child of the run starts: its start and its exit
+    // are logged here, whatever resource it serves.
+    tracing::debug!(target: "tether_actors::process", pid, program = %program.display(), "child started");
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr_pipe = child.stderr.take().expect("stderr is piped");
@@ -476,7 +479,9 @@ pub fn spawn_with_env(
         kill_group(pid);
         let _ = tokio::time::timeout(STDERR_DRAIN, stderr_done).await;
         let code = exit_code(&status);
-        on_exit(ExitInfo { status: status_words(status), code, stderr_tail: tail.lines() });
+        let words = status_words(status);
+        tracing::debug!(target: "tether_actors::process", pid, status = %words, "child exited");
+        on_exit(ExitInfo { status: words, code, stderr_tail: tail.lines() });
     });
     Ok(Spawned { stdin, stdout, pid, guard: KillGuard { pgid: pid, tag, stop: Some(stop_tx) }, stderr })
 }

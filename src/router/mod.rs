@@ -352,6 +352,10 @@ impl RouterActor {
         let started = Instant::now();
         let tool = call.tool.clone();
         let cancel = call.cancel.clone();
+        // One span per call: what the tool's own code logs, and the
+        // call's end, are told apart from the calls beside it.
+        let span = tracing::debug_span!("tool_call", tool = %tool, call = self.calls);
+        let entered = span.enter();
         let Prepared { mut work, alone, permission, grace } = match self.prepare(call) {
             Ok(prepared) => prepared,
             Err(refused) => {
@@ -375,53 +379,60 @@ impl RouterActor {
         let gate = permission.and_then(|card| self.gate.clone().map(|gate| (card, gate)));
         let in_flight = self.in_flight.clone();
         in_flight.fetch_add(1, Ordering::Relaxed);
-        Routed::Work(Box::pin(async move {
-            // Dropping the work on cancellation is what cancels it: an LSP
-            // request sends `$/cancelRequest` when its future is dropped,
-            // and a queued exclusive call never starts.
-            let work = cancellable(work, cancel.clone(), tool.clone(), grace);
-            let work = async {
-                match lane {
-                    Some(lane) => {
-                        let exclusive =
-                            Exclusive { work: Box::pin(work), tool: tool.clone(), cancel: cancel.clone() };
-                        lane.send(exclusive).await.unwrap_or_else(|e| {
+        drop(entered);
+        Routed::Work(Box::pin(tracing::Instrument::instrument(
+            async move {
+                // Dropping the work on cancellation is what cancels it: an LSP
+                // request sends `$/cancelRequest` when its future is dropped,
+                // and a queued exclusive call never starts.
+                let work = cancellable(work, cancel.clone(), tool.clone(), grace);
+                let work = async {
+                    match lane {
+                        Some(lane) => {
+                            let exclusive = Exclusive {
+                                work: Box::pin(work),
+                                tool: tool.clone(),
+                                cancel: cancel.clone(),
+                            };
+                            lane.send(exclusive).await.unwrap_or_else(|e| {
                             ToolResult::error(format!(
                                 "the serial lane stopped before the call ran ({e}); nothing ran, call again"
                             ))
                         })
+                        }
+                        None => work.await,
                     }
+                };
+                let result = match gate {
+                    Some((card, gate)) => match gate.send(Ask { card, cancel: cancel.clone() }).await {
+                        Ok(Ok(reply)) if reply.grants() => work.await,
+                        Ok(Ok(_)) => ToolResult::error(format!(
+                            "the operator denied permission to run `{tool}`; it did not run. Do not retry it — continue without it, or ask the operator (ask_user) what they want instead"
+                        )),
+                        Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
+                            "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
+                            tether_actors::question::human_duration(d)
+                        )),
+                        Ok(Err(e)) => ToolResult::error(format!(
+                            "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
+                        )),
+                        Err(e) => ToolResult::error(format!(
+                            "the question gate is not running ({e}); `{tool}` was refused and did not run"
+                        )),
+                    },
                     None => work.await,
-                }
-            };
-            let result = match gate {
-                Some((card, gate)) => match gate.send(Ask { card, cancel: cancel.clone() }).await {
-                    Ok(Ok(reply)) if reply.grants() => work.await,
-                    Ok(Ok(_)) => ToolResult::error(format!(
-                        "the operator denied permission to run `{tool}`; it did not run. Do not retry it — continue without it, or ask the operator (ask_user) what they want instead"
-                    )),
-                    Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
-                        "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
-                        tether_actors::question::human_duration(d)
-                    )),
-                    Ok(Err(e)) => ToolResult::error(format!(
-                        "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
-                    )),
-                    Err(e) => ToolResult::error(format!(
-                        "the question gate is not running ({e}); `{tool}` was refused and did not run"
-                    )),
-                },
-                None => work.await,
-            };
-            in_flight.fetch_sub(1, Ordering::Relaxed);
-            tracing::debug!(
-                tool = %tool,
-                is_error = result.is_error,
-                micros = started.elapsed().as_micros() as u64,
-                "tool call"
-            );
-            result
-        }))
+                };
+                in_flight.fetch_sub(1, Ordering::Relaxed);
+                tracing::debug!(
+                    tool = %tool,
+                    is_error = result.is_error,
+                    micros = started.elapsed().as_micros() as u64,
+                    "tool call"
+                );
+                result
+            },
+            span,
+        )))
     }
 }
 

@@ -93,6 +93,7 @@ impl Handler<Ask> for QuestionGateActor {
             self.counts.unreachable += 1;
             return Box::pin(fut::ready(Err(AskError::NoHuman(why))));
         }
+        tracing::debug!(target: "tether_actors::question", timeout_s = msg.card.timeout.as_secs(), "question asked");
         let human = if self.port.human_per_conversation() { msg.card.conversation.clone() } else { None };
         let turn = self.turns.entry(human).or_default().clone();
         let port = self.port.clone();
@@ -119,12 +120,23 @@ impl Handler<Ask> for QuestionGateActor {
         self.showing += 1;
         Box::pin(wait.into_actor(self).map(|result, act, _| {
             act.showing = act.showing.saturating_sub(1);
-            match &result {
-                Ok(Reply::Answered { .. }) => act.counts.answered += 1,
-                Ok(Reply::Skipped) => act.counts.skipped += 1,
-                Err(AskError::TimedOut(_)) => act.counts.timed_out += 1,
-                Err(_) => {}
-            }
+            let outcome = match &result {
+                Ok(Reply::Answered { .. }) => {
+                    act.counts.answered += 1;
+                    "answered"
+                }
+                Ok(Reply::Skipped) => {
+                    act.counts.skipped += 1;
+                    "skipped"
+                }
+                Err(AskError::TimedOut(_)) => {
+                    act.counts.timed_out += 1;
+                    "timed out"
+                }
+                Err(AskError::Cancelled) => "withdrawn",
+                Err(_) => "failed",
+            };
+            tracing::debug!(target: "tether_actors::question", outcome, "question ended");
             result
         }))
     }

@@ -1,5 +1,6 @@
-//! A JSON-RPC client over any byte stream pair: a writer task, a reader
-//! task, and the pending map. Requests time out (sending `$/cancelRequest`
+//! A JSON-RPC client over any byte stream pair, on the shared transport
+//! (`wire::transport`: writer and reader tasks, the request handle) and the
+//! pending map. Requests time out (sending `$/cancelRequest`
 //! and removing their entry), or are dropped (same), or fail together when
 //! the stream closes. Requests and notifications from the peer go to a
 //! [`PeerEvents`] handler, which answers requests synchronously.
@@ -8,16 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::framing::{encode, read_message};
 use super::jsonrpc::{self, Id, Incoming, RpcError};
 use super::pending::{Pending, RequestError};
-
-/// How long after the peer's output closes the waiters are failed with a
-/// generic reason, if no exit report (status, stderr) came first.
-pub const EXIT_REPORT_GRACE: Duration = Duration::from_millis(500);
+use super::transport::{self, spawn_reader, spawn_writer};
+pub use super::transport::{EXIT_REPORT_GRACE, Started};
 
 /// What the peer sends us that is not an answer.
 pub trait PeerEvents: Send + Sync + 'static {
@@ -42,45 +40,21 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (out, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let pending = Arc::new(Pending::default());
         let name: Arc<str> = Arc::from(name);
-        let mut writer = writer;
-        let writer_name = name.clone();
-        tokio::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
-                if let Err(e) = writer.write_all(&bytes).await.and(writer.flush().await) {
-                    tracing::debug!(peer = %writer_name, "write failed: {e}");
-                    break;
-                }
-            }
-        });
-        let client = Client { out, pending, name };
+        let client =
+            Client { out: spawn_writer(name.clone(), writer), pending: Arc::new(Pending::default()), name };
         let reader_client = client.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(reader);
-            let reason = loop {
-                match read_message(&mut reader).await {
-                    Ok(Some(body)) => reader_client.dispatch(&body, events.as_ref()),
-                    Ok(None) => break format!("{} closed its output", reader_client.name),
-                    Err(e) => {
-                        break format!("{} sent a malformed message: {e}", reader_client.name);
-                    }
-                }
-            };
-            // Give the process monitor a moment to report the exit status.
-            tokio::time::sleep(EXIT_REPORT_GRACE).await;
-            reader_client.pending.close(&reason);
-        });
+        spawn_reader(
+            client.name.clone(),
+            reader,
+            client.pending.clone(),
+            move |value| reader_client.dispatch(value, events.as_ref()),
+            |_| {},
+        );
         client
     }
 
-    fn dispatch(&self, body: &[u8], events: &dyn PeerEvents) {
-        let Ok(value) = serde_json::from_slice::<Value>(body) else {
-            tracing::debug!(peer = %self.name, "ignoring a message that is not JSON: {:?}", String::from_utf8_lossy(body));
-            return;
-        };
-        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "<- {value}");
+    fn dispatch(&self, value: Value, events: &dyn PeerEvents) {
         match Incoming::parse(value) {
             Some(Incoming::Response { id: Id::Num(id), result }) => self.pending.complete(id, result),
             Some(Incoming::Response { .. }) | None => {}
@@ -93,9 +67,7 @@ impl Client {
     }
 
     fn send(&self, message: &Value) -> bool {
-        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "-> {message}");
-        let body = serde_json::to_vec(message).unwrap_or_default();
-        self.out.send(encode(&body)).is_ok()
+        transport::send(&self.out, &self.name, message)
     }
 
     /// Sends a request and waits at most `timeout` for its answer.
@@ -110,14 +82,16 @@ impl Client {
 
     /// Sends a request now — queued behind everything sent before it, ahead
     /// of everything sent after — and returns the handle its answer comes
-    /// through. Dropping the handle unanswered cancels the request.
+    /// through. Dropping the handle unanswered cancels the request
+    /// (`$/cancelRequest`).
     pub fn start(&self, method: &str, params: Value) -> Result<Started, RequestError> {
-        let (id, rx) = self.pending.register()?;
-        if !self.send(&jsonrpc::request(id, method, params)) {
-            self.pending.forget(id);
-            return Err(RequestError::Closed(format!("{} is not running", self.name)));
-        }
-        Ok(Started { client: self.clone(), id, rx: Some(rx) })
+        Started::send(
+            &self.pending,
+            &self.name,
+            &self.out,
+            |id| jsonrpc::request(id, method, params),
+            |id| Some(jsonrpc::notification("$/cancelRequest", json!({"id": id}))),
+        )
     }
 
     /// Sends a notification.
@@ -145,47 +119,10 @@ impl Client {
     }
 }
 
-/// A request on its way. Exit two of the pending map lives here: a
-/// request whose waiter goes away (timed out, or its future dropped) is
-/// forgotten and the peer told to cancel it.
-pub struct Started {
-    client: Client,
-    id: i64,
-    rx: Option<tokio::sync::oneshot::Receiver<Result<Value, RequestError>>>,
-}
-
-impl Started {
-    /// Waits at most `timeout` for the answer.
-    pub async fn answer(mut self, timeout: Duration) -> Result<Value, RequestError> {
-        let Some(rx) = self.rx.as_mut() else {
-            return Err(RequestError::Closed(format!("{} stopped answering", self.client.name)));
-        };
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => {
-                self.rx = None;
-                result
-            }
-            Ok(Err(_)) => {
-                self.rx = None;
-                Err(RequestError::Closed(format!("{} stopped answering", self.client.name)))
-            }
-            Err(_) => Err(RequestError::TimedOut(timeout.as_millis() as u64)),
-        }
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if self.rx.is_some() && self.client.pending.forget(self.id) {
-            self.client.send(&jsonrpc::notification("$/cancelRequest", json!({"id": self.id})));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::framing::read_message;
+    use crate::wire::framing::{encode, read_message};
     use parking_lot::Mutex;
     use tokio::io::{AsyncWriteExt, BufReader};
 

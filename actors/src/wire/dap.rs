@@ -1,22 +1,24 @@
-//! A Debug Adapter Protocol client over any byte stream pair, on the same
-//! framing and pending-request map as the JSON-RPC client: DAP differs only
-//! in its envelope (`seq`, `type`, `command`, `arguments` / `request_seq`,
-//! `success`, `message`, `body` / `event`). Events go to a channel; of the
-//! adapter's reverse requests, `startDebugging` is taken and handed on as
-//! an event ([`START_DEBUGGING`]), the others answered "not supported".
+//! A Debug Adapter Protocol client over any byte stream pair, on the
+//! transport and pending map the JSON-RPC client uses: DAP differs only in
+//! its envelope (`seq`, `type`, `command`, `arguments` / `request_seq`,
+//! `success`, `message`, `body` / `event`). What the connection delivers —
+//! events, the child sessions an adapter asks for, and its end — comes on
+//! one channel as a [`Delivery`]; of the adapter's reverse requests,
+//! `startDebugging` is answered and handed on, the others answered "not
+//! supported".
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::client::EXIT_REPORT_GRACE;
-use super::framing::{encode, read_message};
 use super::jsonrpc::RpcError;
 use super::pending::{Pending, RequestError};
+use super::transport::{self, Started, spawn_reader, spawn_writer};
 
 /// An event from the adapter: its name and body (kept raw, so events
 /// tether does not know — debugpy's `debugpySockets` — are never errors).
@@ -28,43 +30,107 @@ pub struct DapEvent {
     pub body: Value,
 }
 
-/// The event a `startDebugging` reverse request becomes (already
-/// answered): its body is the request's arguments, the child session's
-/// `configuration` and `request`.
-pub const START_DEBUGGING: &str = "tether/startDebugging";
+impl DapEvent {
+    /// An event of tether's own making, in the adapter's vocabulary (the
+    /// exit a program that is its own adapter reports through its process).
+    pub fn new(event: &str, body: Value) -> DapEvent {
+        DapEvent { event: event.to_string(), body }
+    }
+}
+
+/// What an adapter connection delivers, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delivery {
+    /// An event the adapter sent.
+    Event(DapEvent),
+    /// A `startDebugging` reverse request, already answered: its arguments,
+    /// the child session's `configuration` and `request`.
+    StartDebugging(Value),
+    /// The connection ended; nothing more comes.
+    Ended(Ended),
+}
+
+/// How an adapter's connection or process ended: a typed end, so that
+/// whoever waits can tell "the stream closed" (the cause may follow) from
+/// "the process exited" (the cause is known).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    /// The stream closed or broke. If the adapter is a process of ours, its
+    /// exit status comes soon after.
+    Stream(String),
+    /// The adapter's process exited: how, with its last stderr lines.
+    Exited(String),
+}
+
+impl Ended {
+    /// The sentence that says how.
+    pub fn reason(&self) -> &str {
+        match self {
+            Ended::Stream(why) | Ended::Exited(why) => why,
+        }
+    }
+
+    /// Whether the process's exit is known (nothing more will be learnt).
+    pub fn is_exit(&self) -> bool {
+        matches!(self, Ended::Exited(_))
+    }
+}
+
+/// Where the `seq` numbers of tether's answers to reverse requests start:
+/// a range of their own, far from the request ids the pending map hands
+/// out from 1, so a log shows at a glance which is which (DAP wants only
+/// that each sender's `seq` increase).
+const REVERSE_SEQ_START: i64 = 1_000_000;
+
+/// A message from the adapter, by its `type`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Incoming {
+    Response {
+        request_seq: i64,
+        #[serde(default)]
+        success: bool,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        body: Option<Value>,
+    },
+    Event {
+        event: String,
+        #[serde(default)]
+        body: Option<Value>,
+    },
+    Request {
+        seq: Value,
+        command: String,
+        #[serde(default)]
+        arguments: Option<Value>,
+    },
+}
 
 /// The client end; cheap to clone.
 #[derive(Clone)]
 pub struct DapClient {
     out: mpsc::UnboundedSender<Vec<u8>>,
     pending: Arc<Pending>,
-    seq: Arc<AtomicI64>,
     name: Arc<str>,
 }
 
 impl DapClient {
-    /// Starts the reader and writer tasks; events arrive on the returned channel.
-    pub fn connect<R, W>(name: &str, reader: R, writer: W) -> (DapClient, mpsc::UnboundedReceiver<DapEvent>)
+    /// Starts the reader and writer tasks; what the adapter sends arrives
+    /// on the returned channel, its end last.
+    pub fn connect<R, W>(name: &str, reader: R, writer: W) -> (DapClient, mpsc::UnboundedReceiver<Delivery>)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (out, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (events_tx, events) = mpsc::unbounded_channel();
+        let (deliveries_tx, deliveries) = mpsc::unbounded_channel();
+        let name: Arc<str> = Arc::from(name);
         let client = DapClient {
-            out,
+            out: spawn_writer(name.clone(), writer),
             pending: Arc::new(Pending::default()),
-            seq: Arc::new(AtomicI64::new(1_000_000)),
-            name: Arc::from(name),
+            name,
         };
-        let mut writer = writer;
-        tokio::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
-                if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
         // The reader holds the writer only weakly: once every client clone
         // is gone the writer ends and closes its half (a TCP connection to
         // a `debugpy --listen` or `dlv --headless` server is let go, not
@@ -72,66 +138,44 @@ impl DapClient {
         let reader_side = ReaderSide {
             out: client.out.downgrade(),
             pending: client.pending.clone(),
-            seq: client.seq.clone(),
+            seq: AtomicI64::new(REVERSE_SEQ_START),
             name: client.name.clone(),
+            deliveries: deliveries_tx.clone(),
         };
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(reader);
-            let reason = loop {
-                match read_message(&mut reader).await {
-                    Ok(Some(body)) => reader_side.dispatch(&body, &events_tx),
-                    Ok(None) => break format!("{} closed its output", reader_side.name),
-                    Err(e) => break format!("{} sent a malformed message: {e}", reader_side.name),
-                }
-            };
-            let _ =
-                events_tx.send(DapEvent { event: "tether/closed".into(), body: json!({"reason": reason}) });
-            tokio::time::sleep(EXIT_REPORT_GRACE).await;
-            reader_side.pending.close(&reason);
-        });
-        (client, events)
-    }
-
-    fn send(&self, v: &Value) -> bool {
-        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "-> {v}");
-        self.out.send(encode(&serde_json::to_vec(v).unwrap_or_default())).is_ok()
+        spawn_reader(
+            client.name.clone(),
+            reader,
+            client.pending.clone(),
+            move |value| reader_side.dispatch(value),
+            move |reason| {
+                let _ = deliveries_tx.send(Delivery::Ended(Ended::Stream(reason.to_string())));
+            },
+        );
+        (client, deliveries)
     }
 
     /// Sends `command` and returns a future of its response body, bounded by
     /// `timeout`. The request is on the wire when this returns, so a caller
     /// may send it and wait for events before awaiting the answer (debugpy
-    /// answers `launch` only after `configurationDone`).
+    /// answers `launch` only after `configurationDone`). Dropping the future
+    /// unanswered forgets the request.
     pub fn request(
         &self,
         command: &str,
         arguments: Value,
         timeout: Duration,
     ) -> impl std::future::Future<Output = Result<Value, RequestError>> + Send + 'static {
-        let registered = self.pending.register();
-        let pending = self.pending.clone();
-        let sent: Result<bool, RequestError> = match &registered {
-            Ok((id, _)) => {
-                Ok(self
-                    .send(&json!({"seq": id, "type": "request", "command": command, "arguments": arguments})))
-            }
-            Err(e) => Err(e.clone()),
-        };
-        let name = self.name.clone();
-        async move {
-            let (id, rx) = registered?;
-            if sent != Ok(true) {
-                pending.forget(id);
-                return Err(RequestError::Closed(format!("{name} is not running")));
-            }
-            match tokio::time::timeout(timeout, rx).await {
-                Ok(Ok(result)) => result,
-                Ok(Err(_)) => Err(RequestError::Closed(format!("{name} stopped answering"))),
-                Err(_) => {
-                    pending.forget(id);
-                    Err(RequestError::TimedOut(timeout.as_millis() as u64))
-                }
-            }
-        }
+        let started = Started::send(
+            &self.pending,
+            &self.name,
+            &self.out,
+            |seq| json!({"seq": seq, "type": "request", "command": command, "arguments": arguments}),
+            // DAP's `cancel` is itself a request, offered by few adapters
+            // (supportsCancelRequest), and answered late or never: the
+            // waiter forgets, the adapter's late answer is dropped.
+            |_| None,
+        );
+        async move { started?.answer(timeout).await }
     }
 
     /// Whether `other` is a clone of this client (the same connection).
@@ -143,69 +187,73 @@ impl DapClient {
     pub fn close(&self, reason: &str) {
         self.pending.close(reason);
     }
+
+    /// Requests waiting for an answer.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
 }
 
-/// What the reader task holds: the pending requests to complete, and the
-/// writer, weakly, to refuse the adapter's reverse requests.
+/// What the reader task holds: the pending requests to complete, the
+/// channel deliveries go to, and the writer, weakly, to answer the
+/// adapter's reverse requests.
 struct ReaderSide {
     out: mpsc::WeakUnboundedSender<Vec<u8>>,
     pending: Arc<Pending>,
-    seq: Arc<AtomicI64>,
+    seq: AtomicI64,
     name: Arc<str>,
+    deliveries: mpsc::UnboundedSender<Delivery>,
 }
 
 impl ReaderSide {
-    fn dispatch(&self, body: &[u8], events: &mpsc::UnboundedSender<DapEvent>) {
-        let Ok(v) = serde_json::from_slice::<Value>(body) else { return };
-        tracing::trace!(target: "tether_actors::wire", peer = %self.name, "<- {v}");
-        match v["type"].as_str() {
-            Some("response") => {
-                let id = v["request_seq"].as_i64().unwrap_or(-1);
-                let result = if v["success"].as_bool().unwrap_or(false) {
-                    Ok(v.get("body").cloned().unwrap_or(Value::Null))
+    fn dispatch(&self, v: Value) {
+        let incoming = match Incoming::deserialize(&v) {
+            Ok(incoming) => incoming,
+            Err(e) => {
+                tracing::warn!(peer = %self.name, "skipped a message outside the protocol ({e}): {v}");
+                return;
+            }
+        };
+        match incoming {
+            Incoming::Response { request_seq, success, message, body } => {
+                let result = if success {
+                    Ok(body.unwrap_or(Value::Null))
                 } else {
-                    let message = v["message"].as_str().unwrap_or("failed").to_string();
-                    let detail = v["body"]["error"]["format"].as_str().map(str::to_string);
+                    let detail =
+                        body.as_ref().and_then(|b| b["error"]["format"].as_str()).map(str::to_string);
                     Err(RpcError {
                         code: 0,
-                        message: detail.unwrap_or(message),
-                        data: v.get("body").cloned(),
+                        message: detail.or(message).unwrap_or_else(|| "failed".to_string()),
+                        data: body,
                     })
                 };
-                self.pending.complete(id, result);
+                self.pending.complete(request_seq, result);
             }
-            Some("event") => {
-                let event = v["event"].as_str().unwrap_or("").to_string();
-                let _ = events.send(DapEvent { event, body: v.get("body").cloned().unwrap_or(Value::Null) });
+            Incoming::Event { event, body } => {
+                let _ = self
+                    .deliveries
+                    .send(Delivery::Event(DapEvent { event, body: body.unwrap_or(Value::Null) }));
             }
-            Some("request") => {
+            Incoming::Request { seq, command, arguments } => {
                 // `startDebugging` (js-debug: each debuggee is a child
                 // session, reached on a connection of its own) is taken
-                // and handed on as an event; other reverse requests
-                // (runInTerminal) are refused.
-                let taken = v["command"] == "startDebugging";
-                let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+                // and handed on; other reverse requests (runInTerminal)
+                // are refused.
+                let taken = command == "startDebugging";
                 let mut answer = json!({
-                    "seq": seq, "type": "response", "request_seq": v["seq"], "command": v["command"],
-                    "success": taken,
+                    "seq": self.seq.fetch_add(1, Ordering::Relaxed), "type": "response",
+                    "request_seq": seq, "command": command, "success": taken,
                 });
                 if !taken {
                     answer["message"] = json!("not supported by tether");
                 }
-                self.send(&answer);
+                if let Some(out) = self.out.upgrade() {
+                    transport::send(&out, &self.name, &answer);
+                }
                 if taken {
-                    let body = v.get("arguments").cloned().unwrap_or(Value::Null);
-                    let _ = events.send(DapEvent { event: START_DEBUGGING.to_string(), body });
+                    let _ = self.deliveries.send(Delivery::StartDebugging(arguments.unwrap_or(Value::Null)));
                 }
             }
-            _ => {}
-        }
-    }
-
-    fn send(&self, v: &Value) {
-        if let Some(out) = self.out.upgrade() {
-            tracing::trace!(target: "tether_actors::wire", peer = %self.name, "-> {v}");
-            let _ = out.send(encode(&serde_json::to_vec(v).unwrap_or_default()));
         }
     }
 }
@@ -213,7 +261,8 @@ impl ReaderSide {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncWriteExt;
+    use crate::wire::framing::{encode, read_message};
+    use tokio::io::{AsyncWriteExt, BufReader};
 
     #[tokio::test]
     async fn the_last_client_gone_closes_the_write_half() {
@@ -244,9 +293,10 @@ mod tests {
         assert_eq!((refused["request_seq"].as_i64(), refused["success"].as_bool()), (Some(7), Some(false)));
         let taken = answer(read_message(&mut their_r).await.unwrap().unwrap());
         assert_eq!((taken["request_seq"].as_i64(), taken["success"].as_bool()), (Some(8), Some(true)));
-        let event = events.recv().await.unwrap();
-        assert_eq!(event.event, START_DEBUGGING);
-        assert_eq!(event.body["configuration"]["__pendingTargetId"], "t1");
+        let Some(Delivery::StartDebugging(asked)) = events.recv().await else {
+            panic!("startDebugging handed on")
+        };
+        assert_eq!(asked["configuration"]["__pendingTargetId"], "t1");
     }
 
     #[tokio::test]
@@ -265,7 +315,7 @@ mod tests {
         let resp = json!({"seq": 2, "type": "response", "request_seq": req["seq"], "success": true, "command": "threads", "body": {"threads": [{"id": 1, "name": "main"}]}});
         their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
         assert_eq!(answer.await.unwrap()["threads"][0]["name"], "main");
-        assert_eq!(events.recv().await.unwrap().event, "debugpySockets");
+        assert!(matches!(events.recv().await, Some(Delivery::Event(e)) if e.event == "debugpySockets"));
         let failing = client.request("evaluate", json!({}), Duration::from_secs(5));
         let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
         let resp = json!({"seq": 3, "type": "response", "request_seq": req["seq"], "success": false, "command": "evaluate", "message": "name 'x' is not defined"});

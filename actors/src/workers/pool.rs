@@ -324,8 +324,10 @@ impl Handler<Spawn> for WorkerPoolActor {
         if let Err(why) = self.run(key, ctx) {
             // A worker that could not start is not kept: nothing runs.
             self.workers.remove(&key);
+            tracing::debug!(target: "tether_actors::workers", worker = %id, "worker did not start: {why}");
             return Err(why);
         }
+        tracing::debug!(target: "tether_actors::workers", worker = %id, pid = ?self.workers[&key].1.pid, "worker started");
         Ok(self.workers[&key].1.view(&id, None))
     }
 }
@@ -413,6 +415,7 @@ impl Handler<Ended> for WorkerPoolActor {
         w.handle = None;
         w.run_ended = Some(Instant::now());
         w.state = if msg.outcome.is_ok() { WorkerState::Done } else { WorkerState::Failed };
+        tracing::debug!(target: "tether_actors::workers", worker = %msg.id, ok = msg.outcome.is_ok(), "worker ended");
         if msg.outcome.is_err() {
             self.failed_runs += 1;
         }

@@ -35,7 +35,7 @@ impl Handler<Describe> for DebugSessionActor {
                     n.children.push(debuggee.owned_by(&self.conversation));
                 }
                 if let Some(why) = &state.closed {
-                    n.last_error = Some(why.clone());
+                    n.last_error = Some(why.reason().to_string());
                 }
                 drop(state);
                 n

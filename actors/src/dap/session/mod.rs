@@ -578,7 +578,7 @@ impl DebugSessionActor {
         match (st.exit_code, st.terminated, &st.closed) {
             (Some(code), ..) => program_too.then(|| format!("the program exited with code {code}")),
             (None, true, _) => program_too.then(|| "the program terminated".to_string()),
-            (None, false, Some(why)) => Some(format!("the debug adapter went away: {why}")),
+            (None, false, Some(why)) => Some(format!("the debug adapter went away: {}", why.reason())),
             (None, false, None) => None,
         }
     }

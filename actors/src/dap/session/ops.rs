@@ -13,7 +13,7 @@ use super::{
     DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_THREADS, MAX_VALUE,
     REQUEST_TIMEOUT, RUN_WAIT,
 };
-use crate::wire::dap::DapClient;
+use crate::wire::dap::{DapClient, Ended};
 
 pub(super) fn cut(s: &str, max: usize) -> (String, bool) {
     if s.chars().count() <= max {
@@ -103,9 +103,7 @@ async fn settle_once(
     }
     // The adapter's pipe closes before its exit status is known; wait a moment for the cause.
     if shared.state.lock().closed.is_some() {
-        shared
-            .wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_deref().is_some_and(|c| c.contains(" exited (")))
-            .await;
+        shared.wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_ref().is_some_and(Ended::is_exit)).await;
     }
     let (stop, exit, terminated, closed, stops) = {
         let s = shared.state.lock();
@@ -150,7 +148,7 @@ async fn settle_once(
         );
     }
     match closed {
-        Some(why) => DebugReply::err(format!("the debug adapter went away: {why}")),
+        Some(why) => DebugReply::err(format!("the debug adapter went away: {}", why.reason())),
         None => DebugReply::ok(
             "still running; it keeps running — use pause to stop it, or status",
             json!({"state": "running"}),

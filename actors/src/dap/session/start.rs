@@ -25,7 +25,7 @@ use super::{
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
-use crate::wire::dap::{DapClient, DapEvent};
+use crate::wire::dap::{DapClient, DapEvent, Ended};
 
 mod arguments;
 mod js_debug;
@@ -136,6 +136,11 @@ impl DebugSessionActor {
             },
             (None, None) => return ready(DebugReply::err("nothing to launch or attach to")),
         };
+        tracing::debug!(
+            target: "tether_actors::dap",
+            mode = if launch.is_some() { "launch" } else { "attach" },
+            "session starting"
+        );
         let (adapter_id, name, port, spawned) = match reach {
             Reach::Connect(port) => {
                 let id = attach.as_ref().map(AttachSpec::adapter).unwrap_or("debugpy");
@@ -176,13 +181,9 @@ impl DebugSessionActor {
                     move |info| {
                         // The adapter that is the program: its exit is the program's.
                         if let (true, Some(code)) = (is_debuggee, info.code) {
-                            exit_shared
-                                .apply(DapEvent { event: "exited".into(), body: json!({"exitCode": code}) });
+                            exit_shared.apply(DapEvent::new("exited", json!({"exitCode": code})));
                         }
-                        exit_shared.apply(DapEvent {
-                            event: "tether/closed".into(),
-                            body: json!({"reason": info.describe("the debug adapter")}),
-                        });
+                        exit_shared.ended(Ended::Exited(info.describe("the debug adapter")));
                     },
                 ) {
                     Ok(s) => s,
@@ -440,10 +441,8 @@ async fn handshake(
     if shared.state.lock().closed.is_some() {
         // The pipe closes before the exit status is known: wait a moment
         // for it, so a crash at start says how the adapter ended.
-        shared
-            .wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_deref().is_some_and(|c| c.contains(" exited (")))
-            .await;
-        return Err(shared.state.lock().closed.clone().unwrap_or_default());
+        shared.wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_ref().is_some_and(Ended::is_exit)).await;
+        return Err(shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default());
     }
     let mut notes = Vec::new();
     for (file, specs) in config.breakpoints {

@@ -14,7 +14,7 @@ use super::MAX_OUTPUT;
 const CONSOLE_TAIL_LINES: usize = 6;
 const CONSOLE_LINE_MAX: usize = 300;
 use super::breakpoints::Bindings;
-use crate::wire::dap::DapEvent;
+use crate::wire::dap::{DapEvent, Delivery, Ended};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Stop {
@@ -28,9 +28,6 @@ pub(super) struct Stop {
     /// (js-debug reports a pause and a step the same way).
     pub(super) asked_pause: bool,
 }
-
-/// The parent connection's `terminated`, as the parent's pump forwards it.
-pub(super) const PARENT_TERMINATED: &str = "tether/parent-terminated";
 
 /// The connection a session was launched on when the program runs as a
 /// child session on another (js-debug): the program's last output comes
@@ -54,7 +51,8 @@ pub(super) struct State {
     pub(super) exit_code: Option<i64>,
     pub(super) terminated: bool,
     pub(super) parent: Parent,
-    pub(super) closed: Option<String>,
+    /// How the adapter went away, once it has.
+    pub(super) closed: Option<Ended>,
     pub(super) output: VecDeque<u8>,
     pub(super) dropped: u64,
     /// The adapter's own last console lines (a build error, why an attach
@@ -157,6 +155,35 @@ impl Shared {
         }
     }
 
+    /// What one delivery of the connection does to the state (a child
+    /// session asked for is the pump's to follow, not the state's).
+    pub(super) fn deliver(&self, delivery: Delivery) {
+        match delivery {
+            Delivery::Event(ev) => self.apply(ev),
+            Delivery::Ended(ended) => self.ended(ended),
+            Delivery::StartDebugging(_) => {}
+        }
+    }
+
+    /// The adapter went away. A known exit is kept over the stream's end
+    /// that came first or after: it says how.
+    pub(super) fn ended(&self, ended: Ended) {
+        tracing::debug!(target: "tether_actors::dap", "adapter connection ended: {}", ended.reason());
+        let mut s = self.state.lock();
+        if !s.closed.as_ref().is_some_and(Ended::is_exit) {
+            s.closed = Some(ended);
+        }
+        drop(s);
+        self.changed.notify_waiters();
+    }
+
+    /// The parent connection of a child session ended (its `terminated`,
+    /// or its stream).
+    pub(super) fn parent_ended(&self) {
+        self.state.lock().parent = Parent::Ended;
+        self.changed.notify_waiters();
+    }
+
     pub(super) fn apply(&self, ev: DapEvent) {
         let mut s = self.state.lock();
         match ev.event.as_str() {
@@ -187,6 +214,12 @@ impl Shared {
                     .filter_map(serde_json::Value::as_i64)
                     .collect();
                 s.bindings.hit(&hit);
+                tracing::debug!(
+                    target: "tether_actors::dap",
+                    reason = ev.body["reason"].as_str().unwrap_or("stopped"),
+                    thread = ?thread,
+                    "stopped"
+                );
                 s.stops += 1;
                 s.running = false;
             }
@@ -195,9 +228,14 @@ impl Shared {
                 s.stop = None;
             }
             "breakpoint" => s.bindings.event(&ev.body),
-            "exited" => s.exit_code = ev.body["exitCode"].as_i64(),
-            "terminated" => s.terminated = true,
-            PARENT_TERMINATED => s.parent = Parent::Ended,
+            "exited" => {
+                s.exit_code = ev.body["exitCode"].as_i64();
+                tracing::debug!(target: "tether_actors::dap", code = ?s.exit_code, "debuggee exited");
+            }
+            "terminated" => {
+                s.terminated = true;
+                tracing::debug!(target: "tether_actors::dap", "session terminated");
+            }
             "process" => s.debuggee_pid = ev.body["systemProcessId"].as_u64().map(|p| p as u32),
             "output" => {
                 let category = ev.body["category"].as_str().unwrap_or("console");
@@ -218,9 +256,6 @@ impl Shared {
                         s.dropped += over as u64;
                     }
                 }
-            }
-            "tether/closed" if !s.closed.as_deref().is_some_and(|c| c.contains(" exited (")) => {
-                s.closed = Some(ev.body["reason"].as_str().unwrap_or("closed").to_string());
             }
             _ => {}
         }

@@ -20,9 +20,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::exception_arguments;
 use super::functions::{functions_unsupported, send_functions};
-use super::state::{PARENT_TERMINATED, Shared};
+use super::state::Shared;
 use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
-use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
+use crate::wire::dap::{DapClient, DapEvent, Delivery};
 
 /// How long a run whose processes have all ended waits for another (the
 /// next test file) or for js-debug to say it ended, before it counts as
@@ -115,30 +115,40 @@ impl Shared {
 pub(super) fn pump(
     shared: Arc<Shared>,
     client: DapClient,
-    mut events: UnboundedReceiver<DapEvent>,
+    mut deliveries: UnboundedReceiver<Delivery>,
     follow: Option<Follow>,
 ) {
     tokio::spawn(async move {
         let mut ended = false;
-        while let Some(ev) = events.recv().await {
-            match (ev.event.as_str(), &follow) {
-                ("stopped", _) => {
+        while let Some(delivery) = deliveries.recv().await {
+            let target_gone = match (delivery, &follow) {
+                (Delivery::Event(ev), _) if ev.event == "stopped" => {
                     if follow.is_some() {
                         shared.targets.lock().current = Some(client.clone());
                     }
                     shared.apply(ev);
+                    false
                 }
-                (START_DEBUGGING, Some(follow)) => announced(&shared, follow, ev.body),
+                (Delivery::StartDebugging(asked), Some(follow)) => {
+                    announced(&shared, follow, asked);
+                    false
+                }
                 // The first target gone before it was configured: the
                 // start fails with why, as with one connection.
-                ("tether/closed", Some(_)) if !shared.state.lock().initialized => shared.apply(ev),
-                ("terminated" | "tether/closed", Some(_)) => {
-                    if !ended {
-                        ended = true;
-                        target_ended(&shared, &client);
-                    }
+                (Delivery::Ended(why), Some(_)) if !shared.state.lock().initialized => {
+                    shared.ended(why);
+                    false
                 }
-                _ => shared.apply(ev),
+                (Delivery::Ended(_), Some(_)) => true,
+                (Delivery::Event(ev), Some(_)) if ev.event == "terminated" => true,
+                (delivery, _) => {
+                    shared.deliver(delivery);
+                    false
+                }
+            };
+            if target_gone && !ended {
+                ended = true;
+                target_ended(&shared, &client);
             }
         }
     });
@@ -155,27 +165,34 @@ fn announced(shared: &Arc<Shared>, follow: &Follow, asked: Value) {
 /// (node's own notes left out), its end, and the targets it announces.
 pub(super) fn pump_parent(
     shared: Arc<Shared>,
-    mut events: UnboundedReceiver<DapEvent>,
+    mut deliveries: UnboundedReceiver<Delivery>,
     follow: Option<Follow>,
 ) {
     tokio::spawn(async move {
-        while let Some(mut ev) = events.recv().await {
-            match ev.event.as_str() {
-                "output" if is_inspector_note(&ev.body) => {}
-                "output" | "exited" => shared.apply(ev),
-                "terminated" | "tether/closed" => {
-                    ev.event = PARENT_TERMINATED.into();
-                    shared.apply(ev);
-                    if follow.is_some() {
-                        shared.apply(DapEvent { event: "terminated".into(), body: json!({}) });
+        while let Some(delivery) = deliveries.recv().await {
+            let parent_gone = match delivery {
+                Delivery::Event(ev) => match ev.event.as_str() {
+                    "output" if is_inspector_note(&ev.body) => false,
+                    "output" | "exited" => {
+                        shared.apply(ev);
+                        false
                     }
-                }
-                START_DEBUGGING => {
+                    "terminated" => true,
+                    _ => false,
+                },
+                Delivery::Ended(_) => true,
+                Delivery::StartDebugging(asked) => {
                     if let Some(follow) = &follow {
-                        announced(&shared, follow, ev.body);
+                        announced(&shared, follow, asked);
                     }
+                    false
                 }
-                _ => {}
+            };
+            if parent_gone {
+                shared.parent_ended();
+                if follow.is_some() {
+                    shared.apply(DapEvent::new("terminated", json!({})));
+                }
             }
         }
     });
@@ -230,7 +247,7 @@ fn end_when_quiet(shared: &Arc<Shared>) {
             t.live.is_empty() && t.pending == 0 && t.opened == opened
         };
         if quiet && !shared.state.lock().terminated {
-            shared.apply(DapEvent { event: "terminated".into(), body: json!({}) });
+            shared.apply(DapEvent::new("terminated", json!({})));
         }
     });
 }
@@ -296,8 +313,8 @@ async fn configure(
     let deadline = tokio::time::Instant::now() + INITIALIZED_WAIT;
     loop {
         match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(ev)) if ev.event == "initialized" => break,
-            Ok(Some(ev)) => early.push(ev),
+            Ok(Some(Delivery::Event(ev))) if ev.event == "initialized" => break,
+            Ok(Some(delivery)) => early.push(delivery),
             Ok(None) => return Err("the connection closed before `initialized`".into()),
             Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
         }

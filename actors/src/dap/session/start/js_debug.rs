@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT};
 use super::{attach_args, connect_tcp, launch_args};
-use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
+use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
 /// asks for: its client, its events, and the `launch` arguments it is to
@@ -23,12 +23,12 @@ use crate::wire::dap::{DapClient, DapEvent, START_DEBUGGING};
 /// through the source maps.
 pub(super) async fn child(
     parent: &DapClient,
-    events: &mut UnboundedReceiver<DapEvent>,
+    events: &mut UnboundedReceiver<Delivery>,
     port: u16,
     name: &str,
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
-) -> Result<(DapClient, UnboundedReceiver<DapEvent>, (String, Value)), String> {
+) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), String> {
     parent
         .request("initialize", super::super::targets::initialize_arguments(), REQUEST_TIMEOUT)
         .await
@@ -65,7 +65,7 @@ pub(super) async fn child(
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
     let launch = tokio::spawn(parent.request(command, args, RUN_WAIT));
-    wait_for(events, "initialized", INITIALIZED_WAIT, &mut None).await?;
+    wait_for(events, Awaited::Initialized, INITIALIZED_WAIT, &mut None).await?;
     parent
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
         .await
@@ -73,7 +73,7 @@ pub(super) async fn child(
     // One wait, watching the launch too: a refused launch says why at
     // once, and no event the wait took is lost with a dropped future.
     let mut launch = Some(launch);
-    let asked = wait_for(events, START_DEBUGGING, RUN_WAIT, &mut launch)
+    let asked = wait_for(events, Awaited::ChildSession, RUN_WAIT, &mut launch)
         .await
         .map_err(|e| if e.starts_with("launch failed") { e.replacen("launch", command, 1) } else { e })?;
     let configuration = asked["configuration"].clone();
@@ -130,12 +130,31 @@ const SAID_LINES: usize = 3;
 /// js-debug may send after saying the run ended.
 const LAST_WORDS_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// The body of the first `event` on `events`, within `bound`. A start
-/// that fails quotes the last lines node printed meanwhile (`bad option:
+/// What the start of a js-debug session waits for on the parent connection.
+#[derive(Clone, Copy)]
+enum Awaited {
+    /// The `initialized` event (its body is empty).
+    Initialized,
+    /// The `startDebugging` that asks for the child session: its arguments.
+    ChildSession,
+}
+
+impl Awaited {
+    /// Its name in the messages of a failed start.
+    fn name(self) -> &'static str {
+        match self {
+            Awaited::Initialized => "initialized",
+            Awaited::ChildSession => "startDebugging",
+        }
+    }
+}
+
+/// What `wanted` brings, first on `events`, within `bound`. A start that
+/// fails quotes the last lines node printed meanwhile (`bad option:
 /// --test-name-patern=x` is said there, and nowhere else).
 async fn wait_for(
-    events: &mut UnboundedReceiver<DapEvent>,
-    event: &str,
+    events: &mut UnboundedReceiver<Delivery>,
+    wanted: Awaited,
     bound: std::time::Duration,
     launch: &mut Option<tokio::task::JoinHandle<Result<Value, crate::wire::pending::RequestError>>>,
 ) -> Result<Value, String> {
@@ -161,28 +180,44 @@ async fn wait_for(
             },
             None => tokio::time::timeout(left, events.recv()).await,
         };
-        match received {
-            Ok(Some(ev)) if ev.event == event => return Ok(ev.body),
-            Ok(Some(ev)) if ev.event == "terminated" || ev.event == "tether/closed" => {
-                // node's last words (`bad option: …`) may come just after.
-                let grace = tokio::time::Instant::now() + LAST_WORDS_WAIT;
-                while let Ok(Some(ev)) = tokio::time::timeout_at(grace, events.recv()).await {
-                    heard(&ev, &mut said);
-                }
-                return Err(fail(format!("js-debug ended before `{event}`"), &said));
+        let event = wanted.name();
+        let ended = match received {
+            Ok(Some(Delivery::Event(ev)))
+                if matches!(wanted, Awaited::Initialized) && ev.event == "initialized" =>
+            {
+                return Ok(ev.body);
             }
-            Ok(Some(ev)) => heard(&ev, &mut said),
+            Ok(Some(Delivery::StartDebugging(asked))) if matches!(wanted, Awaited::ChildSession) => {
+                return Ok(asked);
+            }
+            Ok(Some(Delivery::Event(ev))) if ev.event == "terminated" => true,
+            Ok(Some(Delivery::Ended(_))) => true,
+            Ok(Some(delivery)) => {
+                heard(&delivery, &mut said);
+                false
+            }
             Ok(None) => return Err(fail(format!("js-debug closed the connection before `{event}`"), &said)),
             Err(_) => {
                 return Err(fail(format!("js-debug sent no `{event}` within {} s", bound.as_secs()), &said));
             }
+        };
+        if ended {
+            // node's last words (`bad option: …`) may come just after.
+            let grace = tokio::time::Instant::now() + LAST_WORDS_WAIT;
+            while let Ok(Some(delivery)) = tokio::time::timeout_at(grace, events.recv()).await {
+                heard(&delivery, &mut said);
+            }
+            return Err(fail(format!("js-debug ended before `{event}`"), &said));
         }
     }
 }
 
 /// Keeps the lines of what node printed (`output` events but telemetry).
-fn heard(ev: &DapEvent, said: &mut Vec<String>) {
-    if ev.event == "output" && ev.body["category"] != "telemetry" {
+fn heard(delivery: &Delivery, said: &mut Vec<String>) {
+    if let Delivery::Event(ev) = delivery
+        && ev.event == "output"
+        && ev.body["category"] != "telemetry"
+    {
         let text = ev.body["output"].as_str().unwrap_or_default();
         said.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
     }

@@ -120,7 +120,7 @@ pub(super) async fn connect_when_waiting(
         tokio::select! {
             _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)) => {}
             _ = ended => {
-                let why = shared.state.lock().closed.clone().unwrap_or_default();
+                let why = shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
                 if !why.is_empty() {
                     return Err(std::io::Error::other(why));
                 }
