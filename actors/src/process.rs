@@ -67,16 +67,9 @@ impl StderrTail {
         if lines.len() == STDERR_TAIL_LINES {
             lines.pop_front();
         }
-        let mut line = line.trim_end().to_string();
-        if line.len() > STDERR_LINE_MAX {
-            let mut end = STDERR_LINE_MAX;
-            while !line.is_char_boundary(end) {
-                end -= 1;
-            }
-            line.truncate(end);
-            line.push('…');
-        }
-        lines.push_back(line);
+        let line = line.trim_end();
+        let kept = crate::text::byte_prefix(line, STDERR_LINE_MAX);
+        lines.push_back(if kept.len() < line.len() { format!("{kept}…") } else { kept.to_string() });
     }
 
     /// The kept lines, oldest first.

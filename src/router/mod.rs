@@ -411,7 +411,7 @@ impl RouterActor {
                         )),
                         Ok(Err(AskError::TimedOut(d))) => ToolResult::error(format!(
                             "nobody answered the permission card for `{tool}` within {}, so it was refused and did not run. Continue without it, and do not retry it now",
-                            tether_actors::question::human_duration(d)
+                            tether_actors::text::human_duration(d)
                         )),
                         Ok(Err(e)) => ToolResult::error(format!(
                             "`{tool}` needs the operator's permission and could not get it ({e}), so it was refused and did not run"
@@ -464,10 +464,8 @@ fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time
         crate::schema::lead(&spec.description).split(". ").next().unwrap_or("").to_string()
     });
     let mut card = Card::permission(&spec.name, spec.level.as_str(), &what, timeout);
-    let mut shown = serde_json::to_string(args).unwrap_or_default();
-    if shown.chars().count() > PERMISSION_ARGS_CHARS {
-        shown = shown.chars().take(PERMISSION_ARGS_CHARS).collect::<String>() + "…";
-    }
+    let (shown, _) =
+        tether_actors::text::cut(&serde_json::to_string(args).unwrap_or_default(), PERMISSION_ARGS_CHARS);
     card.context = Some(format!("arguments: {shown}"));
     card
 }

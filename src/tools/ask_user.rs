@@ -11,7 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::question::gate::{Ask, AskError, QuestionGateActor};
-use tether_actors::question::{Card, CardKind, Choice, Reply, human_duration};
+use tether_actors::question::{Card, CardKind, Choice, Reply};
+use tether_actors::text::human_duration;
 
 use crate::args::parse;
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};

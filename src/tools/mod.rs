@@ -46,9 +46,7 @@ pub(crate) fn editable_size(tool: &str, path: &std::path::Path, rel: &str) -> Re
     }
 }
 
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
+pub(crate) use tether_actors::text::plural;
 
 /// Runs blocking file work off the actor threads.
 pub(crate) async fn blocking<F>(tool: &'static str, work: F) -> crate::result::ToolResult

@@ -11,9 +11,10 @@ use serde::Serialize;
 use super::lang::Lang;
 use super::scan::{Coverage, ParsedFile, Reading, Region, ScanError, Scope, scan};
 
-/// Longest match text carried in a result; longer ones are cut and flagged.
+/// Longest match text carried in a result, in characters; longer ones are
+/// cut and flagged.
 pub const MAX_MATCH_TEXT: usize = 4 * 1024;
-/// Longest line carried as a match's context line.
+/// Longest line (in characters) carried as a match's context line.
 pub const MAX_LINE_TEXT: usize = 240;
 /// Highest `max_results` a caller may ask for.
 pub const MAX_RESULTS_LIMIT: usize = 100_000;
@@ -144,14 +145,4 @@ pub(crate) fn captures(source: &str, m: &NodeMatch<'_, StrDoc<Lang>>) -> BTreeMa
     out
 }
 
-/// `text` cut to at most `max` bytes on a character boundary, and whether it was cut.
-pub(crate) fn cut(text: &str, max: usize) -> (String, bool) {
-    if text.len() <= max {
-        return (text.to_string(), false);
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (format!("{}…", &text[..end]), true)
-}
+pub(crate) use crate::text::cut;

@@ -143,8 +143,7 @@ pub fn parse(format: CheckerFormat, out: &str, dir: &Path) -> Result<Vec<CheckDi
 
 /// The start of a line that did not fit, for an error.
 fn quote(line: &str) -> String {
-    let cut: String = line.chars().take(120).collect();
-    if cut.len() < line.len() { format!("`{cut}…`") } else { format!("`{cut}`") }
+    format!("`{}`", crate::text::cut(line, 120).0)
 }
 
 fn parse_pyright(out: &str) -> Result<Vec<CheckDiag>, String> {

@@ -192,12 +192,7 @@ fn strip_common<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) {
 }
 
 fn shorten(s: &str) -> String {
-    let one_line = s.replace('\n', "⏎");
-    if one_line.chars().count() <= 60 {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(60).collect::<String>())
-    }
+    crate::text::cut(&s.replace('\n', "⏎"), 60).0
 }
 
 /// The identifier covering `pos` in `text` (letters, digits, `_`, `$`).

@@ -12,8 +12,9 @@ use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use super::port::QuestionPort;
-use super::{Card, Reply, human_duration};
+use super::{Card, Reply};
 use crate::describe::{ActorNode, Describe};
+use crate::text::human_duration;
 
 /// Show a card and wait for the answer.
 pub struct Ask {

@@ -199,19 +199,7 @@ impl Reply {
     }
 }
 
-/// `90 s`, `5 min`, `2 h`.
-pub fn human_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s == 0 {
-        format!("{} ms", d.as_millis())
-    } else if s >= 3600 && s.is_multiple_of(3600) {
-        format!("{} h", s / 3600)
-    } else if s >= 60 && s.is_multiple_of(60) {
-        format!("{} min", s / 60)
-    } else {
-        format!("{s} s")
-    }
-}
+pub use crate::text::human_duration;
 
 #[cfg(test)]
 mod tests {

@@ -45,15 +45,7 @@ impl SymbolAt {
 }
 
 fn quote(line: &str) -> String {
-    let trimmed = line.trim_end();
-    if trimmed.len() <= MAX_QUOTED_LINE {
-        return trimmed.to_string();
-    }
-    let mut end = MAX_QUOTED_LINE;
-    while !trimmed.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &trimmed[..end])
+    tether_actors::text::cut(line.trim_end(), MAX_QUOTED_LINE).0
 }
 
 /// Finds `symbol` on 1-based `line` of `text` (the file `rel`): its

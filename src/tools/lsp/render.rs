@@ -57,18 +57,7 @@ impl<'a> Lines<'a> {
         let column = raw
             .as_deref()
             .map_or(range.start.character as usize + 1, |l| char_column(l, range.start.character));
-        let text = raw.map(|l| {
-            let t = l.trim();
-            if t.len() <= MAX_SHOWN_LINE {
-                t.to_string()
-            } else {
-                let mut end = MAX_SHOWN_LINE;
-                while !t.is_char_boundary(end) {
-                    end -= 1;
-                }
-                format!("{}…", &t[..end])
-            }
-        });
+        let text = raw.map(|l| tether_actors::text::cut(l.trim(), MAX_SHOWN_LINE).0);
         Place { path: display_path(self.workdir, &path), line: range.start.line + 1, column, text }
     }
 }

@@ -130,7 +130,7 @@ impl FunctionBinding {
 
     /// The place it bound, `demo.c:3`, paths relative to `workdir`.
     fn place(&self, workdir: &Path) -> Option<String> {
-        let path = self.path.as_deref().map(|p| super::ops::display(workdir, p));
+        let path = self.path.as_deref().map(|p| super::replies::display(workdir, p));
         match (path, self.line) {
             (Some(p), Some(l)) => Some(format!("{p}:{l}")),
             (Some(p), None) => Some(p),
@@ -201,7 +201,7 @@ impl FunctionBinding {
             "function": self.name,
             "id": self.id,
             "verified": self.verified,
-            "file": self.path.as_deref().map(|p| super::ops::display(workdir, p)),
+            "file": self.path.as_deref().map(|p| super::replies::display(workdir, p)),
             "line": self.line,
             "message": self.message,
             "note": self.note,

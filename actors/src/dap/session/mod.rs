@@ -62,8 +62,9 @@ pub const MAX_VALUE: usize = 400;
 pub const MAX_THREADS: usize = 100;
 /// How much of a reply that does not parse is quoted in the error.
 const MAX_RAW_QUOTED: usize = 200;
-/// How long an op that saw the adapter's pipe close waits for its exit status.
-const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
+/// How long an op that saw the adapter's pipe close waits for its exit
+/// status: the wire's own grace for an exit report.
+const EXIT_REPORT_WAIT: Duration = crate::wire::transport::EXIT_REPORT_GRACE;
 /// Debuggee output kept (the last bytes).
 pub const MAX_OUTPUT: usize = 64 * 1024;
 
@@ -155,6 +156,7 @@ mod control;
 mod describe;
 mod functions;
 mod ops;
+mod replies;
 pub mod snapshot;
 mod spec;
 mod start;
@@ -228,7 +230,7 @@ impl DebugSessionActor {
     fn expiry(&self) -> String {
         format!(
             "the session expired after its {} time-to-live; adapter and program were killed",
-            crate::question::human_duration(self.ttl)
+            crate::text::human_duration(self.ttl)
         )
     }
 

@@ -10,52 +10,12 @@ use serde_json::{Value, json};
 use super::snapshot::snapshot;
 use super::state::{Parent, Shared};
 use super::{
-    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_RAW_QUOTED, MAX_THREADS, MAX_VALUE,
-    REQUEST_TIMEOUT, RUN_WAIT,
+    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT,
+    RUN_WAIT,
 };
 use crate::wire::dap::{DapClient, Ended};
 
-pub(super) fn cut(s: &str, max: usize) -> (String, bool) {
-    if s.chars().count() <= max {
-        (s.to_string(), false)
-    } else {
-        (format!("{}…", s.chars().take(max).collect::<String>()), true)
-    }
-}
-
-/// `body[field]` read as `T`, or an error naming the op and quoting the
-/// start of the adapter's reply: a reply that does not fit is never read as
-/// an empty list.
-pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
-    op: &str,
-    body: &Value,
-    field: &str,
-) -> Result<T, DebugReply> {
-    serde_json::from_value(body[field].clone()).map_err(|e| {
-        let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
-        DebugReply::err(format!(
-            "{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}"
-        ))
-    })
-}
-
-/// A `stackTrace` answer's frames. js-debug marks the frames it skips
-/// (node's own) `deemphasize`, a hint DAP gives sources, not frames: read
-/// as `subtle`, the frame hint for the same thing.
-pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, DebugReply> {
-    let mut body = body.clone();
-    for frame in body["stackFrames"].as_array_mut().into_iter().flatten() {
-        if frame["presentationHint"] == "deemphasize" {
-            frame["presentationHint"] = Value::from("subtle");
-        }
-    }
-    parse_body("stack", &body, "stackFrames")
-}
-
-pub(super) fn display(workdir: &Path, p: &str) -> String {
-    let path = Path::new(p);
-    if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
-}
+use super::replies::{cut, display, parse_body, parse_frames};
 
 /// Waits for the next stop, exit or closure after `before` stops; the
 /// answer ends with what went wrong out of sight meanwhile.

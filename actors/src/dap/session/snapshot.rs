@@ -14,7 +14,7 @@ use std::path::{Component, Path};
 
 use serde_json::{Value, json};
 
-use super::ops::{cut, display, parse_body, parse_frames};
+use super::replies::{cut, display, parse_body, parse_frames};
 use super::state::Stop;
 use super::{DebugReply, REQUEST_TIMEOUT};
 use crate::wire::dap::DapClient;

@@ -1,7 +1,7 @@
 //! What the adapter's events tell, shared by the event pump and the ops.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -121,7 +121,7 @@ impl State {
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty())
-            .map(|l| super::ops::cut(l, CONSOLE_LINE_MAX).0)
+            .map(|l| crate::text::cut(l, CONSOLE_LINE_MAX).0)
             .collect();
         lines = lines.split_off(lines.len().saturating_sub(CONSOLE_TAIL_LINES));
         self.console.iter().cloned().chain(lines).collect()
@@ -140,19 +140,9 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) async fn wait_for(&self, timeout: Duration, mut done: impl FnMut(&State) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let notified = self.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if done(&self.state.lock()) {
-                return true;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || tokio::time::timeout(left, notified).await.is_err() {
-                return done(&self.state.lock());
-            }
-        }
+        crate::waiting::until(&self.changed, timeout, timeout, || done(&self.state.lock()).then_some(()))
+            .await
+            .is_some()
     }
 
     /// What one delivery of the connection does to the state (a child
@@ -242,7 +232,7 @@ impl Shared {
                 if category == "console" {
                     let text = ev.body["output"].as_str().unwrap_or("");
                     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                        s.console.push_back(super::ops::cut(line, CONSOLE_LINE_MAX).0);
+                        s.console.push_back(crate::text::cut(line, CONSOLE_LINE_MAX).0);
                         if s.console.len() > CONSOLE_TAIL_LINES {
                             s.console.pop_front();
                         }

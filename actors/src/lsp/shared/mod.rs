@@ -395,25 +395,15 @@ impl Shared {
         timeout: Duration,
         mut ready: impl FnMut(&Self) -> Option<T>,
     ) -> Option<T> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let notified = self.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(value) = ready(self) {
-                return Some(value);
-            }
-            if self.closed.lock().is_some() {
-                return None;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return ready(self);
-            }
-            // Nothing is published when an announced token's grace runs
-            // out: look again by then at the latest.
-            let _ = tokio::time::timeout(left.min(CREATED_PROGRESS_GRACE), notified).await;
-        }
+        // Nothing is published when an announced token's grace runs out:
+        // look again by then at the latest. A closed server ends the wait.
+        crate::waiting::until(&self.changed, timeout, CREATED_PROGRESS_GRACE, || match ready(self) {
+            Some(value) => Some(Some(value)),
+            None if self.closed.lock().is_some() => Some(None),
+            None => None,
+        })
+        .await
+        .flatten()
     }
 
     fn section(&self, section: Option<&str>) -> Value {

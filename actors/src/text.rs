@@ -1,0 +1,70 @@
+//! Text helpers every resource's answers use: cutting a string to a
+//! budget (in characters, the unit a model reads, or in bytes, the unit a
+//! buffer holds), durations as a person says them, and plurals.
+
+use std::time::Duration;
+
+/// The mark a cut string ends with.
+pub const ELLIPSIS: char = '…';
+
+/// `s` cut to at most `max` characters, ending in `…` when cut, and
+/// whether it was cut. Every model-facing cut counts characters: a byte
+/// budget would cut a line of CJK or emoji to a third of its Latin twin.
+pub fn cut(s: &str, max: usize) -> (String, bool) {
+    match s.char_indices().nth(max) {
+        None => (s.to_string(), false),
+        Some((end, _)) => (format!("{}{ELLIPSIS}", &s[..end]), true),
+    }
+}
+
+/// The longest prefix of `s` that is at most `max` bytes and ends on a
+/// character boundary: for buffers whose bound is memory, not reading.
+pub fn byte_prefix(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// `90 s`, `5 min`, `2 h`, `300 ms`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s == 0 {
+        format!("{} ms", d.as_millis())
+    } else if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{} h", s / 3600)
+    } else if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// The plural ending of a count: `""` for one, `"s"` otherwise.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_count_characters_and_byte_prefixes_stay_on_boundaries() {
+        assert_eq!(cut("abc", 3), ("abc".to_string(), false));
+        assert_eq!(cut("abcd", 3), ("abc…".to_string(), true));
+        assert_eq!(cut("日本語です", 2), ("日本…".to_string(), true));
+        assert_eq!(byte_prefix("日本", 4), "日");
+        assert_eq!(byte_prefix("ab", 4), "ab");
+        assert_eq!(human_duration(Duration::from_secs(90)), "90 s");
+        assert_eq!(human_duration(Duration::from_secs(300)), "5 min");
+        assert_eq!(human_duration(Duration::from_secs(7200)), "2 h");
+        assert_eq!(human_duration(Duration::from_millis(300)), "300 ms");
+        assert_eq!(plural(1), "");
+        assert_eq!(plural(2), "s");
+    }
+}
