@@ -19,9 +19,13 @@
 //! - [`kernel`] — persistent Python and JavaScript interpreters.
 //! - [`question`] — the question gate to the human; [`workers`] — the
 //!   vibe-mode worker pool.
-//! - [`wire`] — framing, JSON-RPC and the pending map, shared by every
-//!   stdio peer; [`process`] — spawning children in their own process
-//!   group, tagged with the run id, killed with their actor.
+//! - [`wire`] — one transport (framing, the reader and writer tasks, the
+//!   pending map, cancel-on-drop requests) under both protocol clients:
+//!   JSON-RPC (`wire::client`) and DAP (`wire::dap`); [`process`] —
+//!   spawning children in their own process group, tagged with the run
+//!   id, killed with their actor, and the `/proc` readers.
+//! - [`text`] — cuts (in characters for what a model reads), durations,
+//!   plurals; [`waiting`] — the one wait-for-change loop.
 //! - [`tools_prefix`] — where `tether install` puts servers and adapters,
 //!   looked in before `PATH`.
 //! - [`fs`] — confinement to the working directory, atomic writes,

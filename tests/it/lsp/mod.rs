@@ -3,6 +3,7 @@
 
 mod fake_server;
 mod freshness;
+mod java;
 mod languages;
 mod navigation;
 mod outside_changes;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::breakpoints::{Bindings, BreakpointSpec, unsupported};
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
-use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT};
+use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT, RunState};
 
 /// The exception filters a new session gets: stop on uncaught exceptions,
 /// where the adapter offers that, so "run it and see where it breaks" is
@@ -485,14 +485,14 @@ impl DebugSessionActor {
                 }
                 shared.state.lock().resumed(before);
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
-                let at_target = reply.data["frame"]["path"].as_str() == Some(rel.as_str())
-                    && reply.data["frame"]["line"].as_u64() == Some(bound_line);
-                if reply.data["state"] == "running" {
+                let at_target = matches!(&reply.state, Some(RunState::Stopped(Some(at)))
+                    if at.path.as_deref() == Some(rel.as_str()) && at.line == bound_line);
+                if reply.state == Some(RunState::Running) {
                     reply.text = format!(
                         "run_to: {rel}:{bound_line} was not reached (its temporary breakpoint is removed); {}",
                         reply.text
                     );
-                } else if reply.data["state"] == "stopped" && !at_target {
+                } else if matches!(reply.state, Some(RunState::Stopped(_))) && !at_target {
                     reply.text =
                         format!("run_to: stopped before reaching {rel}:{bound_line}; {}", reply.text);
                 } else if bound_line != u64::from(line) {
@@ -526,6 +526,7 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         is_error: first.is_error || other.is_error,
         text: format!("{}\n{}", first.text, other.text),
         data,
+        state: other.state.or(first.state),
     }
 }
 

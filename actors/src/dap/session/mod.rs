@@ -32,7 +32,7 @@ use crate::process::KillGuard;
 use crate::wire::dap::DapClient;
 use breakpoints::BreakpointSpec;
 use ops::inspect;
-use state::Shared;
+use state::AdapterState;
 
 pub use spec::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
@@ -140,14 +140,62 @@ pub struct DebugReply {
     pub text: String,
     /// Structured form.
     pub data: Value,
+    /// Where the op left the program, when it says (`data.state` is
+    /// written from it): what the session decides by, never read back
+    /// from the JSON.
+    pub state: Option<RunState>,
+}
+
+/// Where an op left the program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    /// Stopped; the frame shown, when the stack could be read.
+    Stopped(Option<FrameAt>),
+    /// Running.
+    Running,
+    /// The program exited (with its code, when the adapter said it).
+    Exited(Option<i64>),
+    /// The session ended without an exit code.
+    Terminated,
+}
+
+/// The frame a stop is shown at: its id (good while the stop lasts) and
+/// where it is, as the reply shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameAt {
+    /// The adapter's frame id.
+    pub id: u64,
+    /// Its file, relative to the working directory when inside it.
+    pub path: Option<String>,
+    /// Its 1-based line.
+    pub line: u64,
+}
+
+impl RunState {
+    /// Its name in `data.state`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunState::Stopped(_) => "stopped",
+            RunState::Running => "running",
+            RunState::Exited(_) => "exited",
+            RunState::Terminated => "terminated",
+        }
+    }
 }
 
 impl DebugReply {
     fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self { is_error: false, text: text.into(), data }
+        Self { is_error: false, text: text.into(), data, state: None }
     }
     fn err(text: impl Into<String>) -> Self {
-        Self { is_error: true, text: text.into(), data: Value::Null }
+        Self { is_error: true, text: text.into(), data: Value::Null, state: None }
+    }
+    /// An answer that says where the program is: `data.state` written
+    /// from `state`, and `state` kept for the session.
+    fn left(state: RunState, text: impl Into<String>, data: Value) -> Self {
+        let mut data = if data.is_object() { data } else { json!({}) };
+        data["state"] = json!(state.as_str());
+        Self { is_error: false, text: text.into(), data, state: Some(state) }
     }
 }
 
@@ -163,7 +211,10 @@ mod start;
 mod state;
 mod targets;
 
-struct Session {
+/// The session's connection to its adapter: the adapter, what it offers,
+/// the client (and the parent connection a js-debug child session needs),
+/// and what its events told.
+struct Connection {
     adapter: &'static str,
     /// The adapter's `initialize` capabilities.
     caps: Value,
@@ -174,7 +225,7 @@ struct Session {
     /// The connection the session was launched on, when the debuggee runs
     /// as a child session on another (js-debug): kept open for as long.
     parent: Option<DapClient>,
-    shared: Arc<Shared>,
+    shared: Arc<AdapterState>,
     /// The adapter process, when tether started it (not when it connected
     /// to one already listening).
     guard: Option<KillGuard>,
@@ -191,7 +242,7 @@ pub struct DebugSessionActor {
     workdir: PathBuf,
     conversation: String,
     ttl: Duration,
-    session: Option<Session>,
+    session: Option<Connection>,
     breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
     /// The function breakpoints asked for, by name (one set for the whole
     /// program: each `setFunctionBreakpoints` replaces the last).
@@ -240,8 +291,8 @@ impl DebugSessionActor {
     /// ended forgets it — a frame id is good only while its stop lasts.
     fn remember(&mut self, reply: &DebugReply) {
         let still_stopped = self.session.as_ref().is_some_and(|s| s.shared.state.lock().stop.is_some());
-        self.focus_frame = match reply.data["state"].as_str() {
-            Some("stopped") => reply.data["frame"]["id"].as_i64(),
+        self.focus_frame = match &reply.state {
+            Some(RunState::Stopped(frame)) => frame.as_ref().and_then(|f| i64::try_from(f.id).ok()),
             Some(_) => None,
             None if still_stopped => self.focus_frame,
             None => None,
@@ -449,14 +500,16 @@ impl DebugSessionActor {
                             (st.stop.clone(), st.running, st.exit_code, st.terminated)
                         };
                         match (stop, exit) {
-                            (_, Some(code)) => DebugReply::ok(
+                            (_, Some(code)) => DebugReply::left(
+                                RunState::Exited(Some(code)),
                                 format!("{head}: the program exited with code {code}"),
-                                json!({"state": "exited"}),
+                                json!({}),
                             ),
                             // Some adapters end with `terminated` and no `exited`.
-                            (_, None) if terminated => DebugReply::ok(
+                            (_, None) if terminated => DebugReply::left(
+                                RunState::Terminated,
                                 format!("{head}: the program terminated"),
-                                json!({"state": "terminated"}),
+                                json!({}),
                             ),
                             // Stopped: the same snapshot the stop answered with, so
                             // "where was I" needs no second call.
@@ -464,7 +517,7 @@ impl DebugSessionActor {
                                 let r = snapshot::snapshot(&client, &stop, &workdir).await;
                                 DebugReply { text: format!("{head}: {}", r.text), ..r }
                             }
-                            _ => DebugReply::ok(format!("{head}: running"), json!({"state": "running"})),
+                            _ => DebugReply::left(RunState::Running, format!("{head}: running"), json!({})),
                         }
                     }
                     .into_actor(self),
@@ -525,13 +578,14 @@ impl DebugSessionActor {
                 match self.end("terminated on request") {
                     Some(f) => AtomicResponse::new(Box::pin(
                         f.into_actor(self)
-                            .map(move |(), _, _| DebugReply::ok(text, json!({"state": "terminated"}))),
+                            .map(move |(), _, _| DebugReply::left(RunState::Terminated, text, json!({}))),
                     )),
                     // Already over (adapter or program gone, TTL): nothing is left to kill.
                     None => match self.ended.clone() {
-                        Some(why) => ready(DebugReply::ok(
+                        Some(why) => ready(DebugReply::left(
+                            RunState::Terminated,
                             format!("no debug session is running; the last one already ended: {why}"),
-                            json!({"state": "terminated"}),
+                            json!({}),
                         )),
                         None => ready(DebugReply::err(self.no_session())),
                     },

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::snapshot::snapshot;
-use super::state::{Parent, Shared};
+use super::state::{AdapterState, Parent};
 use super::{
     DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT,
-    RUN_WAIT,
+    RUN_WAIT, RunState,
 };
 use crate::wire::dap::{DapClient, Ended};
 
@@ -20,7 +20,7 @@ use super::replies::{cut, display, parse_body, parse_frames};
 /// Waits for the next stop, exit or closure after `before` stops; the
 /// answer ends with what went wrong out of sight meanwhile.
 pub(super) async fn settle(
-    shared: &Shared,
+    shared: &AdapterState,
     client: &DapClient,
     before: u64,
     workdir: &Path,
@@ -35,7 +35,7 @@ pub(super) async fn settle(
 }
 
 async fn settle_once(
-    shared: &Shared,
+    shared: &AdapterState,
     client: &DapClient,
     before: u64,
     workdir: &Path,
@@ -70,12 +70,13 @@ async fn settle_once(
         (s.stop.clone(), s.exit_code, s.terminated, s.closed.clone(), s.stops)
     };
     if !done {
-        return DebugReply::ok(
+        return DebugReply::left(
+            RunState::Running,
             format!(
                 "still running after {} s; it keeps running — use pause to stop it, or status",
                 wait.as_secs()
             ),
-            json!({"state": "running"}),
+            json!({}),
         );
     }
     if stops > before {
@@ -85,9 +86,10 @@ async fn settle_once(
             Some(stop) => snapshot(&shared.target_or(client), &stop, workdir).await,
             // Stopped, then continued (by the adapter, or another thread's
             // step) before tether could look.
-            None => DebugReply::ok(
+            None => DebugReply::left(
+                RunState::Running,
                 "it stopped and ran on before the stop could be read; it keeps running — use pause to stop it, or status",
-                json!({"state": "running"}),
+                json!({}),
             ),
         };
     }
@@ -96,22 +98,25 @@ async fn settle_once(
     let none_bound =
         shared.state.lock().bindings.none_bound(workdir).map(|t| format!("; {t}")).unwrap_or_default();
     if let Some(code) = exit {
-        return DebugReply::ok(
+        return DebugReply::left(
+            RunState::Exited(Some(code)),
             format!("the program exited with code {code}{none_bound}"),
-            json!({"state": "exited", "exit_code": code}),
+            json!({"exit_code": code}),
         );
     }
     if terminated {
-        return DebugReply::ok(
+        return DebugReply::left(
+            RunState::Terminated,
             format!("the debug session ended (the program terminated){none_bound}"),
-            json!({"state": "terminated"}),
+            json!({}),
         );
     }
     match closed {
         Some(why) => DebugReply::err(format!("the debug adapter went away: {}", why.reason())),
-        None => DebugReply::ok(
+        None => DebugReply::left(
+            RunState::Running,
             "still running; it keeps running — use pause to stop it, or status",
-            json!({"state": "running"}),
+            json!({}),
         ),
     }
 }
@@ -121,7 +126,7 @@ pub(super) async fn inspect(
     op: DebugOp,
     adapter: &'static str,
     client: DapClient,
-    shared: Arc<Shared>,
+    shared: Arc<AdapterState>,
     workdir: PathBuf,
 ) -> DebugReply {
     let stopped_thread = || shared.state.lock().stop.as_ref().and_then(|s| s.thread);

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::replies::{cut, display, parse_body, parse_frames};
 use super::state::Stop;
-use super::{DebugReply, REQUEST_TIMEOUT};
+use super::{DebugReply, FrameAt, REQUEST_TIMEOUT, RunState};
 use crate::wire::dap::DapClient;
 
 /// Frames asked for; the chain shows the user's and folds the rest.
@@ -88,9 +88,10 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
             }
         },
         Err(e) => {
-            return DebugReply::ok(
+            return DebugReply::left(
+                RunState::Stopped(None),
                 format!("stopped ({reason}), thread {thread}; the stack could not be read: {e}"),
-                json!({"state": "stopped", "reason": stop.reason, "thread": thread}),
+                json!({"reason": stop.reason, "thread": thread}),
             );
         }
     };
@@ -114,9 +115,10 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
         })
         .collect();
     let Some(top) = frames.first() else {
-        return DebugReply::ok(
+        return DebugReply::left(
+            RunState::Stopped(None),
             format!("stopped ({reason}), thread {thread}; the adapter lists no frames"),
-            json!({"state": "stopped", "reason": stop.reason, "thread": thread}),
+            json!({"reason": stop.reason, "thread": thread}),
         );
     };
     let (reason, kind) = match postmortem(client, stop, top.id).await {
@@ -196,19 +198,20 @@ pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) ->
     if !left_out.is_empty() {
         text.push_str(&format!("left out: {}\n", left_out.join("; ")));
     }
+    let shown_path = focus.path.as_deref().map(|p| display(workdir, p));
+    let at = FrameAt { id: focus.id, path: shown_path.clone(), line: focus.line };
     let data = json!({
-        "state": "stopped",
         "reason": kind,
         "description": reason,
         "thread": thread,
-        "frame": {"id": focus.id, "name": focus.name, "path": focus.path.as_deref().map(|p| display(workdir, p)), "line": focus.line, "index": focus_at},
+        "frame": {"id": focus.id, "name": focus.name, "path": shown_path, "line": focus.line, "index": focus_at},
         "source": source.iter().map(|(n, l)| json!({"line": n, "text": l})).collect::<Vec<_>>(),
         "locals": shown_locals,
         "locals_total": locals_total,
         "frames": chain_data,
         "left_out": left_out,
     });
-    DebugReply::ok(within_budget(text.trim_end()), data)
+    DebugReply::left(RunState::Stopped(Some(at)), within_budget(text.trim_end()), data)
 }
 
 /// A frame's name as shown: without debugpy's " (Current frame)" on the

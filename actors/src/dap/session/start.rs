@@ -17,11 +17,11 @@ use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_fi
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
 use super::snapshot::snapshot;
-use super::state::{Parent, Shared, State};
+use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
-    AttachSpec, CONNECT_WAIT, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, INITIALIZED_WAIT,
-    LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, Session,
+    AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
+    INITIALIZED_WAIT, LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, RunState,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -110,7 +110,7 @@ impl DebugSessionActor {
         attach: Option<AttachSpec>,
     ) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(AdapterState {
             state: Mutex::new(State::default()),
             targets: Mutex::new(Default::default()),
             changed: Notify::new(),
@@ -339,7 +339,7 @@ impl DebugSessionActor {
                     act.expired = None;
                     act.ended = None;
                     act.remember(&reply);
-                    act.session = Some(Session {
+                    act.session = Some(Connection {
                         adapter: adapter_id,
                         caps,
                         exceptions,
@@ -386,7 +386,7 @@ struct Configuration<'a> {
 /// where every breakpoint bound.
 async fn handshake(
     client: &DapClient,
-    shared: &Arc<Shared>,
+    shared: &Arc<AdapterState>,
     adapter: &'static str,
     launch: Option<LaunchSpec>,
     attach: Option<AttachSpec>,
@@ -523,9 +523,10 @@ async fn handshake(
                     let r = snapshot(client, &stop, workdir).await;
                     DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
                 }
-                None => DebugReply::ok(
+                None => DebugReply::left(
+                    RunState::Running,
                     format!("attached to {}; it runs — set breakpoints, pause, or continue", spec.describe()),
-                    json!({"state": "running"}),
+                    json!({}),
                 ),
             }
         }

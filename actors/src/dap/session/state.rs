@@ -128,7 +128,10 @@ impl State {
     }
 }
 
-pub(super) struct Shared {
+/// What the adapter's events told, shared by the event pumps and the ops
+/// (the DAP side's counterpart of `lsp::shared::Shared`), and the wake-up
+/// for whoever waits on it.
+pub(super) struct AdapterState {
     pub(super) state: Mutex<State>,
     /// The processes a js-debug launch follows.
     pub(super) targets: Mutex<super::targets::Targets>,
@@ -138,7 +141,7 @@ pub(super) struct Shared {
     pub(super) op_cancel: Mutex<CancellationToken>,
 }
 
-impl Shared {
+impl AdapterState {
     pub(super) async fn wait_for(&self, timeout: Duration, mut done: impl FnMut(&State) -> bool) -> bool {
         crate::waiting::until(&self.changed, timeout, timeout, || done(&self.state.lock()).then_some(()))
             .await

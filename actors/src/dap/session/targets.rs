@@ -20,7 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::exception_arguments;
 use super::functions::{functions_unsupported, send_functions};
-use super::state::Shared;
+use super::state::AdapterState;
 use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
 use crate::wire::dap::{DapClient, DapEvent, Delivery};
 
@@ -101,7 +101,7 @@ pub(super) fn initialize_arguments() -> Value {
     })
 }
 
-impl Shared {
+impl AdapterState {
     /// The target connection ops go to, `fallback` when there is none (an
     /// adapter with one connection).
     pub(super) fn target_or(&self, fallback: &DapClient) -> DapClient {
@@ -113,7 +113,7 @@ impl Shared {
 /// one target of several: a `startDebugging` on it connects the process it
 /// announces, and its `terminated` is that process's end, not the run's.
 pub(super) fn pump(
-    shared: Arc<Shared>,
+    shared: Arc<AdapterState>,
     client: DapClient,
     mut deliveries: UnboundedReceiver<Delivery>,
     follow: Option<Follow>,
@@ -156,7 +156,7 @@ pub(super) fn pump(
 
 /// A target announced: counted until it is connected or given up, so the
 /// run is not taken for ended meanwhile.
-fn announced(shared: &Arc<Shared>, follow: &Follow, asked: Value) {
+fn announced(shared: &Arc<AdapterState>, follow: &Follow, asked: Value) {
     shared.targets.lock().pending += 1;
     tokio::spawn(connect(shared.clone(), follow.clone(), asked));
 }
@@ -164,7 +164,7 @@ fn announced(shared: &Arc<Shared>, follow: &Follow, asked: Value) {
 /// The first connection's events, in a followed run: the program's output
 /// (node's own notes left out), its end, and the targets it announces.
 pub(super) fn pump_parent(
-    shared: Arc<Shared>,
+    shared: Arc<AdapterState>,
     mut deliveries: UnboundedReceiver<Delivery>,
     follow: Option<Follow>,
 ) {
@@ -211,7 +211,7 @@ fn is_inspector_note(body: &Value) -> bool {
 /// One target's process ended: ops go to the newest that runs; when none
 /// runs or is announced, the run counts as ended unless another comes (or
 /// js-debug says it ended) within [`NEXT_TARGET_WAIT`].
-fn target_ended(shared: &Arc<Shared>, client: &DapClient) {
+fn target_ended(shared: &Arc<AdapterState>, client: &DapClient) {
     let was_current = {
         let mut t = shared.targets.lock();
         t.live.retain(|c| !c.same(client));
@@ -231,7 +231,7 @@ fn target_ended(shared: &Arc<Shared>, client: &DapClient) {
 
 /// When no process runs or is announced, the run counts as ended unless
 /// another comes (or js-debug says it ended) within [`NEXT_TARGET_WAIT`].
-fn end_when_quiet(shared: &Arc<Shared>) {
+fn end_when_quiet(shared: &Arc<AdapterState>) {
     let (quiet, opened) = {
         let t = shared.targets.lock();
         (t.live.is_empty() && t.pending == 0, t.opened)
@@ -257,7 +257,7 @@ fn end_when_quiet(shared: &Arc<Shared>) {
 /// breakpoints, function breakpoints and exception filters,
 /// `configurationDone`. A target that
 /// cannot be connected is said in the adapter's console lines.
-async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
+async fn connect(shared: Arc<AdapterState>, follow: Follow, asked: Value) {
     let mut joined = None;
     let result = configure(&shared, &follow, &asked, &mut joined).await;
     if joined.is_none() {
@@ -279,7 +279,7 @@ async fn connect(shared: Arc<Shared>, follow: Follow, asked: Value) {
 }
 
 async fn configure(
-    shared: &Arc<Shared>,
+    shared: &Arc<AdapterState>,
     follow: &Follow,
     asked: &Value,
     joined: &mut Option<DapClient>,

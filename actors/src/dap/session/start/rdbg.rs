@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::super::control::UNCAUGHT;
-use super::super::state::Shared;
+use super::super::state::AdapterState;
 use super::super::{CONNECT_WAIT, LaunchSpec};
 use super::connect_tcp;
 use crate::dap::adapters::AdapterConfig;
@@ -111,7 +111,7 @@ const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
 pub(super) async fn connect_when_waiting(
     port: u16,
     waiting: Option<tokio::sync::watch::Receiver<bool>>,
-    shared: &Shared,
+    shared: &AdapterState,
 ) -> std::io::Result<tokio::net::TcpStream> {
     if let Some(mut waiting) = waiting {
         // A program that ended (no `debug` gem, a syntax error) says why
@@ -136,10 +136,10 @@ pub(super) async fn connect_when_waiting(
 pub(super) fn pump_program_output(
     stdout: tokio::process::ChildStdout,
     stderr: &process::StderrTail,
-    shared: &Arc<Shared>,
+    shared: &Arc<AdapterState>,
 ) -> tokio::sync::watch::Receiver<bool> {
     use tokio::io::AsyncBufReadExt;
-    let output = |shared: &Arc<Shared>, category: &str, line: &str| {
+    let output = |shared: &Arc<AdapterState>, category: &str, line: &str| {
         shared.apply(DapEvent {
             event: "output".into(),
             body: json!({"category": category, "output": format!("{line}\n")}),

@@ -1,0 +1,50 @@
+//! Deep arguments the router refuses itself, before any tool parses them.
+
+use super::*;
+
+// --- deep arguments the router refuses itself -------------------------------
+
+/// A call the router refuses before the tool parses its arguments (steps
+/// 1–3: unknown tool, not on the surface, denied; or an `ask` permission
+/// card, which serialises the arguments) must not drop or serialise them
+/// recursively on the actor thread: 10,000 levels would overflow its stack
+/// and abort the process. Only the Rust API can hand over such a value —
+/// MCP, the CLI and the eval bridge parse JSON text with serde_json's
+/// 128-level limit.
+pub(super) async fn refused_deep(policy: tether::ApprovalPolicy, surface: Surface, tool: &str) {
+    let h = Harness::with(&[("a.py", "x\n")], |b| b.connect_all().approval(policy));
+    let mut args = Map::new();
+    args.insert("path".into(), json!("a.py"));
+    args.insert("content".into(), json!("x"));
+    args.insert("junk".into(), deep_object(DEEP));
+    let refused = h.rt.check(surface, tool, Value::Object(args)).await;
+    assert!(refused.is_err());
+    assert!(
+        h.rt.check(Surface::Full, "read", json!({"path": "a.py"})).await.is_ok(),
+        "the runtime still answers"
+    );
+}
+
+#[tokio::test]
+
+pub(super) async fn deep_arguments_refused_by_the_surface_do_not_overflow_the_router() {
+    refused_deep(tether::ApprovalPolicy::AutoApprove, Surface::ReadOnly, "write").await;
+}
+
+#[tokio::test]
+
+pub(super) async fn deep_arguments_to_an_unknown_tool_do_not_overflow_the_router() {
+    refused_deep(tether::ApprovalPolicy::AutoApprove, Surface::Full, "no_such_tool").await;
+}
+
+#[tokio::test]
+
+pub(super) async fn deep_arguments_denied_by_the_policy_do_not_overflow_the_router() {
+    refused_deep(tether::ApprovalPolicy::Deny, Surface::Full, "write").await;
+}
+
+#[tokio::test]
+
+pub(super) async fn deep_arguments_on_a_permission_card_do_not_overflow_the_router() {
+    refused_deep(tether::ApprovalPolicy::Ask, Surface::Full, "write").await;
+}
