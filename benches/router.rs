@@ -42,6 +42,7 @@ impl ToolHandler for Ping {
             parallel_safe: true,
             description: "answers at once".into(),
             input_schema: json!({"type": "object"}),
+            ..ToolSpec::default()
         }
     }
 

@@ -100,23 +100,6 @@ pub trait ToolHandler: Send + Sync + 'static {
 
     /// Parses `args` and returns the work, or an argument error.
     fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError>;
-
-    /// For a tool that is not parallel-safe: whether its resource already
-    /// runs one call at a time in its own mailbox, so the router must not
-    /// also queue it on the shared serial lane (a cell's bridge call to a
-    /// write tool goes through that lane and would wait behind the cell).
-    fn serialized_by_resource(&self) -> bool {
-        false
-    }
-
-    /// Whether the tool passes [`CallContext::cancel`] on to its resource
-    /// and answers a cancelled call itself, saying what state it left (a
-    /// cell interrupted with its state kept, a program left running). The
-    /// router then waits up to [`crate::router::CANCEL_GRACE`] for that
-    /// answer instead of replying a bare "cancelled".
-    fn answers_cancellation(&self) -> bool {
-        false
-    }
 }
 
 /// The JSON Schema of `T`, as a tool's `input_schema`, in the subset

@@ -124,6 +124,7 @@ mod tests {
                 "xs": {"type": "array", "items": {"type": "object", "required": ["line"],
                     "properties": {"line": {"type": "integer", "minimum": 0, "description": "A line."}}}}
             }}),
+            ..ToolSpec::default()
         };
         let text = reference(&spec);
         assert!(text.starts_with("t (read-level tool)\n\nDoes t.\n\nAnd more about t.\n"), "{text}");

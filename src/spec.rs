@@ -138,6 +138,37 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of its arguments.
     pub input_schema: serde_json::Value,
+    /// For a tool that is not parallel-safe: whether its resource already
+    /// runs one call at a time in its own mailbox, so the router must not
+    /// also queue it on the shared serial lane (a cell's bridge call to a
+    /// write tool goes through that lane and would wait behind the cell).
+    #[serde(skip)]
+    pub serialized_by_resource: bool,
+    /// Whether the tool passes [`crate::CallContext::cancel`] on to its
+    /// resource and answers a cancelled call itself, saying what state it
+    /// left (a cell interrupted with its state kept, a program left
+    /// running). The router then waits up to
+    /// [`crate::router::CANCEL_GRACE`] for that answer instead of replying
+    /// a bare "cancelled".
+    #[serde(skip)]
+    pub answers_cancellation: bool,
+}
+
+/// Undeclared means exclusive and mutating: exec level, not parallel-safe,
+/// serialised by the router. Declarations name what they are and take the
+/// rest from here (`..ToolSpec::default()`).
+impl Default for ToolSpec {
+    fn default() -> Self {
+        ToolSpec {
+            name: String::new(),
+            level: Level::Exec,
+            parallel_safe: false,
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+            serialized_by_resource: false,
+            answers_cancellation: false,
+        }
+    }
 }
 
 impl ToolSpec {

@@ -255,9 +255,9 @@ impl RouterActor {
         let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
         Ok(Prepared {
             work,
-            alone: !spec.parallel_safe && !handler.serialized_by_resource(),
+            alone: !spec.parallel_safe && !spec.serialized_by_resource,
             permission,
-            grace: if handler.answers_cancellation() { CANCEL_GRACE } else { std::time::Duration::ZERO },
+            grace: if spec.answers_cancellation { CANCEL_GRACE } else { std::time::Duration::ZERO },
         })
     }
 

@@ -141,6 +141,7 @@ impl ToolHandler for AskUser {
                 human_duration(self.timeout)
             ),
             input_schema: schema_of::<AskUserArgs>(),
+            ..ToolSpec::default()
         }
     }
 

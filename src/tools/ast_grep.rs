@@ -41,6 +41,7 @@ impl ToolHandler for AstGrep {
             parallel_safe: true,
             description: "Structural code search (never in strings or comments): `$X` one node, `$$$X` a sequence, `$_` any.\n\nFind code by syntax-tree shape, never inside strings or comments: `$X` one node, `$$$X` a sequence, `$_` any; a repeated metavariable matches the same text. Answers path:line:col and the line.\n\nExample: pattern `if ($X != null) $X.dispose()` with language dart. `path`: a file or directory (default: the whole workspace). `language`: any grammar the ast-grep CLI knows (python, java, csharp, kotlin, ruby, php, swift, go, rust, tsx, yaml, …; `tether status` lists them), inferred from a file's extension; a directory search without it searches every language present. `max_results`: default 50, at most 100000.".into(),
             input_schema: schema_of::<AstGrepArgs>(),
+            ..ToolSpec::default()
         }
     }
 

@@ -30,6 +30,7 @@ impl ToolHandler for Read {
             parallel_safe: true,
             description: "Read a text file.".into(),
             input_schema: schema_of::<ReadArgs>(),
+            ..ToolSpec::default()
         }
     }
 

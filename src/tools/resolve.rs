@@ -46,6 +46,7 @@ impl ToolHandler for Resolve {
             parallel_safe: false,
             description: "Accept or discard a staged change: every file or none.\n\nAccept or discard a staged change (ast_edit, lsp_rename): accept writes every file or none, refused if one changed since.\n\n`edit_id` is the id the staging call answered, such as `edit_1`.".into(),
             input_schema: schema_of::<ResolveArgs>(),
+            ..ToolSpec::default()
         }
     }
 

@@ -46,6 +46,7 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
         parallel_safe: true,
         description: description.into(),
         input_schema: schema_of::<T>(),
+        ..ToolSpec::default()
     }
 }
 

@@ -27,6 +27,7 @@ impl ToolHandler for Write {
             parallel_safe: false,
             description: "Create or replace a file.\n\nCreate or replace a file with `content`, atomically; missing directories are created.".into(),
             input_schema: schema_of::<WriteArgs>(),
+            ..ToolSpec::default()
         }
     }
 

@@ -248,6 +248,7 @@ async fn a_write_through_the_bridge_passes_the_same_gate_as_a_direct_call() {
                 parallel_safe: false,
                 description: "denied".into(),
                 input_schema: json!({}),
+                ..ToolSpec::default()
             }
         }
         fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
@@ -275,6 +276,7 @@ impl ToolHandler for Slow {
             parallel_safe: true,
             description: "sleeps".into(),
             input_schema: json!({}),
+            ..ToolSpec::default()
         }
     }
     fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {

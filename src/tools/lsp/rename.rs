@@ -62,6 +62,7 @@ impl ToolHandler for LspRename {
             parallel_safe: false,
             description: "Rename `symbol` on `file`:`line` across the project; `stage` leaves it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
             input_schema: schema_of::<RenameArgs>(),
+            ..ToolSpec::default()
         }
     }
 

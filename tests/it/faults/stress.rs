@@ -127,6 +127,7 @@ impl ToolHandler for Probe {
             parallel_safe: false,
             description: "records its start and end".into(),
             input_schema: json!({"type": "object"}),
+            ..ToolSpec::default()
         }
     }
 

@@ -85,6 +85,7 @@ impl ToolHandler for Counting {
             parallel_safe: true,
             description: "counts the calls that reach it".into(),
             input_schema: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+            ..ToolSpec::default()
         }
     }
 

@@ -189,6 +189,7 @@ impl tether::ToolHandler for Stuck {
             parallel_safe: false,
             description: "a host write that hangs on a dead pipe".into(),
             input_schema: json!({"type": "object"}),
+            ..tether::ToolSpec::default()
         }
     }
 

@@ -129,6 +129,7 @@ impl ToolHandler for HostRead {
             parallel_safe: true,
             description: "the host's read".into(),
             input_schema: json!({"type": "object"}),
+            ..ToolSpec::default()
         }
     }
 
