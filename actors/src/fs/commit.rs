@@ -17,6 +17,8 @@ pub struct FileChange {
     /// What it should hold; `None` deletes it.
     pub after: Option<Vec<u8>>,
     /// Permissions for the file if it is created (default [`NEW_FILE_MODE`]).
+    ///
+    /// [`NEW_FILE_MODE`]: super::NEW_FILE_MODE
     pub mode: Option<u32>,
 }
 

@@ -35,7 +35,7 @@
 //! - `sync` — documents sent to the server, re-reads of files changed on
 //!   disk, and the watcher's [`FilesChanged`] batches.
 //! - `status` — the state in words and the supervision tree's node.
-//! - [`fallback`] — serving a root as an unmanaged folder.
+//! - `fallback` — serving a root as an unmanaged folder.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
