@@ -1,0 +1,33 @@
+//! Files: confinement to the working directory, atomic writes, and
+//! all-or-nothing commits of multi-file changes.
+//!
+//! Every path that comes from a tool argument goes through [`confine()`]
+//! before it is touched. Every write goes through [`atomic_write`] (a
+//! temporary file in the same directory, then a rename), so a reader never
+//! sees half a file. A change to several files goes through [`commit()`]: it
+//! first checks that no file moved since the change was prepared, then writes
+//! them one by one — each swapped in atomically and checked against what it
+//! displaced, so a write someone else makes meanwhile is never overwritten —
+//! and, if one write fails or finds its file changed, puts back the ones
+//! already written — the tree ends in the old state or the new one, never a
+//! mix, with every outside write kept.
+//!
+//! - `confine` — resolving a path argument inside the root, and checking
+//!   that it still resolves so before a write.
+//! - `display` — paths relative to the root, as results show them.
+//! - `atomic` — writes through a temporary file and a rename.
+//! - `replace` — one file swapped in only if it still holds what was expected.
+//! - `commit` — multi-file changes, all or nothing.
+
+mod atomic;
+mod commit;
+mod confine;
+mod display;
+mod replace;
+#[cfg(test)]
+mod tests;
+
+pub use atomic::{NEW_FILE_MODE, atomic_write, atomic_write_mode};
+pub use commit::{CommitError, FileChange, WriteStep, commit, commit_with, moved_files};
+pub use confine::{PathError, canonical_root, confine, still_resolved};
+pub use display::relative;

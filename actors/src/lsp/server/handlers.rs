@@ -1,0 +1,141 @@
+//! The messages the actor answers — open, reload, an exit report, stop —
+//! their handlers, and the session an open hands back.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use actix::prelude::*;
+
+use super::start::start;
+use super::{LspError, LspServerActor, STABLE_AFTER, ServerKey, Session, State, SyncedDoc};
+use crate::process::ExitInfo;
+
+/// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
+pub struct Open {
+    /// The file to bring up to date.
+    pub file: Option<PathBuf>,
+    /// Send `didSave` after syncing.
+    pub save: bool,
+}
+
+impl Message for Open {
+    type Result = Result<Session, LspError>;
+}
+
+/// Restart the server now.
+pub struct Reload;
+
+impl Message for Reload {
+    type Result = Result<(), LspError>;
+}
+
+/// The process of generation `generation` exited.
+pub struct Exited {
+    pub(super) generation: u64,
+    pub(super) info: ExitInfo,
+}
+
+impl Message for Exited {
+    type Result = ();
+}
+
+/// Sent to the supervisor when a server crashes.
+#[derive(Debug, Clone)]
+pub struct ServerCrashed {
+    /// Which server.
+    pub key: ServerKey,
+    /// How it ended.
+    pub info: ExitInfo,
+}
+
+impl Message for ServerCrashed {
+    type Result = ();
+}
+
+impl LspServerActor {
+    fn session(&self, doc: Option<SyncedDoc>) -> Option<Session> {
+        let running = self.running.as_ref()?;
+        Some(Session {
+            key: self.key.clone(),
+            client: running.client.clone(),
+            shared: running.shared.clone(),
+            doc,
+            capabilities: running.capabilities.clone(),
+            phased_diagnostics: self.usable.config.phased_diagnostics,
+            omits_unresolved: self.usable.config.omits_unresolved,
+            serves: self.serves.clone(),
+        })
+    }
+}
+
+impl Handler<Open> for LspServerActor {
+    type Result = AtomicResponse<Self, Result<Session, LspError>>;
+
+    fn handle(&mut self, msg: Open, ctx: &mut Self::Context) -> Self::Result {
+        let started = start(self, ctx);
+        AtomicResponse::new(Box::pin(started.map(move |ok, act, _ctx| {
+            ok?;
+            let Some(running) = &act.running else {
+                return Err(LspError::Request(format!("{} is not running", act.name())));
+            };
+            let (client, shared) = (running.client.clone(), running.shared.clone());
+            let doc = match &msg.file {
+                Some(file) => Some(act.sync(file, msg.save, &client, &shared)?),
+                None => None,
+            };
+            act.session(doc).ok_or_else(|| LspError::Request(format!("{} is not running", act.name())))
+        })))
+    }
+}
+
+impl Handler<Reload> for LspServerActor {
+    type Result = AtomicResponse<Self, Result<(), LspError>>;
+
+    fn handle(&mut self, _msg: Reload, _ctx: &mut Self::Context) -> Self::Result {
+        // A reload tries the build import again (the network may be back).
+        self.unmanaged = None;
+        AtomicResponse::new(self.restart())
+    }
+}
+
+impl Handler<Exited> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Exited, _ctx: &mut Self::Context) {
+        if msg.generation != self.generation {
+            return;
+        }
+        let name = self.name();
+        self.pids.lock().remove(&self.key);
+        if let Some(running) = self.running.take() {
+            running.client.close(&msg.info.describe(&name));
+            if running.started.elapsed() > STABLE_AFTER {
+                self.crashes_in_row = 0;
+            }
+        }
+        tracing::warn!(server = %self.key.server, root = %self.key.root.display(), "{}", msg.info.describe(&name));
+        self.crashes_in_row += 1;
+        self.crashed_at = Some(Instant::now());
+        self.docs.clear();
+        self.last_crash = Some(msg.info.clone());
+        self.state = State::Crashed(msg.info.clone());
+        if let Some(supervisor) = &self.supervisor {
+            supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
+        }
+    }
+}
+
+/// Stop the actor (and with it the server process).
+pub struct Stop;
+
+impl Message for Stop {
+    type Result = ();
+}
+
+impl Handler<Stop> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Stop, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
