@@ -9,3 +9,9 @@ pub fn relative(root: &Path, path: &Path) -> String {
     let text = rel.to_string_lossy().replace('\\', "/");
     if text.is_empty() { ".".to_string() } else { text }
 }
+
+/// `path` as an answer shows it: relative to `workdir` when inside it
+/// ([`relative`]), else whole (a library, a typeshed stub, a runtime file).
+pub fn display_path(workdir: &Path, path: &Path) -> String {
+    if path.starts_with(workdir) { relative(workdir, path) } else { path.display().to_string() }
+}

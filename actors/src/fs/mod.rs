@@ -30,4 +30,4 @@ mod tests;
 pub use atomic::{NEW_FILE_MODE, atomic_write, atomic_write_mode};
 pub use commit::{CommitError, FileChange, WriteStep, commit, commit_with, moved_files};
 pub use confine::{PathError, canonical_root, confine, still_resolved};
-pub use display::relative;
+pub use display::{display_path, relative};

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::languages::Languages;
 use super::server::ServerKey;
-use super::shared::{DiagEntry, Held, Progress, Shared};
+use super::shared::{DiagEntry, Held, Progress, ServerState};
 use crate::wire::client::{Client, Started};
 use crate::wire::jsonrpc::CONTENT_MODIFIED;
 use crate::wire::pending::RequestError;
@@ -40,7 +40,7 @@ pub struct Session {
     /// Its client.
     pub client: Client,
     /// Its published state.
-    pub shared: Arc<Shared>,
+    pub shared: Arc<ServerState>,
     /// The synced document, if a file was given.
     pub doc: Option<SyncedDoc>,
     /// What the server said it can do.
@@ -237,8 +237,8 @@ impl Session {
     /// Waits, at most `timeout`, until the server has re-read every file
     /// changed on disk that it is re-reading; returns those it has not.
     pub async fn wait_reread(&self, timeout: Duration) -> Vec<PathBuf> {
-        self.shared.wait_until(timeout, |s| s.reindexing().is_empty().then_some(())).await;
-        self.shared.reindexing()
+        self.shared.wait_until(timeout, |s| s.rereading().is_empty().then_some(())).await;
+        self.shared.rereading()
     }
 
     /// Sends a request about the session's server. A server still loading
@@ -308,7 +308,7 @@ impl Session {
 
 /// Gives a request a work-done token of tether's own: the progress a
 /// server reports for it (pyright's "Finding references") then comes on
-/// that token, which [`Shared`] does not count as the server's own work —
+/// that token, which [`ServerState`] does not count as the server's own work —
 /// one caller's long request is not another caller's "still indexing".
 fn with_own_progress(mut params: Value) -> Value {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);

@@ -515,9 +515,3 @@ impl Handler<Describe> for LspSupervisor {
         })
     }
 }
-
-/// The path of a file relative to the working directory, or absolute with
-/// a note when it is outside (a library, a typeshed stub).
-pub fn display_path(workdir: &Path, path: &Path) -> String {
-    if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { path.display().to_string() }
-}

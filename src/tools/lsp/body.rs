@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use actix::Addr;
 use lsp_types::{Position, Range, Url};
 use serde_json::{Value, json};
-use tether_actors::lsp::supervisor::{LspSupervisor, display_path};
+use tether_actors::fs::display_path;
+use tether_actors::lsp::supervisor::LspSupervisor;
 
 use super::{REQUEST_TIMEOUT, open};
 use crate::result::ToolResult;

@@ -19,7 +19,7 @@ use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use parking_lot::Mutex;
 use tether_actors::lsp::server::{BARRIER_WAIT, Open, Session};
-use tether_actors::lsp::shared::Shared;
+use tether_actors::lsp::shared::ServerState;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
 use crate::handler::AfterWrite;
@@ -187,7 +187,7 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
     let mut done = None;
     let mut unconfirmed = None;
     while !left().is_zero() {
-        let settled = |s: &Shared| (s.checked_since(mark) && !s.checking()).then_some(());
+        let settled = |s: &ServerState| (s.checked_since(mark) && !s.checking()).then_some(());
         if session.shared.wait_until(left(), settled).await.is_none() {
             break;
         }
@@ -202,7 +202,7 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
         if session.shared.check_may_restart() {
             let ended = session.shared.check_done_mark();
             session.wait_idle(left()).await;
-            let moved = |s: &Shared| (s.checking() || s.check_done_mark() != ended).then_some(());
+            let moved = |s: &ServerState| (s.checking() || s.check_done_mark() != ended).then_some(());
             if session.shared.wait_until(left().min(CHECK_RESTART_GRACE), moved).await.is_some() {
                 continue;
             }
@@ -225,7 +225,7 @@ async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshne
     };
     if done.is_some() {
         let version = doc.version;
-        let published = |s: &Shared| {
+        let published = |s: &ServerState| {
             s.diagnostics(&uri)
                 .filter(|e| e.seq > published_before && e.version.is_none_or(|v| v >= version))
                 .map(|_| ())

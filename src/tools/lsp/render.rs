@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use lsp_types::{Location, LocationLink, Range, Url};
+use tether_actors::fs::display_path;
 use tether_actors::lsp::edits::char_column;
-use tether_actors::lsp::supervisor::display_path;
 
 /// Longest source line shown next to a location.
 const MAX_SHOWN_LINE: usize = 200;

@@ -39,7 +39,7 @@ pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, D
     parse_body("stack", &body, "stackFrames")
 }
 
+/// A path an adapter named, as the answer shows it ([`crate::fs::display_path`]).
 pub(super) fn display(workdir: &Path, p: &str) -> String {
-    let path = Path::new(p);
-    if path.starts_with(workdir) { crate::fs::relative(workdir, path) } else { p.to_string() }
+    crate::fs::display_path(workdir, Path::new(p))
 }

@@ -129,7 +129,7 @@ impl State {
 }
 
 /// What the adapter's events told, shared by the event pumps and the ops
-/// (the DAP side's counterpart of `lsp::shared::Shared`), and the wake-up
+/// (the DAP side's counterpart of `lsp::shared::ServerState`), and the wake-up
 /// for whoever waits on it.
 pub(super) struct AdapterState {
     pub(super) state: Mutex<State>,

@@ -55,7 +55,7 @@ use super::discovery::Usable;
 pub use super::session::{
     BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Serves, Session, SyncedDoc,
 };
-use super::shared::{DiagEntry, Shared};
+use super::shared::{DiagEntry, ServerState};
 use super::unmanaged;
 use crate::process::{ExitInfo, KillGuard};
 use crate::wire::client::Client;
@@ -139,7 +139,7 @@ impl From<RequestError> for LspError {
 struct Running {
     client: Client,
     guard: KillGuard,
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     started: Instant,
     capabilities: Arc<Value>,
 }

@@ -15,7 +15,7 @@ use super::{
     BACKOFF_MAX, BACKOFF_START, EXIT_TIMEOUT, INITIALIZE_TIMEOUT, LspError, LspServerActor, Running,
     SHUTDOWN_TIMEOUT, STABLE_AFTER, State,
 };
-use crate::lsp::shared::Shared;
+use crate::lsp::shared::ServerState;
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::wire::client::Client;
 
@@ -46,7 +46,7 @@ impl LspServerActor {
     }
 
     /// Spawns the process and connects the client; `initialize` follows.
-    fn spawn(&mut self, ctx: &mut Context<Self>) -> Result<(Client, Arc<Shared>, KillGuard), LspError> {
+    fn spawn(&mut self, ctx: &mut Context<Self>) -> Result<(Client, Arc<ServerState>, KillGuard), LspError> {
         self.generation += 1;
         let generation = self.generation;
         let me = ctx.address();
@@ -55,7 +55,7 @@ impl LspServerActor {
         // The exit report reaches the waiters straight from the process
         // monitor — not through the mailbox, which an `initialize` in
         // flight may hold — so they learn the status and stderr, not "EOF".
-        let slot: Arc<std::sync::OnceLock<(Client, Arc<Shared>)>> = Arc::default();
+        let slot: Arc<std::sync::OnceLock<(Client, Arc<ServerState>)>> = Arc::default();
         let on_exit = slot.clone();
         let workspace = self.unmanaged.as_ref().map(|(p, _)| p.workspace.as_path());
         let args = expand_args(&config.args, &config.id, &self.key.root, workspace);
@@ -71,7 +71,8 @@ impl LspServerActor {
             server: config.id.clone(),
             reason: format!("{}: {e}", self.usable.binary.display()),
         })?;
-        let shared = Arc::new(Shared::with_checker(config.settings.clone(), config.check_progress.clone()));
+        let shared =
+            Arc::new(ServerState::with_checker(config.settings.clone(), config.check_progress.clone()));
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
         if config.indexes_at_start {

@@ -35,7 +35,7 @@ impl Handler<Describe> for LspServerActor {
         node = node.with_detail("open_documents", self.docs.len());
         if let Some(r) = &self.running {
             node = node.with_detail("file_watchers", r.shared.watchers());
-            let rereading = r.shared.reindexing().len();
+            let rereading = r.shared.rereading().len();
             if rereading > 0 {
                 node = node.with_detail("rereading_changed_files", rereading);
             }

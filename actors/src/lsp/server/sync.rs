@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::{
     Doc, LspError, LspServerActor, MAX_KEPT_OPEN, MAX_SYNC_BYTES, REINDEX_WAIT, REOPEN_MAX, SyncedDoc,
 };
-use crate::lsp::shared::{Held, Shared};
+use crate::lsp::shared::{Held, ServerState};
 use crate::watch::{Batch, ChangeKind};
 use crate::wire::client::Client;
 
@@ -40,7 +40,7 @@ impl LspServerActor {
         file: &Path,
         save: bool,
         client: &Client,
-        shared: &Shared,
+        shared: &ServerState,
     ) -> Result<SyncedDoc, LspError> {
         let rel = crate::fs::relative(&self.workdir, file);
         let text = self.read_text(file)?;
@@ -82,7 +82,7 @@ impl LspServerActor {
         text: String,
         transient: bool,
         client: &Client,
-        shared: &Shared,
+        shared: &ServerState,
     ) -> Result<bool, LspError> {
         let seq = shared.seq();
         match self.docs.get_mut(file) {
@@ -156,7 +156,7 @@ impl LspServerActor {
         path: &Path,
         deleted: bool,
         client: &Client,
-        shared: &Arc<Shared>,
+        shared: &Arc<ServerState>,
         ctx: &mut Context<Self>,
     ) {
         let text = if deleted {
@@ -182,7 +182,7 @@ impl LspServerActor {
         &mut self,
         path: &Path,
         uri: &lsp_types::Url,
-        shared: &Arc<Shared>,
+        shared: &Arc<ServerState>,
         ctx: &mut Context<Self>,
     ) {
         let Some(doc) = self.docs.get(path) else { return };
@@ -192,7 +192,7 @@ impl LspServerActor {
             self.close_oldest_kept(shared);
         }
         if tracked {
-            shared.begin_reindex(path, version);
+            shared.begin_reread(path, version);
         } else if !transient || self.usable.config.keep_reopened {
             return;
         }
@@ -213,7 +213,7 @@ impl LspServerActor {
 
     /// Past [`MAX_KEPT_OPEN`] documents kept open after a re-read, closes
     /// the one kept longest.
-    fn close_oldest_kept(&mut self, shared: &Shared) {
+    fn close_oldest_kept(&mut self, shared: &ServerState) {
         let kept = self.docs.values().filter(|d| d.transient).count();
         if kept <= MAX_KEPT_OPEN {
             return;
@@ -231,7 +231,7 @@ impl LspServerActor {
             close_doc(&running.client, &running.shared, &uri);
         }
         if let Some(doc) = self.docs.remove(&oldest) {
-            shared.end_reindex(&oldest, doc.version);
+            shared.end_reread(&oldest, doc.version);
         }
     }
 
@@ -247,12 +247,12 @@ impl LspServerActor {
             }
             self.docs.remove(path);
         }
-        shared.end_reindex(path, version);
+        shared.end_reread(path, version);
     }
 }
 
 /// Closes `uri` on the server, and records that it no longer holds it.
-fn close_doc(client: &Client, shared: &Shared, uri: &lsp_types::Url) {
+fn close_doc(client: &Client, shared: &ServerState, uri: &lsp_types::Url) {
     let _ = shared.send_held(uri.as_str(), None, || {
         client.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}))
     });

@@ -4,10 +4,10 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Shared, doc_key};
+use super::{ServerState, doc_key};
 use crate::wire::pending::RequestError;
 
-impl Shared {
+impl ServerState {
     /// Whether the server has an on-save checker.
     pub fn has_checker(&self) -> bool {
         self.check_prefix.is_some()

@@ -8,7 +8,7 @@
 //! It also holds what the server holds of each open document — the
 //! version and text last sent — changed only together with the sending of
 //! the notification that changed it, under one lock: a request built under
-//! that lock ([`Shared::with_held`]) is computed on exactly the text the
+//! that lock ([`ServerState::with_held`]) is computed on exactly the text the
 //! server will have when it reads the request, whatever the watcher syncs
 //! meanwhile.
 
@@ -93,8 +93,11 @@ impl Progress {
     }
 }
 
-/// Server-side state, updated from the reader task.
-pub struct Shared {
+/// What the server told us — diagnostics, progress, status, the files it
+/// re-reads, the errors it reported — updated from the reader task and
+/// read by every session (the DAP side's counterpart is
+/// `dap::session::state::AdapterState`).
+pub struct ServerState {
     settings: Option<Value>,
     closed: Mutex<Option<String>>,
     diags: Mutex<HashMap<String, DiagEntry>>,
@@ -152,10 +155,10 @@ pub struct Shared {
     /// Files changed on disk that the server is re-reading (opened for a
     /// moment, for servers that ignore watched-file events), by path, with
     /// the version opened.
-    reindexing: Mutex<BTreeMap<PathBuf, i32>>,
+    rereading: Mutex<BTreeMap<PathBuf, i32>>,
 }
 
-impl Shared {
+impl ServerState {
     /// State for a server answering `workspace/configuration` from `settings`.
     pub fn new(settings: Option<Value>) -> Self {
         Self::with_checker(settings, None)
@@ -189,7 +192,7 @@ impl Shared {
             seq: AtomicU64::new(0),
             changed: Notify::new(),
             watched: Mutex::new(WatchedFiles::default()),
-            reindexing: Mutex::new(BTreeMap::new()),
+            rereading: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -205,29 +208,29 @@ impl Shared {
     }
 
     /// `path` (opened at `version`) is being re-read by the server.
-    pub fn begin_reindex(&self, path: &Path, version: i32) {
-        self.reindexing.lock().insert(path.to_path_buf(), version);
+    pub fn begin_reread(&self, path: &Path, version: i32) {
+        self.rereading.lock().insert(path.to_path_buf(), version);
     }
 
     /// The server has taken in `path` at `version` (or gave up on it).
-    pub fn end_reindex(&self, path: &Path, version: i32) {
-        let mut reindexing = self.reindexing.lock();
-        if reindexing.get(path) == Some(&version) {
-            reindexing.remove(path);
+    pub fn end_reread(&self, path: &Path, version: i32) {
+        let mut rereading = self.rereading.lock();
+        if rereading.get(path) == Some(&version) {
+            rereading.remove(path);
         }
-        drop(reindexing);
+        drop(rereading);
         self.changed.notify_waiters();
     }
 
     /// Forgets every re-read (the server restarted: it reads everything anew).
-    pub fn clear_reindex(&self) {
-        self.reindexing.lock().clear();
+    pub fn clear_rereads(&self) {
+        self.rereading.lock().clear();
         self.changed.notify_waiters();
     }
 
     /// Files changed on disk that the server has not taken in yet.
-    pub fn reindexing(&self) -> Vec<PathBuf> {
-        self.reindexing.lock().keys().cloned().collect()
+    pub fn rereading(&self) -> Vec<PathBuf> {
+        self.rereading.lock().keys().cloned().collect()
     }
 
     /// The latest publication number; a publication after a sync has a larger one.
@@ -346,7 +349,7 @@ impl Shared {
 
     /// Sends, through `send`, the notification that makes the server hold
     /// `now` for `uri` (`None`: it no longer holds the document), and
-    /// records it — under the lock [`Shared::with_held`] builds requests under.
+    /// records it — under the lock [`ServerState::with_held`] builds requests under.
     pub fn send_held(
         &self,
         uri: &str,
@@ -417,7 +420,7 @@ impl Shared {
     }
 }
 
-impl PeerEvents for Shared {
+impl PeerEvents for ServerState {
     fn notification(&self, method: &str, params: Value) {
         match method {
             "textDocument/publishDiagnostics" => {

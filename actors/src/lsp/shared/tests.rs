@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn a_logged_error_is_kept_with_its_cause() {
-    let shared = Shared::new(None);
+    let shared = ServerState::new(None);
     let log = "Dec 2, 2026, 1:32:20 AM Failed to import projects\norg.eclipse.core.runtime.CoreException: Could not calculate build plan: Plugin x could not be resolved\n\tat a.b(C.java:1)";
     shared.notification("window/logMessage", json!({"type": 1, "message": log}));
     shared.notification("language/status", json!({"type": "Error", "message": "Failed to import projects"}));
@@ -18,7 +18,7 @@ fn a_logged_error_is_kept_with_its_cause() {
 
 #[test]
 fn configuration_sections_are_looked_up_by_path() {
-    let shared = Shared::new(Some(json!({"python": {"analysis": {"mode": "basic"}}})));
+    let shared = ServerState::new(Some(json!({"python": {"analysis": {"mode": "basic"}}})));
     let answer = shared
         .request(
             "workspace/configuration",
@@ -30,7 +30,7 @@ fn configuration_sections_are_looked_up_by_path() {
 
 #[test]
 fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
-    let shared = Shared::new(None);
+    let shared = ServerState::new(None);
     shared.notification(
         "$/progress",
         json!({"token": format!("{OWN_TOKEN_PREFIX}7"), "value": {"kind": "begin", "title": "Finding references"}}),
@@ -53,7 +53,7 @@ fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
 
 #[test]
 fn a_server_indexing_in_the_background_counts_as_indexing_until_its_first_index_ends() {
-    let shared = Shared::with_checker(None, Some("flycheck".into()));
+    let shared = ServerState::with_checker(None, Some("flycheck".into()));
     shared.awaits_first_index();
     // Before it reports anything: what it answers now is from part of it.
     assert_eq!(shared.indexing().unwrap().title, "about to index the workspace");
@@ -72,7 +72,7 @@ fn a_server_indexing_in_the_background_counts_as_indexing_until_its_first_index_
 
 #[tokio::test]
 async fn progress_and_diagnostics_wake_waiters() {
-    let shared = std::sync::Arc::new(Shared::new(None));
+    let shared = std::sync::Arc::new(ServerState::new(None));
     shared.notification(
         "$/progress",
         json!({"token": 1, "value": {"kind": "begin", "title": "indexing", "percentage": 10}}),
