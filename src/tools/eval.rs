@@ -26,6 +26,10 @@ use crate::spec::{Level, ToolSpec};
 const DESCRIPTION_WORDS: (usize, usize) = (5, 10);
 /// Longest idle budget a call may ask for.
 const MAX_IDLE_SECONDS: usize = 3600;
+/// Tools a cell's `tool(...)` may not call: each runs one call at a time
+/// in its resource's own mailbox, and a nested `eval` would wait for the
+/// kernel's, which the calling cell holds; the kernel refuses them at once.
+const REENTRANT: &[&str] = &["eval", "debug"];
 
 /// Arguments of `eval`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -124,8 +128,14 @@ impl ToolHandler for Eval {
         let conversations = self.conversations.clone();
         let conversation = ctx.conversation.clone();
         let description = args.description.trim().to_string();
-        let cell =
-            RunCell { code: args.code, reset: args.reset, idle_budget, bridge, cancel: ctx.cancel.clone() };
+        let cell = RunCell {
+            code: args.code,
+            reset: args.reset,
+            idle_budget,
+            bridge,
+            reentrant: REENTRANT,
+            cancel: ctx.cancel.clone(),
+        };
         Ok(Box::pin(async move {
             let pool = match conversations.get(&conversation).map(|c| c.kernels) {
                 Ok(Some(pool)) => pool,

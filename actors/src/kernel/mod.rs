@@ -8,7 +8,9 @@
 //! (see the drivers' headers for how each keeps them out of the cell's way).
 
 pub mod actor;
+mod cell;
 pub mod pool;
+mod protocol;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -1,0 +1,159 @@
+//! Starting the actors: each connected resource's actors and tools, the
+//! conversations, the after-write hooks, the registry and the router.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tether_actors::ast::actor::AstActor;
+use tether_actors::describe::Describe;
+use tether_actors::lsp::server::ServerPids;
+use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::question::gate::QuestionGateActor;
+use tether_actors::workers::pool::WorkerPoolActor;
+use tokio_util::sync::CancellationToken;
+
+use super::RuntimeBuilder;
+use crate::conversations::Conversations;
+use crate::handler::{AfterWrite, AfterWriteChain, CallContext, ToolHandler};
+use crate::router::{Call, Registry, RouterActor};
+use crate::spec::Resource;
+use crate::tools;
+
+/// Everything needed to start the actors, moved onto the actor thread.
+pub(super) struct Parts {
+    pub(super) builder: RuntimeBuilder,
+    pub(super) workdir: PathBuf,
+}
+
+/// What starting the actors produced.
+pub(super) struct Started {
+    pub(super) router: Addr<RouterActor>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) after_write: Option<Arc<dyn AfterWrite>>,
+    pub(super) arbiters: Vec<Arbiter>,
+    pub(super) conversations: Arc<Conversations>,
+    pub(super) lsp: Option<(Addr<LspSupervisor>, ServerPids)>,
+}
+
+impl Parts {
+    pub(super) fn start(self) -> Started {
+        let b = self.builder;
+        // Resource actors that do blocking or process work get threads of
+        // their own; the runtime joins them when it stops.
+        let mut arbiters: Vec<Arbiter> = Vec::new();
+        fn arbiter(all: &mut Vec<Arbiter>) -> actix::ArbiterHandle {
+            let a = Arbiter::new();
+            let handle = a.handle();
+            all.push(a);
+            handle
+        }
+        let mut handlers: Vec<Arc<dyn ToolHandler>> = Vec::new();
+        let mut children: Vec<Recipient<Describe>> = Vec::new();
+        let mut hooks: Vec<Arc<dyn AfterWrite>> = Vec::new();
+        let mut ast = None;
+        let mut lsp = None;
+        if b.resources.contains(&Resource::Parsers) {
+            let root = self.workdir.clone();
+            let addr = AstActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| AstActor::new(root));
+            handlers.push(Arc::new(tools::ast_grep::AstGrep { ast: addr.clone() }));
+            handlers.push(Arc::new(tools::ast_edit::AstEdit { ast: addr.clone() }));
+            handlers.push(Arc::new(tools::resolve::Resolve { ast: addr.clone() }));
+            children.push(addr.clone().recipient());
+            ast = Some(addr);
+        }
+        if b.resources.contains(&Resource::LanguageServers) {
+            let root = self.workdir.clone();
+            // On the router's own thread: a query then crosses no thread
+            // between router, supervisor, server actor and the reader task
+            // that receives the answer.
+            let supervisor = LspSupervisor::new(root);
+            let pids = supervisor.server_pids();
+            let supervisor = supervisor.start();
+            lsp = Some((supervisor.clone(), pids));
+            handlers.push(Arc::new(tools::lsp::Lsp { supervisor: supervisor.clone() }));
+            handlers.push(Arc::new(tools::lsp::rename::LspRename { supervisor: supervisor.clone(), ast }));
+            // Files written through tether are synced to their server at once,
+            // and the diagnostics the write introduced join the tool's result.
+            hooks.push(Arc::new(tools::lsp::diagnostics::LspAfterWrite {
+                supervisor: supervisor.clone(),
+                workdir: self.workdir.clone(),
+                registry: Default::default(),
+            }));
+            children.push(supervisor.recipient());
+        }
+        let router_slot: Arc<std::sync::OnceLock<Recipient<Call>>> = Arc::default();
+        // Kernels and debug sessions belong to conversations: every
+        // conversation's run on one thread per resource kind.
+        let kernel_thread = b.resources.contains(&Resource::Kernels).then(|| arbiter(&mut arbiters));
+        let debug_thread = b.resources.contains(&Resource::Debuggers).then(|| arbiter(&mut arbiters));
+        let conversations = Arc::new(Conversations::new(
+            self.workdir.clone(),
+            b.enclosure.clone(),
+            b.debug_ttl,
+            kernel_thread.clone(),
+            debug_thread.clone(),
+        ));
+        if kernel_thread.is_some() {
+            handlers.push(Arc::new(tools::eval::Eval {
+                conversations: conversations.clone(),
+                router: router_slot.clone(),
+                idle_budget: b.idle_budget,
+            }));
+        }
+        if debug_thread.is_some() {
+            handlers.push(Arc::new(tools::debug::Debug { conversations: conversations.clone() }));
+        }
+        if kernel_thread.is_some() || debug_thread.is_some() {
+            // The run's own conversation is open from the start.
+            let _ = conversations.get(&b.conversation);
+        }
+        let gate = b.questions.map(|(port, target)| {
+            let gate = QuestionGateActor::new(port, target).start();
+            handlers
+                .push(Arc::new(tools::ask_user::AskUser { gate: gate.clone(), timeout: b.question_timeout }));
+            children.push(gate.clone().recipient());
+            gate
+        });
+        let vibe_on = b.vibe.is_some();
+        if let Some(backend) = b.vibe {
+            let pool = WorkerPoolActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| {
+                WorkerPoolActor::new(backend)
+            });
+            handlers.extend(tools::vibe::tools(pool.clone()));
+            children.push(pool.recipient());
+        }
+        // With live resources, the model can see them all (`resources`).
+        let describe_slot: Arc<std::sync::OnceLock<Recipient<Describe>>> = Arc::default();
+        let live = [Resource::LanguageServers, Resource::Kernels, Resource::Debuggers];
+        if live.iter().any(|r| b.resources.contains(r)) || vibe_on {
+            handlers.push(Arc::new(tools::resources::Resources { router: describe_slot.clone() }));
+        }
+        hooks.extend(b.after_write);
+        let after_write: Option<Arc<dyn AfterWrite>> = match hooks.len() {
+            0 => None,
+            1 => hooks.pop(),
+            _ => Some(Arc::new(AfterWriteChain(hooks))),
+        };
+        if b.host_files {
+            handlers.extend(tools::host_file_tools());
+        }
+        handlers.extend(b.extra);
+        let registry = Arc::new(Registry::new(handlers));
+        let base = CallContext {
+            workdir: Arc::new(self.workdir),
+            conversation: Arc::from(b.conversation.as_str()),
+            surface: b.surface,
+            after_write: after_write.clone(),
+            cancel: CancellationToken::new(),
+        };
+        let router =
+            RouterActor::with_gate(registry.clone(), base, b.approval, gate, b.question_timeout, children)
+                .with_conversations(conversations.clone())
+                .with_serial_bound(b.serial_bound)
+                .start();
+        let _ = router_slot.set(router.clone().recipient());
+        let _ = describe_slot.set(router.clone().recipient());
+        Started { router, registry, after_write, arbiters, conversations, lsp }
+    }
+}
