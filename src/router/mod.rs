@@ -29,29 +29,8 @@ use crate::approval::ApprovalPolicy;
 use crate::conversations::Conversations;
 use crate::handler::{CallContext, ToolFuture, ToolHandler};
 use crate::result::ToolResult;
-use crate::spec::{Level, Resource, Surface, ToolSpec};
+use crate::spec::{Level, Surface, ToolSpec};
 use serial::{Exclusive, SerialLane};
-
-/// Tools tether knows, by the resource that must be connected for them.
-const TOOLS_BY_RESOURCE: &[(&str, Resource)] = &[
-    ("ast_grep", Resource::Parsers),
-    ("ast_edit", Resource::Parsers),
-    ("resolve", Resource::Parsers),
-    ("lsp", Resource::LanguageServers),
-    ("lsp_rename", Resource::LanguageServers),
-    ("eval", Resource::Kernels),
-    ("debug", Resource::Debuggers),
-];
-
-/// Tools whose resource is not a [`Resource`] flag, and what they need.
-const TOOLS_BY_NEED: &[(&str, &str)] = &[
-    ("ask_user", "a question port and a target space (a human connected to answer)"),
-    ("vibe_spawn", "vibe mode (a worker pool)"),
-    ("vibe_send", "vibe mode (a worker pool)"),
-    ("vibe_wait", "vibe mode (a worker pool)"),
-    ("vibe_kill", "vibe mode (a worker pool)"),
-    ("vibe_list", "vibe mode (a worker pool)"),
-];
 
 /// The longest argument summary shown on a permission card.
 const PERMISSION_ARGS_CHARS: usize = 600;
@@ -75,6 +54,9 @@ struct Prepared {
 /// The tools registered for one run, fixed when the run starts.
 pub struct Registry {
     tools: BTreeMap<String, (ToolSpec, Arc<dyn ToolHandler>)>,
+    /// Tools this run could have offered and does not: what each needs
+    /// that the run lacks (said to a call of one).
+    absent: BTreeMap<String, String>,
 }
 
 impl Registry {
@@ -82,7 +64,15 @@ impl Registry {
     /// the same name (so a host can replace a built-in tool).
     pub fn new(handlers: Vec<Arc<dyn ToolHandler>>) -> Self {
         let tools = handlers.into_iter().map(|h| (h.spec().name.clone(), (h.spec(), h))).collect();
-        Self { tools }
+        Self { tools, absent: BTreeMap::new() }
+    }
+
+    /// The same, knowing the tools the run leaves out and what each needs
+    /// (`needs` completes "it needs …"): the runtime says so where it
+    /// wires the resources. A registered tool is never absent.
+    pub fn with_absent(mut self, absent: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.absent = absent.into_iter().filter(|(name, _)| !self.tools.contains_key(name)).collect();
+        self
     }
 
     /// The tools a surface sees, by name.
@@ -262,18 +252,10 @@ impl RouterActor {
     }
 
     fn not_registered(&self, call: &Call) -> ToolResult {
-        if let Some((_, need)) = TOOLS_BY_NEED.iter().find(|(name, _)| *name == call.tool) {
+        if let Some(need) = self.registry.absent.get(&call.tool) {
             return ToolResult::error(format!(
-                "`{}` is not available in this run: it needs {need}, which this run does not have. Tools available here: {}",
+                "`{}` is not available in this run: it needs {need}. Tools available here: {}",
                 call.tool,
-                self.registry.names(call.surface)
-            ));
-        }
-        if let Some((_, resource)) = TOOLS_BY_RESOURCE.iter().find(|(name, _)| *name == call.tool) {
-            return ToolResult::error(format!(
-                "`{}` is not available in this run: it needs {}, which is not connected. Tools available here: {}",
-                call.tool,
-                resource.describe(),
                 self.registry.names(call.surface)
             ));
         }
@@ -471,16 +453,16 @@ fn permission_card(spec: &ToolSpec, args: &serde_json::Value, timeout: std::time
 }
 
 /// Stops the router (a host's `Runtime::shutdown`): calls sent after it fail.
-pub struct Stop;
+pub struct Shutdown;
 
-impl Message for Stop {
+impl Message for Shutdown {
     type Result = ();
 }
 
-impl Handler<Stop> for RouterActor {
+impl Handler<Shutdown> for RouterActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: Stop, ctx: &mut Self::Context) {
+    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
         ctx.stop();
     }
 }

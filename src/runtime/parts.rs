@@ -53,6 +53,12 @@ impl Parts {
         let mut hooks: Vec<Arc<dyn AfterWrite>> = Vec::new();
         let mut ast = None;
         let mut lsp = None;
+        // The tools left out, and what each needs: said to a call of one.
+        let mut absent: Vec<(String, String)> = Vec::new();
+        let mut lacking = |names: &[&str], need: String| {
+            absent.extend(names.iter().map(|n| (n.to_string(), need.clone())));
+        };
+        let not_connected = |r: Resource| format!("{}, which is not connected", r.describe());
         if b.resources.contains(&Resource::Parsers) {
             let root = self.workdir.clone();
             let addr = AstActor::start_in_arbiter(&arbiter(&mut arbiters), move |_| AstActor::new(root));
@@ -61,6 +67,11 @@ impl Parts {
             handlers.push(Arc::new(tools::resolve::Resolve { ast: addr.clone() }));
             children.push(addr.clone().recipient());
             ast = Some(addr);
+        } else {
+            lacking(
+                &[tools::ast_grep::NAME, tools::ast_edit::NAME, tools::resolve::NAME],
+                not_connected(Resource::Parsers),
+            );
         }
         if b.resources.contains(&Resource::LanguageServers) {
             let root = self.workdir.clone();
@@ -81,6 +92,8 @@ impl Parts {
                 registry: Default::default(),
             }));
             children.push(supervisor.recipient());
+        } else {
+            lacking(&[tools::lsp::NAME, tools::lsp::rename::NAME], not_connected(Resource::LanguageServers));
         }
         let router_slot: Arc<std::sync::OnceLock<Recipient<Call>>> = Arc::default();
         // Kernels and debug sessions belong to conversations: every
@@ -103,6 +116,22 @@ impl Parts {
         }
         if debug_thread.is_some() {
             handlers.push(Arc::new(tools::debug::Debug { conversations: conversations.clone() }));
+        }
+        if kernel_thread.is_none() {
+            lacking(&[tools::eval::NAME], not_connected(Resource::Kernels));
+        }
+        if debug_thread.is_none() {
+            lacking(&[tools::debug::NAME], not_connected(Resource::Debuggers));
+        }
+        if b.questions.is_none() {
+            lacking(
+                &[tools::ask_user::NAME],
+                "a question port and a target space (a human connected to answer), which this run does not have"
+                    .into(),
+            );
+        }
+        if b.vibe.is_none() {
+            lacking(&tools::vibe::NAMES, "vibe mode (a worker pool), which this run does not have".into());
         }
         if kernel_thread.is_some() || debug_thread.is_some() {
             // The run's own conversation is open from the start.
@@ -139,7 +168,7 @@ impl Parts {
             handlers.extend(tools::host_file_tools());
         }
         handlers.extend(b.extra);
-        let registry = Arc::new(Registry::new(handlers));
+        let registry = Arc::new(Registry::new(handlers).with_absent(absent));
         let base = CallContext {
             workdir: Arc::new(self.workdir),
             conversation: Arc::from(b.conversation.as_str()),

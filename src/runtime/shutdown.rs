@@ -91,7 +91,7 @@ impl Runtime {
             }
             supervisor.do_send(StopAll);
         }
-        self.router.do_send(crate::router::Stop);
+        self.router.do_send(crate::router::Shutdown);
         let arbiters = std::mem::take(&mut *hosted.arbiters.lock());
         stop_arbiters(arbiters, std::time::Instant::now() + STOP_TIMEOUT);
     }

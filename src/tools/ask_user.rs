@@ -19,6 +19,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "ask_user";
+
 /// The most options a card may carry.
 pub const MAX_OPTIONS: usize = 12;
 /// The longest question, context or label, in characters.
@@ -133,7 +136,7 @@ fn check_len(field: &str, text: &str) -> Result<(), ToolError> {
 impl ToolHandler for AskUser {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "ask_user".into(),
+            name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
             description: format!(

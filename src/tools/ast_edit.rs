@@ -14,6 +14,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "ast_edit";
+
 /// Arguments of `ast_edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -33,7 +36,7 @@ pub struct AstEdit {
 impl ToolHandler for AstEdit {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "ast_edit".into(),
+            name: NAME.into(),
             level: Level::Write,
             parallel_safe: true,
             description: "Stage rewriting each `pattern` match (as in ast_grep) into `rewrite`; resolve applies it.\n\nStage a structural rewrite: each match of `pattern` (as in ast_grep) becomes `rewrite`, using what the pattern binds. Writes nothing; answers a diff and an edit_id for resolve.\n\n`rewrite` may use only the metavariables the pattern binds. `path`: a file or directory (default: the whole workspace); `language` as for ast_grep, inferred from a file's extension.".into(),

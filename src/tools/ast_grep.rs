@@ -14,6 +14,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "ast_grep";
+
 /// Matches listed in the text when `max_results` is not given.
 const DEFAULT_MAX_RESULTS: usize = 50;
 
@@ -36,7 +39,7 @@ pub struct AstGrep {
 impl ToolHandler for AstGrep {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "ast_grep".into(),
+            name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
             description: "Structural code search (never in strings or comments): `$X` one node, `$$$X` a sequence, `$_` any.\n\nFind code by syntax-tree shape, never inside strings or comments: `$X` one node, `$$$X` a sequence, `$_` any; a repeated metavariable matches the same text. Answers path:line:col and the line.\n\nExample: pattern `if ($X != null) $X.dispose()` with language dart. `path`: a file or directory (default: the whole workspace). `language`: any grammar the ast-grep CLI knows (python, java, csharp, kotlin, ruby, php, swift, go, rust, tsx, yaml, …; `tether status` lists them), inferred from a file's extension; a directory search without it searches every language present. `max_results`: default 50, at most 100000.".into(),

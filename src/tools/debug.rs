@@ -17,6 +17,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "debug";
+
 /// The op to run.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -382,7 +385,7 @@ fn vm_service_uri(uri: &str) -> Result<String, ToolError> {
 impl ToolHandler for Debug {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "debug".into(),
+            name: NAME.into(),
             level: Level::Exec,
             parallel_safe: false,
             description: "Drive a debugger (Python, C/C++/Rust, Go, JS/TS, Ruby, Dart); a stop shows source, locals, stack. launch: program or module, file + lines to break first; attach: port, pid or vm_service_uri; breakpoints: file + lines, or functions; run_to: file + line.\n\nBreakpoints take conditions, hit counts and logpoints; exception stops, steps, threads, stack, scopes, variables, evaluate and output are ops of their own. Every op that ends in a stop answers with a snapshot: where, the source around it, the locals, the call chain. One session per conversation; ops run one at a time.\n\nArguments by op:\n- breakpoints: `file` (relative to the working directory) and `lines` (1-based; empty clears the file), or `breakpoints`, each a `line` with an optional `condition` (an expression in the program's language), `hit_condition` (debugpy: `3`, `>= 3`, `% 2`; lldb: a count) or `log_message` (printed instead of stopping; `{expr}` is interpolated). May precede launch; answers where each bound.\n- breakpoints `functions`: names to stop in (C `square`, Go `main.double`, Python a bare `add`), all at once: each call replaces them, empty clears them; with `file` + `lines` too, both are set. Answers the file and line each bound at, or the adapter's reason (js-debug offers none: give `file` + `lines`).\n- exceptions: `filters`, the adapter's names (debugpy: raised, uncaught, userUnhandled; js-debug: all, uncaught, and in a node:test run assertions; rdbg: uncaught, any, RuntimeError); empty: none; left out: lists what is offered and on.\n- launch: `program` (a .py, .go, .js, .ts, .rb or .dart file, or a native executable), or `module`: a Python module run as `python -m MODULE` (such as pytest); `node:test` to run the JavaScript/TypeScript test file or directory `program` under `node --test` (`args`: the runner's flags, such as `--test-name-pattern=NAME`); `npm:SCRIPT` to run a package.json script (`args` after `--`). `args`, `cwd` (default: the working directory), `env` (extra variables). With `file` and `lines` or `breakpoints`, or `functions`, those are set first, in the same call.\n- attach: `port` on 127.0.0.1 (debugpy, or a `dlv --headless` server with `adapter` delve), `pid` (lldb, or delve), or `vm_service_uri` (the address `dart run --observe` prints, ws:// or http:// on loopback); `adapter`: debugpy (default with port), lldb (default with pid), delve, js-debug or rdbg.\n- run_to: `file` and `line`, once (a temporary breakpoint).\n- continue, pause, step_over, step_in, step_out, stack: `thread_id` (default: the stopped thread).\n- scopes, evaluate: `frame_id` (default: the frame the last stop showed); evaluate: `expression`.\n- variables: `reference`, from scopes or variables (children capped at 50, values at 400 characters).".into(),

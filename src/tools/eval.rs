@@ -22,6 +22,9 @@ use crate::result::{Image, ToolResult};
 use crate::router::Call;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "eval";
+
 /// Words a description must have, at least and at most.
 const DESCRIPTION_WORDS: (usize, usize) = (5, 10);
 /// Longest idle budget a call may ask for.
@@ -67,7 +70,7 @@ pub struct Eval {
 impl ToolHandler for Eval {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "eval".into(),
+            name: NAME.into(),
             level: Level::Exec,
             parallel_safe: false,
             description: "Run a Python (default) or JavaScript cell in a persistent interpreter; the last expression is echoed, display() shows tables and figures.\n\nRun a Python (default) or JavaScript cell in a persistent interpreter: state survives calls, the last expression is echoed, display() shows tables and figures, tool(name, args) calls host tools.\n\nPython cells accept %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit. `description` labels the cell in the transcript. `reset`: discard the interpreter and start clean before this cell. `idle_timeout_seconds`: seconds without progress before the cell is interrupted (default: the run's budget, 300).".into(),

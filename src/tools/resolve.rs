@@ -14,6 +14,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "resolve";
+
 /// What to do with the staged change.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -41,7 +44,7 @@ pub struct Resolve {
 impl ToolHandler for Resolve {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "resolve".into(),
+            name: NAME.into(),
             level: Level::Write,
             parallel_safe: false,
             description: "Accept or discard a staged change: every file or none.\n\nAccept or discard a staged change (ast_edit, lsp_rename): accept writes every file or none, refused if one changed since.\n\n`edit_id` is the id the staging call answered, such as `edit_1`.".into(),

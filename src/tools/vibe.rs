@@ -29,6 +29,9 @@ pub const MAX_WAIT_SECONDS: usize = 1800;
 pub const MAX_BRIEF_BYTES: usize = 256 * 1024;
 
 /// The five tools over one pool.
+/// The names of the vibe tools, as [`tools`] wires them.
+pub const NAMES: [&str; 5] = ["vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"];
+
 pub fn tools(pool: Addr<WorkerPoolActor>) -> Vec<Arc<dyn ToolHandler>> {
     vec![
         Arc::new(VibeSpawn { pool: pool.clone() }),

@@ -311,12 +311,12 @@ impl Cell {
         } else if self.walled {
             outcome.notes.push(format!(
                 "interrupted after running for {}, the most a cell may; the kernel and its state are kept",
-                crate::question::human_duration(MAX_CELL_TIME)
+                crate::text::human_duration(MAX_CELL_TIME)
             ));
         } else if self.interrupted_at.is_some() {
             outcome.notes.push(format!(
                 "interrupted after {} without progress (the idle budget); the kernel and its state are kept",
-                crate::question::human_duration(self.budget)
+                crate::text::human_duration(self.budget)
             ));
         }
         if !self.bridges.is_empty() {
@@ -367,7 +367,7 @@ impl Cell {
         } else if self.walled {
             format!(
                 "the cell ran for {}, the most a cell may, and did not stop within {} s of an interrupt, so the kernel was killed",
-                crate::question::human_duration(MAX_CELL_TIME),
+                crate::text::human_duration(MAX_CELL_TIME),
                 INTERRUPT_GRACE.as_secs()
             )
         } else {

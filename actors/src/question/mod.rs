@@ -199,7 +199,7 @@ impl Reply {
     }
 }
 
-pub use crate::text::human_duration;
+use crate::text::human_duration;
 
 #[cfg(test)]
 mod tests {

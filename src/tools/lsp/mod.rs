@@ -55,6 +55,9 @@ use navigate::{Question, navigate};
 use position::{SymbolAt, locate};
 use project::{languages_here, project_check};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "lsp";
+
 /// How long a query may take once the server is ready.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many times a question is asked anew because tether replaced its
@@ -147,7 +150,7 @@ fn needs(action: &str, field: &str, value: Option<String>) -> Result<String, Too
 impl ToolHandler for Lsp {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "lsp".into(),
+            name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
             description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present).\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),

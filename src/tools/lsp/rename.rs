@@ -33,6 +33,9 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "lsp_rename";
+
 /// Arguments of `lsp_rename`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -57,7 +60,7 @@ pub struct LspRename {
 impl ToolHandler for LspRename {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "lsp_rename".into(),
+            name: NAME.into(),
             level: Level::Write,
             parallel_safe: false,
             description: "Rename `symbol` on `file`:`line` across the project; `stage` leaves it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),

@@ -47,6 +47,19 @@ async fn a_tool_whose_resource_is_not_connected_is_absent() {
     assert!(!tools.contains(&"ast_grep".to_string()), "{tools:?}");
     let text = h.err("ast_grep", json!({"pattern": "x"})).await;
     assert!(text.contains("not connected") && text.contains("tree-sitter"), "{text}");
+    // Every tool the run leaves out says what it needs, as the runtime
+    // wired it: each resource's tools, the question gate's, vibe mode's.
+    for (tool, need) in [
+        ("lsp_rename", "the language-server supervisor, which is not connected"),
+        ("eval", "which is not connected"),
+        ("debug", "the debug-session supervisor, which is not connected"),
+        ("ask_user", "a question port and a target space"),
+        ("vibe_list", "vibe mode (a worker pool), which this run does not have"),
+    ] {
+        let text = h.err(tool, json!({})).await;
+        assert!(text.contains(&format!("`{tool}` is not available in this run: it needs")), "{text}");
+        assert!(text.contains(need), "{tool}: {text}");
+    }
 }
 
 #[tokio::test]
