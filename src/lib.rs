@@ -4,16 +4,19 @@
 //!
 //! # Layout
 //!
-//! Start at [`runtime`]: `Runtime::builder()…start()` wires the actors and
-//! returns the handle hosts hold. A call then flows:
+//! Start at [`runtime`]: `Runtime::builder()…start()` (`runtime::builder`)
+//! wires the actors (`runtime::parts`: each resource, its tools, and the
+//! tools a run leaves out with what they need) and returns the handle hosts
+//! hold (`runtime::api`, `runtime::shutdown`). A call then flows:
 //!
 //! - [`router`] — the `RouterActor`: registered? on this surface? approved
 //!   (with the `ask` policy, a permission card through the question gate)?
 //!   arguments parse? then routes, parallel-safe tools concurrently and the
 //!   rest through [`router::serial`], one at a time; every call carries a
-//!   cancellation token.
+//!   cancellation token and runs in a `tool_call` tracing span.
 //! - [`spec`] — what a tool declares (`ToolSpec`: level, parallel safety,
-//!   schema), surfaces and resources; [`approval`] — the approval policy.
+//!   schema, whether its resource serialises it and answers cancellation),
+//!   surfaces and resources; [`approval`] — the approval policy.
 //! - [`handler`] — the `ToolHandler` trait every tool implements, the call
 //!   context, and the after-write hook; [`args`] — typed argument parsing
 //!   with errors that name the field; [`schema`] — input schemas in the

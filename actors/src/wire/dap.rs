@@ -78,20 +78,24 @@ impl Ended {
 
 /// Where the `seq` numbers of tether's answers to reverse requests start:
 /// a range of their own, far from the request ids the pending map hands
-/// out from 1, so a log shows at a glance which is which (DAP wants only
-/// that each sender's `seq` increase).
+/// out from 1, so a log shows at a glance which is which. (DAP asks each
+/// message's `seq` to be one more than its sender's last; no adapter tether
+/// drives checks it, and two ranges keep request ids unambiguous.)
 const REVERSE_SEQ_START: i64 = 1_000_000;
 
 /// A message from the adapter, by its `type`.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Incoming {
+    // Read loosely past `request_seq`: a response with an odd `success`
+    // or `message` still completes its request (as failed), never leaves
+    // it waiting out its bound.
     Response {
         request_seq: i64,
         #[serde(default)]
-        success: bool,
+        success: Value,
         #[serde(default)]
-        message: Option<String>,
+        message: Value,
         #[serde(default)]
         body: Option<Value>,
     },
@@ -101,6 +105,7 @@ enum Incoming {
         body: Option<Value>,
     },
     Request {
+        #[serde(default)]
         seq: Value,
         command: String,
         #[serde(default)]
@@ -216,7 +221,8 @@ impl ReaderSide {
         };
         match incoming {
             Incoming::Response { request_seq, success, message, body } => {
-                let result = if success {
+                let message = message.as_str().map(str::to_string);
+                let result = if success.as_bool() == Some(true) {
                     Ok(body.unwrap_or(Value::Null))
                 } else {
                     let detail =
@@ -321,5 +327,14 @@ mod tests {
         let resp = json!({"seq": 3, "type": "response", "request_seq": req["seq"], "success": false, "command": "evaluate", "message": "name 'x' is not defined"});
         their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
         assert!(failing.await.unwrap_err().to_string().contains("name 'x' is not defined"));
+        // A response with odd fields still completes its request, as failed.
+        let odd = client.request("stepIn", json!({}), Duration::from_secs(5));
+        let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
+        let resp =
+            json!({"seq": 4, "type": "response", "request_seq": req["seq"], "success": "yes", "message": 7});
+        their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
+        let started = std::time::Instant::now();
+        assert!(odd.await.unwrap_err().to_string().contains("failed"));
+        assert!(started.elapsed() < Duration::from_secs(4), "answered, not timed out");
     }
 }

@@ -169,6 +169,7 @@ pub(super) fn pump_parent(
     follow: Option<Follow>,
 ) {
     tokio::spawn(async move {
+        let mut said_terminated = false;
         while let Some(delivery) = deliveries.recv().await {
             let parent_gone = match delivery {
                 Delivery::Event(ev) => match ev.event.as_str() {
@@ -177,10 +178,21 @@ pub(super) fn pump_parent(
                         shared.apply(ev);
                         false
                     }
-                    "terminated" => true,
+                    "terminated" => {
+                        said_terminated = true;
+                        true
+                    }
                     _ => false,
                 },
-                Delivery::Ended(_) => true,
+                // Its end after its `terminated` is the session's close;
+                // without one, the adapter broke off: said as that, not
+                // as a program that ended.
+                Delivery::Ended(_) if said_terminated => false,
+                Delivery::Ended(why) => {
+                    shared.parent_ended();
+                    shared.ended(why);
+                    false
+                }
                 Delivery::StartDebugging(asked) => {
                     if let Some(follow) = &follow {
                         announced(&shared, follow, asked);
