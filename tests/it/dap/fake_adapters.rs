@@ -45,6 +45,18 @@ async fn replies_that_do_not_fit_the_protocol_are_errors_never_empty_lists() {
 }
 
 #[tokio::test]
+async fn an_adapter_that_dies_with_a_request_unanswered_fails_it_with_how_it_ended() {
+    let toml = fixture_adapter("debugpy", "broken_dap.py", "requirements.txt");
+    let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    let r = dbg(&h, json!({"op": "evaluate", "expression": "die"})).await;
+    assert!(r.is_error, "{}", r.text);
+    // The exit status and its last words, not only "the pipe closed".
+    assert!(r.text.contains("exit status 7"), "{}", r.text);
+    assert!(r.text.contains("broken_dap: died mid-request"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn an_adapter_that_dies_at_start_is_reported_with_its_exit_and_stderr() {
     let toml = fixture_adapter("debugpy", "dies_at_start.py", "requirements.txt");
     let h = Harness::new(&[("requirements.txt", ""), ("tether.toml", &toml), ("prog.py", "x = 1\n")]);

@@ -110,6 +110,9 @@ impl DebugSessionActor {
         attach: Option<AttachSpec>,
     ) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
+        // The connection to the adapter, once made: its process's exit
+        // fails what waits on it with how the process ended.
+        let adapter_client: Arc<std::sync::OnceLock<DapClient>> = Arc::default();
         let shared = Arc::new(AdapterState {
             state: Mutex::new(State::default()),
             targets: Mutex::new(Default::default()),
@@ -172,6 +175,7 @@ impl DebugSessionActor {
                     Err(why) => return ready(DebugReply::err(why)),
                 };
                 let exit_shared = shared.clone();
+                let exit_client = adapter_client.clone();
                 let is_debuggee = line.is_debuggee;
                 let spawned = match process::spawn_with_env(
                     &usable.binary,
@@ -183,7 +187,14 @@ impl DebugSessionActor {
                         if let (true, Some(code)) = (is_debuggee, info.code) {
                             exit_shared.apply(DapEvent::new("exited", json!({"exitCode": code})));
                         }
-                        exit_shared.ended(Ended::Exited(info.describe("the debug adapter")));
+                        let why = info.describe("the debug adapter");
+                        // Requests in flight fail with how it ended, not
+                        // with the closed pipe that came first.
+                        let followed = exit_shared.targets.lock().all.clone();
+                        for client in exit_client.get().into_iter().chain(followed.iter()) {
+                            client.close(&why);
+                        }
+                        exit_shared.ended(Ended::Exited(why));
                     },
                 ) {
                     Ok(s) => s,
@@ -268,6 +279,7 @@ impl DebugSessionActor {
                     }
                 },
             };
+            let _ = adapter_client.set(client.clone());
             // js-debug runs each debuggee as a child session on a
             // connection of its own: the launch goes to this one, the rest
             // to the child it asks for.
