@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::config::{self, ServerConfig, Table};
 use super::discovery::{self, Usable};
-use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Stop};
+use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown};
 use super::tree;
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
@@ -319,7 +319,7 @@ impl Handler<StopAll> for LspSupervisor {
 
     fn handle(&mut self, _msg: StopAll, ctx: &mut Self::Context) {
         for addr in self.servers.values() {
-            addr.do_send(Stop);
+            addr.do_send(Shutdown);
         }
         self.watcher = None;
         ctx.stop();

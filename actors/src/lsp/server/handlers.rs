@@ -126,16 +126,16 @@ impl Handler<Exited> for LspServerActor {
 }
 
 /// Stop the actor (and with it the server process).
-pub struct Stop;
+pub struct Shutdown;
 
-impl Message for Stop {
+impl Message for Shutdown {
     type Result = ();
 }
 
-impl Handler<Stop> for LspServerActor {
+impl Handler<Shutdown> for LspServerActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: Stop, ctx: &mut Self::Context) {
+    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
         ctx.stop();
     }
 }

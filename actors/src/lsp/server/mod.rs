@@ -30,7 +30,7 @@
 //!
 //! - `start` — the spawn arguments, the process, the `initialize`
 //!   handshake, the backoff after a crash, and the deliberate restart.
-//! - `handlers` — the messages (`Open`, `Reload`, `Exited`, `Stop`, the
+//! - `handlers` — the messages (`Open`, `Reload`, `Exited`, `Shutdown`, the
 //!   supervisor's `ServerCrashed`) and their handlers.
 //! - `sync` — documents sent to the server, re-reads of files changed on
 //!   disk, and the watcher's [`FilesChanged`] batches.
@@ -60,7 +60,7 @@ use super::unmanaged;
 use crate::process::{ExitInfo, KillGuard};
 use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
-pub use handlers::{Exited, Open, Reload, ServerCrashed, Stop};
+pub use handlers::{Exited, Open, Reload, ServerCrashed, Shutdown};
 pub use start::client_capabilities;
 pub use sync::FilesChanged;
 
