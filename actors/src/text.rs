@@ -7,8 +7,8 @@ use std::time::Duration;
 /// The mark a cut string ends with.
 pub const ELLIPSIS: char = '…';
 
-/// `s` cut to at most `max` characters, ending in `…` when cut, and
-/// whether it was cut. Every model-facing cut counts characters: a byte
+/// `s` whole, or its first `max` characters followed by `…` when it is
+/// longer, and whether it was cut. Every model-facing cut counts characters: a byte
 /// budget would cut a line of CJK or emoji to a third of its Latin twin.
 pub fn cut(s: &str, max: usize) -> (String, bool) {
     match s.char_indices().nth(max) {

@@ -145,4 +145,4 @@ pub(crate) fn captures(source: &str, m: &NodeMatch<'_, StrDoc<Lang>>) -> BTreeMa
     out
 }
 
-pub(crate) use crate::text::cut;
+use crate::text::cut;

@@ -18,7 +18,7 @@ use crate::process::ExitInfo;
 
 /// Most display items kept per cell.
 const MAX_DISPLAYS: usize = 50;
-/// Output that arrived between cells is quoted up to this many bytes.
+/// Output that arrived between cells is quoted up to this many characters.
 const MAX_LATE_OUTPUT: usize = 2_000;
 
 pub(super) fn death_words(lang: KernelLang, info: &ExitInfo) -> String {
@@ -134,7 +134,7 @@ pub(super) async fn run_loop(mut run: CellRun) -> CellEnd {
         }
     }
     if !late.is_empty() {
-        let (shown, _) = crate::ast::search::cut(&late, MAX_LATE_OUTPUT);
+        let (shown, _) = crate::text::cut(&late, MAX_LATE_OUTPUT);
         outcome.notes.push(format!(
             "output that arrived after the previous cell ended (from a thread, timer or child it left), not this cell's: {shown}"
         ));

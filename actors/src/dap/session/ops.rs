@@ -15,7 +15,8 @@ use super::{
 };
 use crate::wire::dap::{DapClient, Ended};
 
-use super::replies::{cut, display, parse_body, parse_frames};
+use super::replies::{display, parse_body, parse_frames};
+use crate::text::cut;
 
 /// Waits for the next stop, exit or closure after `before` stops; the
 /// answer ends with what went wrong out of sight meanwhile.

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{DebugReply, MAX_RAW_QUOTED};
-pub(super) use crate::text::cut;
+use crate::text::cut;
 
 /// `body[field]` read as `T`, or an error naming the op and quoting the
 /// start of the adapter's reply: a reply that does not fit is never read as

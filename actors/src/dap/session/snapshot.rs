@@ -14,9 +14,10 @@ use std::path::{Component, Path};
 
 use serde_json::{Value, json};
 
-use super::replies::{cut, display, parse_body, parse_frames};
+use super::replies::{display, parse_body, parse_frames};
 use super::state::Stop;
 use super::{DebugReply, FrameAt, REQUEST_TIMEOUT, RunState};
+use crate::text::cut;
 use crate::wire::dap::DapClient;
 
 /// Frames asked for; the chain shows the user's and folds the rest.
