@@ -83,12 +83,20 @@ impl ServerState {
         self.check_done.load(Ordering::SeqCst)
     }
 
+    /// Whether progress on `token` is the on-save checker's, not the
+    /// server's own work.
+    pub(super) fn is_check(&self, token: &str) -> bool {
+        self.check_prefix.as_deref().is_some_and(|prefix| token.starts_with(prefix))
+    }
+
     /// Keeps count of the checks from a `$/progress` of `token` (`kind`
     /// begin or end) at `place`; any other token's progress is the
     /// server's own work.
     pub(super) fn check_progress(&self, token: &str, kind: Option<&str>, place: u64) {
-        let Some(prefix) = self.check_prefix.as_deref() else { return };
-        if !token.starts_with(prefix) {
+        if self.check_prefix.is_none() {
+            return;
+        }
+        if !self.is_check(token) {
             self.work_place.fetch_max(place, Ordering::SeqCst);
             return;
         }

@@ -459,7 +459,7 @@ impl PeerEvents for ServerState {
                     }
                     Some("end") => {
                         progress.remove(&token);
-                        if !self.check_prefix.as_ref().is_some_and(|p| token.starts_with(p.as_str())) {
+                        if !self.is_check(&token) {
                             *self.first_index.lock() = None;
                         }
                     }
