@@ -488,16 +488,13 @@ impl DebugSessionActor {
                 let at_target = matches!(&reply.state, Some(RunState::Stopped(Some(at)))
                     if at.path.as_deref() == Some(rel.as_str()) && at.line == bound_line);
                 if reply.state == Some(RunState::Running) {
-                    reply.text = format!(
-                        "run_to: {rel}:{bound_line} was not reached (its temporary breakpoint is removed); {}",
-                        reply.text
-                    );
+                    reply = reply.led(format!(
+                        "run_to: {rel}:{bound_line} was not reached (its temporary breakpoint is removed); "
+                    ));
                 } else if matches!(reply.state, Some(RunState::Stopped(_))) && !at_target {
-                    reply.text =
-                        format!("run_to: stopped before reaching {rel}:{bound_line}; {}", reply.text);
+                    reply = reply.led(format!("run_to: stopped before reaching {rel}:{bound_line}; "));
                 } else if bound_line != u64::from(line) {
-                    reply.text =
-                        format!("run_to: line {line} of {rel} bound at line {bound_line}; {}", reply.text);
+                    reply = reply.led(format!("run_to: line {line} of {rel} bound at line {bound_line}; "));
                 }
                 restore(reply).await
             }
@@ -527,6 +524,8 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         text: format!("{}\n{}", first.text, other.text),
         data,
         state: other.state.or(first.state),
+        settled: other.settled.or(first.settled),
+        notes: [first.notes, other.notes].concat(),
     }
 }
 

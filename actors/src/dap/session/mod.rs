@@ -133,7 +133,9 @@ impl Message for Cancellable {
 
 pub mod breakpoints;
 mod outcome;
-pub use outcome::{DebugReply, FrameAt, RunState};
+pub use outcome::{
+    Blind, ChainFrame, DebugReply, FrameAt, Local, Locals, NoLocals, RunState, Settled, Snapshot, StopWhy,
+};
 mod control;
 mod describe;
 mod functions;
@@ -448,8 +450,8 @@ impl DebugSessionActor {
                             // Stopped: the same snapshot the stop answered with, so
                             // "where was I" needs no second call.
                             (Some(stop), None) if !running => {
-                                let r = snapshot::snapshot(&client, &stop, &workdir).await;
-                                DebugReply { text: format!("{head}: {}", r.text), ..r }
+                                DebugReply::settled(snapshot::snapshot(&client, &stop, &workdir).await)
+                                    .led(format!("{head}: "))
                             }
                             _ => DebugReply::left(RunState::Running, format!("{head}: running"), json!({})),
                         }

@@ -11,7 +11,7 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
     DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT,
-    RUN_WAIT, RunState,
+    RUN_WAIT, Settled,
 };
 use crate::wire::dap::{DapClient, Ended};
 
@@ -19,7 +19,7 @@ use super::replies::{display, parse_body, parse_frames};
 use crate::text::cut;
 
 /// Waits for the next stop, exit or closure after `before` stops; the
-/// answer ends with what went wrong out of sight meanwhile.
+/// answer's notes say what went wrong out of sight meanwhile.
 pub(super) async fn settle(
     shared: &AdapterState,
     client: &DapClient,
@@ -27,11 +27,8 @@ pub(super) async fn settle(
     workdir: &Path,
     wait: Duration,
 ) -> DebugReply {
-    let mut reply = settle_once(shared, client, before, workdir, wait).await;
-    let notes = std::mem::take(&mut shared.state.lock().notes);
-    if !notes.is_empty() {
-        reply.text = format!("{}\n{}", reply.text, notes.join("\n"));
-    }
+    let mut reply = DebugReply::settled(settle_once(shared, client, before, workdir, wait).await);
+    reply.notes = std::mem::take(&mut shared.state.lock().notes);
     reply
 }
 
@@ -41,17 +38,13 @@ async fn settle_once(
     before: u64,
     workdir: &Path,
     wait: Duration,
-) -> DebugReply {
+) -> Settled {
     let cancel = shared.op_cancel.lock().clone();
     let until_settled = shared
         .wait_for(wait, |s| s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some());
     let done = tokio::select! {
         done = until_settled => done,
-        () = cancel.cancelled() => {
-            return DebugReply::err(
-                "the call was cancelled, so tether stopped waiting; the program keeps running — use pause to stop it, or status",
-            );
-        }
+        () = cancel.cancelled() => return Settled::Cancelled,
     };
     // js-debug: the program's last output (a test runner's verdict) comes
     // on the parent connection, which says the run ended after the child.
@@ -71,14 +64,7 @@ async fn settle_once(
         (s.stop.clone(), s.exit_code, s.terminated, s.closed.clone(), s.stops)
     };
     if !done {
-        return DebugReply::left(
-            RunState::Running,
-            format!(
-                "still running after {} s; it keeps running — use pause to stop it, or status",
-                wait.as_secs()
-            ),
-            json!({}),
-        );
+        return Settled::Running { waited: Some(wait) };
     }
     if stops > before {
         return match stop {
@@ -87,38 +73,21 @@ async fn settle_once(
             Some(stop) => snapshot(&shared.target_or(client), &stop, workdir).await,
             // Stopped, then continued (by the adapter, or another thread's
             // step) before tether could look.
-            None => DebugReply::left(
-                RunState::Running,
-                "it stopped and ran on before the stop could be read; it keeps running — use pause to stop it, or status",
-                json!({}),
-            ),
+            None => Settled::RanOn,
         };
     }
     // A run that ended with breakpoints none of which bound says so: the
     // likeliest reason it never stopped.
-    let none_bound =
-        shared.state.lock().bindings.none_bound(workdir).map(|t| format!("; {t}")).unwrap_or_default();
+    let none_bound = shared.state.lock().bindings.none_bound(workdir);
     if let Some(code) = exit {
-        return DebugReply::left(
-            RunState::Exited(Some(code)),
-            format!("the program exited with code {code}{none_bound}"),
-            json!({"exit_code": code}),
-        );
+        return Settled::Exited { code, none_bound };
     }
     if terminated {
-        return DebugReply::left(
-            RunState::Terminated,
-            format!("the debug session ended (the program terminated){none_bound}"),
-            json!({}),
-        );
+        return Settled::Terminated { none_bound };
     }
     match closed {
-        Some(why) => DebugReply::err(format!("the debug adapter went away: {}", why.reason())),
-        None => DebugReply::left(
-            RunState::Running,
-            "still running; it keeps running — use pause to stop it, or status",
-            json!({}),
-        ),
+        Some(why) => Settled::AdapterGone(why.reason().to_string()),
+        None => Settled::Running { waited: None },
     }
 }
 
@@ -172,7 +141,7 @@ pub(super) async fn inspect(
             Ok(body) => {
                 let threads: Vec<dap_types::Thread> = match parse_body("threads", &body, "threads") {
                     Ok(t) => t,
-                    Err(reply) => return reply,
+                    Err(why) => return DebugReply::err(why),
                 };
                 let shown: Vec<(u64, String)> =
                     threads.iter().take(MAX_THREADS).map(|t| (t.id, cut(&t.name, MAX_VALUE).0)).collect();
@@ -203,7 +172,7 @@ pub(super) async fn inspect(
                 Ok(body) => {
                     let frames = match parse_frames(&body) {
                         Ok(f) => f,
-                        Err(reply) => return reply,
+                        Err(why) => return DebugReply::err(why),
                     };
                     let total = body["totalFrames"]
                         .as_u64()
@@ -238,7 +207,7 @@ pub(super) async fn inspect(
                 Ok(body) => {
                     let scopes: Vec<dap_types::Scope> = match parse_body("scopes", &body, "scopes") {
                         Ok(s) => s,
-                        Err(reply) => return reply,
+                        Err(why) => return DebugReply::err(why),
                     };
                     let text = scopes
                         .iter()
@@ -259,7 +228,7 @@ pub(super) async fn inspect(
                 Ok(body) => {
                     let vars: Vec<dap_types::Variable> = match parse_body("variables", &body, "variables") {
                         Ok(v) => v,
-                        Err(reply) => return reply,
+                        Err(why) => return DebugReply::err(why),
                     };
                     let mut text = String::new();
                     let mut data = Vec::new();

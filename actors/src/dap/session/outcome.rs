@@ -1,6 +1,9 @@
 //! What an op answers: a `DebugReply` (the text, its data, and where the
 //! op left the program as a typed `RunState`, which the session decides
-//! by).
+//! by). A run op's answer holds where it settled as typed data —
+//! [`Settled`], a stop's [`Snapshot`] — which the `debug` tool writes out.
+
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -9,14 +12,20 @@ use serde_json::{Value, json};
 pub struct DebugReply {
     /// Whether the op failed.
     pub is_error: bool,
-    /// What the model reads.
+    /// What the model reads; with `settled`, what comes before it
+    /// (its separator included: `launched; `).
     pub text: String,
-    /// Structured form.
+    /// Structured form (with `settled`, keys added to its data).
     pub data: Value,
     /// Where the op left the program, when it says (`data.state` is
     /// written from it): what the session decides by, never read back
     /// from the JSON.
     pub state: Option<RunState>,
+    /// Where a run op settled, for the tool to write out after `text`.
+    pub settled: Option<Settled>,
+    /// Lines after the answer: what went wrong out of sight meanwhile,
+    /// where breakpoints bound.
+    pub notes: Vec<String>,
 }
 
 /// Where an op left the program.
@@ -58,16 +67,204 @@ impl RunState {
 
 impl DebugReply {
     pub(super) fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self { is_error: false, text: text.into(), data, state: None }
+        Self { is_error: false, text: text.into(), data, state: None, settled: None, notes: Vec::new() }
     }
     pub(super) fn err(text: impl Into<String>) -> Self {
-        Self { is_error: true, text: text.into(), data: Value::Null, state: None }
+        Self {
+            is_error: true,
+            text: text.into(),
+            data: Value::Null,
+            state: None,
+            settled: None,
+            notes: Vec::new(),
+        }
+    }
+    /// A run op's answer: where it settled, nothing before it yet.
+    pub(super) fn settled(settled: Settled) -> Self {
+        Self {
+            is_error: settled.is_error(),
+            text: String::new(),
+            data: json!({}),
+            state: settled.state(),
+            settled: Some(settled),
+            notes: Vec::new(),
+        }
+    }
+    /// The answer with `lead` (and its separator) before what it said.
+    pub(super) fn led(mut self, lead: impl AsRef<str>) -> Self {
+        self.text = format!("{}{}", lead.as_ref(), self.text);
+        self
     }
     /// An answer that says where the program is: `data.state` written
     /// from `state`, and `state` kept for the session.
     pub(super) fn left(state: RunState, text: impl Into<String>, data: Value) -> Self {
         let mut data = if data.is_object() { data } else { json!({}) };
         data["state"] = json!(state.as_str());
-        Self { is_error: false, text: text.into(), data, state: Some(state) }
+        Self {
+            is_error: false,
+            text: text.into(),
+            data,
+            state: Some(state),
+            settled: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// Where a run op left the program, as the tool writes it out: a stop
+/// with its snapshot, still running, ended, or gone.
+#[derive(Debug, Clone)]
+pub enum Settled {
+    /// Stopped, with what the stop shows.
+    Stopped(Box<Snapshot>),
+    /// Stopped, but the stack could not be shown.
+    StoppedBlind { why: StopWhy, kind: String, thread: i64, trouble: Blind },
+    /// Still running after `waited` (none: the wait ended without saying).
+    Running { waited: Option<Duration> },
+    /// It stopped and ran on before the stop could be read.
+    RanOn,
+    /// The program exited; `none_bound` when breakpoints were set and
+    /// none bound — the likeliest reason it never stopped.
+    Exited { code: i64, none_bound: Option<String> },
+    /// The session ended without an exit code.
+    Terminated { none_bound: Option<String> },
+    /// The call was cancelled, so the wait stopped; the program runs on.
+    Cancelled,
+    /// The adapter went away, for this reason.
+    AdapterGone(String),
+}
+
+/// Why the stack of a stop could not be shown.
+#[derive(Debug, Clone)]
+pub enum Blind {
+    /// The `stackTrace` reply did not fit DAP's frames (the error quotes it).
+    BadReply(String),
+    /// The `stackTrace` request failed.
+    Unreadable(String),
+    /// The adapter listed no frames.
+    NoFrames,
+}
+
+/// Why the program stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopWhy {
+    /// An exception: its type and message.
+    Exception(String),
+    /// An exception nothing caught (rdbg's postmortem stop).
+    Uncaught(String),
+    /// What the adapter said, as it is (a signal, `pause`, `step`,
+    /// "debugger statement", the reason).
+    Plain(String),
+    /// The reason and the adapter's description of it.
+    Described { reason: String, description: String },
+}
+
+/// What a stop shows: the reason, the frame in the user's code with its
+/// source and locals, and the call chain.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub why: StopWhy,
+    /// The reason's kind in `data.reason` (`breakpoint`, `exception`, …).
+    pub kind: String,
+    pub thread: i64,
+    /// The chain, innermost first.
+    pub frames: Vec<ChainFrame>,
+    /// The frame shown: the top one, or the first of the user's when the
+    /// top is library code.
+    pub focus: usize,
+    /// Lines around the focus frame's line, numbered from 1.
+    pub source: Vec<(u64, String)>,
+    /// The focus frame's locals, or why there are none to show.
+    pub locals: Result<Locals, NoLocals>,
+    /// Whether the adapter gave as many frames as were asked for (there
+    /// may be more).
+    pub frames_capped: bool,
+}
+
+/// One frame of a stop's call chain.
+#[derive(Debug, Clone)]
+pub struct ChainFrame {
+    pub id: u64,
+    pub name: String,
+    /// Relative to the working directory when inside it.
+    pub path: Option<String>,
+    pub line: u64,
+    /// In the user's code (inside the working directory, outside
+    /// installed packages).
+    pub user: bool,
+    /// A marker between frames, not code: js-debug's async boundary.
+    pub label: bool,
+}
+
+/// The locals of a frame: the first few, and how many there are.
+#[derive(Debug, Clone)]
+pub struct Locals {
+    /// The first few, as the adapter listed them.
+    pub listed: Vec<Local>,
+    pub total: usize,
+}
+
+/// A local as a stop shows it.
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub name: String,
+    /// Cut at [`super::snapshot::MAX_LOCAL_VALUE`] characters.
+    pub value: String,
+    /// Whether the value was cut.
+    pub cut: bool,
+    pub ty: Option<String>,
+    /// What `variables` expands it with (0: nothing to expand).
+    pub reference: u64,
+}
+
+/// Why a frame shows no locals.
+#[derive(Debug, Clone)]
+pub enum NoLocals {
+    /// A reply did not fit DAP's types (the error quotes it).
+    BadReply(String),
+    /// A request failed: which (`scopes`, `locals`) and how.
+    Unreadable { what: &'static str, error: String },
+    /// No scope is the locals; the scopes the adapter named.
+    NoScope(Vec<String>),
+}
+
+impl Snapshot {
+    /// Where the stop is shown.
+    pub fn at(&self) -> FrameAt {
+        let focus = &self.frames[self.focus];
+        FrameAt { id: focus.id, path: focus.path.clone(), line: focus.line }
+    }
+}
+
+impl Settled {
+    /// Where the program is, for the session; none when it is not known.
+    pub fn state(&self) -> Option<RunState> {
+        match self {
+            Settled::Stopped(s) => Some(RunState::Stopped(Some(s.at()))),
+            Settled::StoppedBlind { trouble: Blind::BadReply(_), .. } => None,
+            Settled::StoppedBlind { .. } => Some(RunState::Stopped(None)),
+            Settled::Running { .. } | Settled::RanOn => Some(RunState::Running),
+            Settled::Exited { code, .. } => Some(RunState::Exited(Some(*code))),
+            Settled::Terminated { .. } => Some(RunState::Terminated),
+            Settled::Cancelled | Settled::AdapterGone(_) => None,
+        }
+    }
+
+    /// Whether it is a failure.
+    pub fn is_error(&self) -> bool {
+        matches!(
+            self,
+            Settled::Cancelled
+                | Settled::AdapterGone(_)
+                | Settled::StoppedBlind { trouble: Blind::BadReply(_), .. }
+        )
+    }
+
+    /// The breakpoints that never bound, when that is what the end says.
+    pub fn none_bound(&self) -> Option<&str> {
+        match self {
+            Settled::Exited { none_bound, .. } | Settled::Terminated { none_bound } => none_bound.as_deref(),
+            _ => None,
+        }
     }
 }

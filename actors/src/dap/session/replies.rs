@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{DebugReply, MAX_RAW_QUOTED};
+use super::MAX_RAW_QUOTED;
 use crate::text::cut;
 
 /// `body[field]` read as `T`, or an error naming the op and quoting the
@@ -17,19 +17,17 @@ pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
     op: &str,
     body: &Value,
     field: &str,
-) -> Result<T, DebugReply> {
+) -> Result<T, String> {
     serde_json::from_value(body[field].clone()).map_err(|e| {
         let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
-        DebugReply::err(format!(
-            "{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}"
-        ))
+        format!("{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}")
     })
 }
 
 /// A `stackTrace` answer's frames. js-debug marks the frames it skips
 /// (node's own) `deemphasize`, a hint DAP gives sources, not frames: read
 /// as `subtle`, the frame hint for the same thing.
-pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, DebugReply> {
+pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, String> {
     let mut body = body.clone();
     for frame in body["stackFrames"].as_array_mut().into_iter().flatten() {
         if frame["presentationHint"] == "deemphasize" {

@@ -525,16 +525,15 @@ async fn handshake(
         // launch does; without, the program runs on and the answer is at
         // once (stopped only if attaching stopped it).
         Some(spec) if has_breakpoints || matches!(spec, AttachSpec::RdbgPort(_)) => {
-            let r = settle(shared, client, 0, workdir, RUN_WAIT).await;
-            DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
+            settle(shared, client, 0, workdir, RUN_WAIT)
+                .await
+                .led(format!("attached to {}; ", spec.describe()))
         }
         Some(spec) => {
             let stop = shared.state.lock().stop.clone();
             match stop {
-                Some(stop) => {
-                    let r = snapshot(client, &stop, workdir).await;
-                    DebugReply { text: format!("attached to {}; {}", spec.describe(), r.text), ..r }
-                }
+                Some(stop) => DebugReply::settled(snapshot(client, &stop, workdir).await)
+                    .led(format!("attached to {}; ", spec.describe())),
                 None => DebugReply::left(
                     RunState::Running,
                     format!("attached to {}; it runs — set breakpoints, pause, or continue", spec.describe()),
@@ -542,22 +541,17 @@ async fn handshake(
                 ),
             }
         }
-        None => {
-            let r = settle(shared, client, 0, workdir, RUN_WAIT).await;
-            DebugReply { text: format!("launched; {}", r.text), ..r }
-        }
+        None => settle(shared, client, 0, workdir, RUN_WAIT).await.led("launched; "),
     };
     let bindings = shared.state.lock().bindings.clone();
     // Where the breakpoints bound, unless the answer already said that
     // none did.
-    if !reply.text.contains("none of your")
+    if reply.settled.as_ref().is_none_or(|s| s.none_bound().is_none())
         && let Some(summary) = bindings.summary(workdir)
     {
         notes.insert(0, summary);
     }
-    if !notes.is_empty() {
-        reply.text = format!("{}\n{}", reply.text, notes.join("\n"));
-    }
+    reply.notes.extend(notes);
     if reply.data.is_object() {
         reply.data["breakpoints"] = bindings.data(workdir);
         if !bindings.functions.is_empty() {

@@ -17,6 +17,8 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+mod render;
+
 /// The tool's name, as models call it and the runtime wires it.
 pub const NAME: &str = "debug";
 
@@ -498,16 +500,13 @@ impl ToolHandler for Debug {
                 Err(why) => return ToolResult::error(format!("debug: {why}")),
             };
             match session.send(Cancellable { op, cancel }).await {
-                Ok(reply) => ToolResult {
-                    is_error: reply.is_error,
-                    text: if status {
-                        format!("{}\n{}", reply.text, super::lsp::RESOURCES_HINT)
-                    } else {
-                        reply.text
-                    },
-                    data: Some(reply.data),
-                    images: Vec::new(),
-                },
+                Ok(reply) => {
+                    let mut answer = render::reply(reply);
+                    if status {
+                        answer.text = format!("{}\n{}", answer.text, super::lsp::RESOURCES_HINT);
+                    }
+                    answer
+                }
                 Err(e) => ToolResult::error(format!("debug: the session actor is not running ({e})")),
             }
         }))
