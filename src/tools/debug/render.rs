@@ -1,5 +1,6 @@
-//! Debug answers as text a model reads: where a run op left the program
-//! (a stop's snapshot, still running, ended, gone), after what the op said
+//! Debug answers as text a model reads: what an op found — where a run op
+//! left the program (a stop's snapshot, still running, ended, gone), the
+//! threads, a stack, scopes, children, a value — after what the op said
 //! and before its notes, with the structured form beside it.
 //!
 //! The snapshot is one bounded answer: the reason, `file:line in
@@ -12,7 +13,8 @@
 use serde_json::{Value, json};
 use tether_actors::dap::session::snapshot::{MAX_LOCAL_VALUE, MAX_LOCALS, SNAPSHOT_FRAMES};
 use tether_actors::dap::session::{
-    Blind, ChainFrame, DebugReply, MAX_FRAMES, MAX_VALUE, NoLocals, Settled, Snapshot, StopWhy,
+    Answer, Blind, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, NoLocals,
+    Settled, Snapshot, StopWhy,
 };
 use tether_actors::text::{cut, plural};
 
@@ -21,12 +23,15 @@ use crate::result::ToolResult;
 /// The snapshot's text budget, about 1,500 tokens.
 pub const SNAPSHOT_BUDGET: usize = 6_000;
 
-/// What the model reads of `reply`: its text, where it settled, its notes.
+/// What the model reads of `reply`: its text, what it found, its notes.
 pub fn reply(reply: DebugReply) -> ToolResult {
-    let DebugReply { is_error, mut text, data, settled, notes, .. } = reply;
-    let data = match settled {
-        Some(settled) => {
-            let (said, mut shown) = self::settled(&settled);
+    let DebugReply { is_error, mut text, data, answer, notes, .. } = reply;
+    let data = match answer {
+        Some(answer) => {
+            let (said, mut shown) = match &answer {
+                Answer::Settled(s) => settled(s),
+                listing => self::listing(listing),
+            };
             text.push_str(&said);
             if let (Value::Object(shown), Value::Object(extra)) = (&mut shown, data) {
                 shown.extend(extra);
@@ -89,6 +94,101 @@ pub fn settled(settled: &Settled) -> (String, Value) {
             Value::Null,
         ),
         Settled::AdapterGone(why) => (format!("the debug adapter went away: {why}"), Value::Null),
+    }
+}
+
+/// What an inspecting op found, in words and as data.
+fn listing(answer: &Answer) -> (String, Value) {
+    match answer {
+        Answer::Settled(s) => settled(s),
+        Answer::Threads { listed, total } => {
+            let mut text =
+                listed.iter().map(|(id, name)| format!("{id} {name}")).collect::<Vec<_>>().join("\n");
+            if *total > listed.len() {
+                text.push_str(&format!(
+                    "\n… {} more threads (listed at most {MAX_THREADS})",
+                    total - listed.len()
+                ));
+            }
+            let data = json!({
+                "threads": listed.iter().map(|(id, name)| json!({"id": id, "name": name})).collect::<Vec<_>>(),
+                "total": total,
+            });
+            (if text.is_empty() { "no threads".into() } else { text }, data)
+        }
+        Answer::Stack { frames, total } => {
+            let mut text = String::new();
+            for (i, f) in frames.iter().enumerate() {
+                let path = f.shown_path.as_deref().unwrap_or("?");
+                text.push_str(&format!("#{i} frame_id={} {} at {path}:{}\n", f.id, f.name, f.line));
+            }
+            if *total > MAX_FRAMES {
+                text.push_str(&format!(
+                    "… {} more frames not shown (cap {MAX_FRAMES})\n",
+                    total - MAX_FRAMES
+                ));
+            }
+            let shown: Vec<Value> = frames
+                .iter()
+                .map(|f| json!({"id": f.id, "name": f.name, "line": f.line, "path": f.path}))
+                .collect();
+            (text.trim_end().to_string(), json!({"frames": shown, "total": total}))
+        }
+        Answer::Scopes(scopes) => {
+            let text = scopes
+                .iter()
+                .map(|s| format!("{} reference={}", s.name, s.reference))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let data = json!({"scopes": scopes
+                .iter()
+                .map(|s| json!({"name": s.name, "reference": s.reference, "expensive": s.expensive}))
+                .collect::<Vec<_>>()});
+            (if text.is_empty() { "no scopes".into() } else { text }, data)
+        }
+        Answer::Variables { listed, total } => {
+            let mut text = String::new();
+            for v in listed {
+                let ty = v.ty.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
+                let expand =
+                    if v.reference > 0 { format!(" [reference={}]", v.reference) } else { String::new() };
+                text.push_str(&format!("{} = {}{ty}{expand}\n", v.name, v.value));
+            }
+            if *total > listed.len() {
+                text.push_str(&format!(
+                    "… {} more children not shown (cap {MAX_CHILDREN})\n",
+                    total - listed.len()
+                ));
+            }
+            let cut_values = listed.iter().filter(|v| v.cut).count();
+            if cut_values > 0 {
+                text.push_str(&format!("({cut_values} value(s) cut at {MAX_VALUE} characters)\n"));
+            }
+            let data: Vec<Value> = listed
+                .iter()
+                .map(|v| json!({"name": v.name, "value": v.value, "type": v.ty, "reference": v.reference, "value_cut": v.cut}))
+                .collect();
+            let text = if text.is_empty() { "no children".into() } else { text.trim_end().to_string() };
+            (text, json!({"variables": data, "total": total}))
+        }
+        Answer::Evaluated(e) => {
+            let ty = e.ty.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
+            let note = if e.cut {
+                format!(
+                    "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
+                )
+            } else {
+                String::new()
+            };
+            let data = json!({
+                "expression": e.expression,
+                "result": e.value,
+                "type": e.ty,
+                "cut": e.cut,
+                "reference": e.reference,
+            });
+            (format!("{} = {}{ty}{note}", e.expression, e.value), data)
+        }
     }
 }
 
@@ -254,7 +354,7 @@ fn within_budget(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_actors::dap::session::{Local, Locals};
+    use tether_actors::dap::session::{Child, Evaluated, Local, Locals, StackFrameAt};
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> ChainFrame {
         ChainFrame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user, label: false }
@@ -310,7 +410,7 @@ mod tests {
             text: "launched; ".into(),
             data: json!({"exception_filters": []}),
             state: None,
-            settled: Some(Settled::Stopped(Box::new(snap))),
+            answer: Some(Answer::Settled(Settled::Stopped(Box::new(snap)))),
             notes: vec!["2 breakpoints bound".into()],
         });
         let text = &reply.text;
@@ -361,5 +461,44 @@ mod tests {
             settled(&Settled::Exited { code: 3, none_bound: Some("none of your 1 breakpoint bound".into()) });
         assert_eq!(text, "the program exited with code 3; none of your 1 breakpoint bound");
         assert_eq!(data, json!({"exit_code": 3, "state": "exited"}));
+    }
+
+    #[test]
+    fn listings_state_their_caps_and_what_they_left_out() {
+        let (text, data) = listing(&Answer::Threads { listed: vec![(1, "MainThread".into())], total: 101 });
+        assert_eq!(text, "1 MainThread\n… 100 more threads (listed at most 100)");
+        assert_eq!(data["total"], 101);
+        let frame = StackFrameAt {
+            id: 7,
+            name: "main".into(),
+            path: Some("/w/prog.py".into()),
+            shown_path: Some("prog.py".into()),
+            line: 4,
+        };
+        let (text, data) = listing(&Answer::Stack { frames: vec![frame], total: 31 });
+        assert_eq!(text, "#0 frame_id=7 main at prog.py:4\n… 1 more frames not shown (cap 30)");
+        assert_eq!(data["frames"][0]["path"], "/w/prog.py", "the data keeps the adapter's path");
+        let child = Child {
+            name: "xs".into(),
+            value: "[1, …".into(),
+            cut: true,
+            ty: Some("list".into()),
+            reference: 9,
+        };
+        let (text, data) = listing(&Answer::Variables { listed: vec![child], total: 1 });
+        assert_eq!(text, "xs = [1, … (list) [reference=9]\n(1 value(s) cut at 400 characters)");
+        assert_eq!(data["variables"][0]["value_cut"], true);
+        assert_eq!(listing(&Answer::Variables { listed: vec![], total: 0 }).0, "no children");
+        assert_eq!(listing(&Answer::Scopes(vec![])).0, "no scopes");
+        let value = Evaluated {
+            expression: "n + 1".into(),
+            value: "8".into(),
+            cut: false,
+            ty: Some("int".into()),
+            reference: 0,
+        };
+        let (text, data) = listing(&Answer::Evaluated(value));
+        assert_eq!(text, "n + 1 = 8 (int)");
+        assert_eq!(data["result"], "8");
     }
 }

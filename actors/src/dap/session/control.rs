@@ -524,7 +524,7 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         text: format!("{}\n{}", first.text, other.text),
         data,
         state: other.state.or(first.state),
-        settled: other.settled.or(first.settled),
+        answer: other.answer.or(first.answer),
         notes: [first.notes, other.notes].concat(),
     }
 }

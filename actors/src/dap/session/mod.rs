@@ -134,7 +134,8 @@ impl Message for Cancellable {
 pub mod breakpoints;
 mod outcome;
 pub use outcome::{
-    Blind, ChainFrame, DebugReply, FrameAt, Local, Locals, NoLocals, RunState, Settled, Snapshot, StopWhy,
+    Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, FrameAt, Local, Locals, NoLocals, RunState,
+    ScopeAt, Settled, Snapshot, StackFrameAt, StopWhy,
 };
 mod control;
 mod describe;

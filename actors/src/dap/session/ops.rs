@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
-    DebugOp, DebugReply, EXIT_REPORT_WAIT, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT,
-    RUN_WAIT, Settled,
+    Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS,
+    MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
 };
 use crate::wire::dap::{DapClient, Ended};
 
@@ -143,21 +143,9 @@ pub(super) async fn inspect(
                     Ok(t) => t,
                     Err(why) => return DebugReply::err(why),
                 };
-                let shown: Vec<(u64, String)> =
+                let listed =
                     threads.iter().take(MAX_THREADS).map(|t| (t.id, cut(&t.name, MAX_VALUE).0)).collect();
-                let mut text =
-                    shown.iter().map(|(id, name)| format!("{id} {name}")).collect::<Vec<_>>().join("\n");
-                if threads.len() > shown.len() {
-                    text.push_str(&format!(
-                        "\n… {} more threads (listed at most {MAX_THREADS})",
-                        threads.len() - shown.len()
-                    ));
-                }
-                let data = json!({
-                    "threads": shown.iter().map(|(id, name)| json!({"id": id, "name": name})).collect::<Vec<_>>(),
-                    "total": threads.len(),
-                });
-                DebugReply::ok(if text.is_empty() { "no threads".into() } else { text }, data)
+                DebugReply::found(Answer::Threads { listed, total: threads.len() })
             }
             Err(e) => DebugReply::err(format!("threads failed: {e}")),
         },
@@ -179,24 +167,21 @@ pub(super) async fn inspect(
                         .map(|t| t as usize)
                         .unwrap_or(frames.len())
                         .max(frames.len());
-                    let mut text = String::new();
-                    for (i, f) in frames.iter().take(MAX_FRAMES).enumerate() {
-                        let path = f
-                            .source
-                            .as_ref()
-                            .and_then(|s| s.path.as_deref())
-                            .map(|p| display(&workdir, p))
-                            .unwrap_or_else(|| "?".into());
-                        text.push_str(&format!("#{i} frame_id={} {} at {path}:{}\n", f.id, f.name, f.line));
-                    }
-                    if total > MAX_FRAMES {
-                        text.push_str(&format!(
-                            "… {} more frames not shown (cap {MAX_FRAMES})\n",
-                            total - MAX_FRAMES
-                        ));
-                    }
-                    let shown: Vec<Value> = frames.iter().take(MAX_FRAMES).map(|f| json!({"id": f.id, "name": f.name, "line": f.line, "path": f.source.as_ref().and_then(|s| s.path.clone())})).collect();
-                    DebugReply::ok(text.trim_end(), json!({"frames": shown, "total": total}))
+                    let frames = frames
+                        .into_iter()
+                        .take(MAX_FRAMES)
+                        .map(|f| {
+                            let path = f.source.and_then(|s| s.path);
+                            StackFrameAt {
+                                id: f.id,
+                                name: f.name,
+                                shown_path: path.as_deref().map(|p| display(&workdir, p)),
+                                path,
+                                line: f.line,
+                            }
+                        })
+                        .collect();
+                    DebugReply::found(Answer::Stack { frames, total })
                 }
                 Err(e) => DebugReply::err(format!("stack failed: {e}")),
             }
@@ -209,13 +194,15 @@ pub(super) async fn inspect(
                         Ok(s) => s,
                         Err(why) => return DebugReply::err(why),
                     };
-                    let text = scopes
+                    let scopes = scopes
                         .iter()
-                        .map(|s| format!("{} reference={}", cut(&s.name, MAX_VALUE).0, s.variables_reference))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    let data = json!({"scopes": scopes.iter().map(|s| json!({"name": cut(&s.name, MAX_VALUE).0, "reference": s.variables_reference, "expensive": s.expensive})).collect::<Vec<_>>()});
-                    DebugReply::ok(if text.is_empty() { "no scopes".into() } else { text }, data)
+                        .map(|s| ScopeAt {
+                            name: cut(&s.name, MAX_VALUE).0,
+                            reference: s.variables_reference,
+                            expensive: s.expensive,
+                        })
+                        .collect();
+                    DebugReply::found(Answer::Scopes(scopes))
                 }
                 Err(e) => DebugReply::err(format!(
                     "scopes failed for frame_id {frame}: {e} (frame ids come from stack)"
@@ -230,34 +217,22 @@ pub(super) async fn inspect(
                         Ok(v) => v,
                         Err(why) => return DebugReply::err(why),
                     };
-                    let mut text = String::new();
-                    let mut data = Vec::new();
-                    let mut cut_values = 0;
-                    for v in vars.iter().take(MAX_CHILDREN) {
-                        let (value, was_cut) = cut(&v.value, MAX_VALUE);
-                        cut_values += usize::from(was_cut);
-                        let ty = v.type_.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
-                        let expand = if v.variables_reference > 0 {
-                            format!(" [reference={}]", v.variables_reference)
-                        } else {
-                            String::new()
-                        };
-                        text.push_str(&format!("{} = {value}{ty}{expand}\n", v.name));
-                        data.push(json!({"name": v.name, "value": value, "type": v.type_, "reference": v.variables_reference, "value_cut": was_cut}));
-                    }
-                    if vars.len() > MAX_CHILDREN {
-                        text.push_str(&format!(
-                            "… {} more children not shown (cap {MAX_CHILDREN})\n",
-                            vars.len() - MAX_CHILDREN
-                        ));
-                    }
-                    if cut_values > 0 {
-                        text.push_str(&format!("({cut_values} value(s) cut at {MAX_VALUE} characters)\n"));
-                    }
-                    DebugReply::ok(
-                        if text.is_empty() { "no children".into() } else { text.trim_end().to_string() },
-                        json!({"variables": data, "total": vars.len()}),
-                    )
+                    let total = vars.len();
+                    let listed = vars
+                        .into_iter()
+                        .take(MAX_CHILDREN)
+                        .map(|v| {
+                            let (value, was_cut) = cut(&v.value, MAX_VALUE);
+                            Child {
+                                name: v.name,
+                                value,
+                                cut: was_cut,
+                                ty: v.type_,
+                                reference: v.variables_reference,
+                            }
+                        })
+                        .collect();
+                    DebugReply::found(Answer::Variables { listed, total })
                 }
                 Err(e) => DebugReply::err(format!(
                     "variables failed for reference {reference}: {e} (references come from scopes or variables)"
@@ -286,23 +261,13 @@ pub(super) async fn inspect(
             match client.request("evaluate", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
                     let (value, was_cut) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
-                    let ty_name = body["type"].as_str().map(|t| cut(t, MAX_VALUE).0);
-                    let ty = ty_name.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
-                    let note = if was_cut {
-                        format!(
-                            "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
-                        )
-                    } else {
-                        String::new()
-                    };
-                    let data = json!({
-                        "expression": expression,
-                        "result": value,
-                        "type": ty_name,
-                        "cut": was_cut,
-                        "reference": body["variablesReference"].as_i64().unwrap_or(0),
-                    });
-                    DebugReply::ok(format!("{expression} = {value}{ty}{note}"), data)
+                    DebugReply::found(Answer::Evaluated(Evaluated {
+                        value,
+                        cut: was_cut,
+                        ty: body["type"].as_str().map(|t| cut(t, MAX_VALUE).0),
+                        reference: body["variablesReference"].as_i64().unwrap_or(0),
+                        expression,
+                    }))
                 }
                 Err(e) => DebugReply::err(format!("evaluate `{expression}` failed: {e}")),
             }

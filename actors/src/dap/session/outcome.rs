@@ -21,8 +21,8 @@ pub struct DebugReply {
     /// written from it): what the session decides by, never read back
     /// from the JSON.
     pub state: Option<RunState>,
-    /// Where a run op settled, for the tool to write out after `text`.
-    pub settled: Option<Settled>,
+    /// What the op found, for the tool to write out after `text`.
+    pub answer: Option<Answer>,
     /// Lines after the answer: what went wrong out of sight meanwhile,
     /// where breakpoints bound.
     pub notes: Vec<String>,
@@ -67,7 +67,7 @@ impl RunState {
 
 impl DebugReply {
     pub(super) fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self { is_error: false, text: text.into(), data, state: None, settled: None, notes: Vec::new() }
+        Self { is_error: false, text: text.into(), data, state: None, answer: None, notes: Vec::new() }
     }
     pub(super) fn err(text: impl Into<String>) -> Self {
         Self {
@@ -75,7 +75,18 @@ impl DebugReply {
             text: text.into(),
             data: Value::Null,
             state: None,
-            settled: None,
+            answer: None,
+            notes: Vec::new(),
+        }
+    }
+    /// What an op found, nothing before it.
+    pub(super) fn found(answer: Answer) -> Self {
+        Self {
+            is_error: false,
+            text: String::new(),
+            data: json!({}),
+            state: None,
+            answer: Some(answer),
             notes: Vec::new(),
         }
     }
@@ -86,7 +97,7 @@ impl DebugReply {
             text: String::new(),
             data: json!({}),
             state: settled.state(),
-            settled: Some(settled),
+            answer: Some(Answer::Settled(settled)),
             notes: Vec::new(),
         }
     }
@@ -100,15 +111,82 @@ impl DebugReply {
     pub(super) fn left(state: RunState, text: impl Into<String>, data: Value) -> Self {
         let mut data = if data.is_object() { data } else { json!({}) };
         data["state"] = json!(state.as_str());
-        Self {
-            is_error: false,
-            text: text.into(),
-            data,
-            state: Some(state),
-            settled: None,
-            notes: Vec::new(),
+        Self { is_error: false, text: text.into(), data, state: Some(state), answer: None, notes: Vec::new() }
+    }
+
+    /// Where a run op settled, when it did.
+    pub fn as_settled(&self) -> Option<&Settled> {
+        match &self.answer {
+            Some(Answer::Settled(s)) => Some(s),
+            _ => None,
         }
     }
+}
+
+/// What an op found, as the tool writes it out.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// Where a run op left the program.
+    Settled(Settled),
+    /// The first threads (id, name cut) and how many there are.
+    Threads { listed: Vec<(u64, String)>, total: usize },
+    /// The first frames of a stack, and how many there are.
+    Stack { frames: Vec<StackFrameAt>, total: usize },
+    /// A frame's scopes.
+    Scopes(Vec<ScopeAt>),
+    /// The first children of a reference, and how many there are.
+    Variables { listed: Vec<Child>, total: usize },
+    /// What an expression evaluated to.
+    Evaluated(Evaluated),
+}
+
+/// A frame as `stack` lists it.
+#[derive(Debug, Clone)]
+pub struct StackFrameAt {
+    pub id: u64,
+    pub name: String,
+    /// As the adapter named it.
+    pub path: Option<String>,
+    /// Relative to the working directory when inside it.
+    pub shown_path: Option<String>,
+    pub line: u64,
+}
+
+/// A scope of a frame.
+#[derive(Debug, Clone)]
+pub struct ScopeAt {
+    /// Cut at [`super::MAX_VALUE`] characters.
+    pub name: String,
+    /// What `variables` lists it with.
+    pub reference: u64,
+    /// Whether the adapter says listing it is expensive.
+    pub expensive: bool,
+}
+
+/// A child `variables` lists.
+#[derive(Debug, Clone)]
+pub struct Child {
+    pub name: String,
+    /// Cut at [`super::MAX_VALUE`] characters.
+    pub value: String,
+    /// Whether the value was cut.
+    pub cut: bool,
+    pub ty: Option<String>,
+    /// What `variables` expands it with (0: nothing to expand).
+    pub reference: u64,
+}
+
+/// An expression's value.
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    pub expression: String,
+    /// Cut at [`super::MAX_VALUE`] characters.
+    pub value: String,
+    /// Whether the value was cut.
+    pub cut: bool,
+    pub ty: Option<String>,
+    /// What `variables` expands it with (0: nothing to expand).
+    pub reference: i64,
 }
 
 /// Where a run op left the program, as the tool writes it out: a stop

@@ -546,7 +546,7 @@ async fn handshake(
     let bindings = shared.state.lock().bindings.clone();
     // Where the breakpoints bound, unless the answer already said that
     // none did.
-    if reply.settled.as_ref().is_none_or(|s| s.none_bound().is_none())
+    if reply.as_settled().is_none_or(|s| s.none_bound().is_none())
         && let Some(summary) = bindings.summary(workdir)
     {
         notes.insert(0, summary);
