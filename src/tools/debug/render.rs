@@ -13,8 +13,8 @@
 use serde_json::{Value, json};
 use tether_actors::dap::session::snapshot::{MAX_LOCAL_VALUE, MAX_LOCALS, SNAPSHOT_FRAMES};
 use tether_actors::dap::session::{
-    Answer, Blind, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, NoLocals,
-    Settled, Snapshot, StopWhy,
+    Answer, Blind, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_OUTPUT, MAX_THREADS, MAX_VALUE,
+    NoLocals, SessionNow, Settled, Snapshot, StopWhy,
 };
 use tether_actors::text::{cut, plural};
 
@@ -27,11 +27,8 @@ pub const SNAPSHOT_BUDGET: usize = 6_000;
 pub fn reply(reply: DebugReply) -> ToolResult {
     let DebugReply { is_error, mut text, data, answer, notes, .. } = reply;
     let data = match answer {
-        Some(answer) => {
-            let (said, mut shown) = match &answer {
-                Answer::Settled(s) => settled(s),
-                listing => self::listing(listing),
-            };
+        Some(found) => {
+            let (said, mut shown) = self::answer(&found);
             text.push_str(&said);
             if let (Value::Object(shown), Value::Object(extra)) = (&mut shown, data) {
                 shown.extend(extra);
@@ -46,27 +43,103 @@ pub fn reply(reply: DebugReply) -> ToolResult {
     ToolResult { is_error, text, data: Some(data), images: Vec::new() }
 }
 
-/// Where a run op left the program, in words and as data (`state` among
-/// its keys; null for a failure).
-pub fn settled(settled: &Settled) -> (String, Value) {
-    const RUNS_ON: &str = "it keeps running — use pause to stop it, or status";
-    let state = settled.state().map(|s| s.as_str());
-    let with_state = |mut data: Value| {
-        data["state"] = json!(state);
-        data
+/// What an op found, in words and as data; `data.state` says where it
+/// left the program, when it says (a failure's data is null).
+fn answer(answer: &Answer) -> (String, Value) {
+    let (text, mut data) = match answer {
+        Answer::Settled(s) => settled(s),
+        Answer::Session { head, now } => {
+            let head = format!("{} session on {} (up {} s)", head.adapter, head.program, head.up.as_secs());
+            match now.as_ref() {
+                SessionNow::Exited(code) => {
+                    (format!("{head}: the program exited with code {code}"), json!({}))
+                }
+                SessionNow::Terminated => (format!("{head}: the program terminated"), json!({})),
+                SessionNow::Stopped(s) => {
+                    let (text, data) = settled(s);
+                    (format!("{head}: {text}"), data)
+                }
+                SessionNow::Running => (format!("{head}: running"), json!({})),
+            }
+        }
+        Answer::NoSession { last, held_breakpoints } => {
+            let mut text = "no debug session is running".to_string();
+            if let Some(why) = last {
+                text.push_str(&format!("; the last one ended: {why}"));
+            }
+            if *held_breakpoints > 0 {
+                text.push_str(&format!("; {held_breakpoints} breakpoint(s) set for the next launch"));
+            }
+            (text, json!({"running": false}))
+        }
+        Answer::Ended { detached: true } => {
+            ("detached from the program, which keeps running; the session is over".into(), json!({}))
+        }
+        Answer::Ended { detached: false } => {
+            ("terminated the session: adapter and program were killed".into(), json!({}))
+        }
+        Answer::AlreadyEnded(why) => {
+            (format!("no debug session is running; the last one already ended: {why}"), json!({}))
+        }
+        Answer::Output { text, dropped } => {
+            let mut text = text.clone();
+            if *dropped > 0 {
+                text = format!(
+                    "… {dropped} earlier bytes dropped (the last {} KiB are kept)\n{text}",
+                    MAX_OUTPUT / 1024
+                );
+            }
+            if text.is_empty() {
+                text = "(no output yet)".into();
+            }
+            (text, json!({"dropped": dropped}))
+        }
+        Answer::Adapters(rows) => {
+            let mut text = String::new();
+            for row in rows {
+                match row.attach {
+                    None => text.push_str(&format!("{}: not usable — {}\n", row.id, row.detail)),
+                    Some(attach) => text.push_str(&format!(
+                        "{}: {} — {}; {attach}\n",
+                        row.id,
+                        if row.usable { "usable" } else { "not usable" },
+                        row.detail
+                    )),
+                }
+            }
+            let data: Vec<Value> = rows
+                .iter()
+                .map(|row| match row.attach {
+                    // A language no adapter serves is no adapter id to pass.
+                    None => json!({"language": row.id, "usable": false, "detail": row.detail}),
+                    Some(attach) => {
+                        json!({"adapter": row.id, "usable": row.usable, "detail": row.detail, "attach": attach})
+                    }
+                })
+                .collect();
+            (text.trim_end().to_string(), Value::Array(data))
+        }
+        listing => self::listing(listing),
     };
+    if let (Some(state), Value::Object(data)) = (answer.state(), &mut data) {
+        data.insert("state".into(), json!(state.as_str()));
+    }
+    (text, data)
+}
+
+/// Where a run op left the program, in words and as data (null for a
+/// failure).
+fn settled(settled: &Settled) -> (String, Value) {
+    const RUNS_ON: &str = "it keeps running — use pause to stop it, or status";
     let ended = |what: String, none_bound: &Option<String>| match none_bound {
         Some(why) => format!("{what}; {why}"),
         None => what,
     };
     match settled {
-        Settled::Stopped(snapshot) => {
-            let (text, data) = self::snapshot(snapshot);
-            (text, with_state(data))
-        }
+        Settled::Stopped(snapshot) => self::snapshot(snapshot),
         Settled::StoppedBlind { why, kind, thread, trouble } => {
             let head = format!("stopped ({}), thread {thread}", reason(why));
-            let data = with_state(json!({"reason": kind, "thread": thread}));
+            let data = json!({"reason": kind, "thread": thread});
             match trouble {
                 Blind::BadReply(error) => (format!("{head}; {error}"), Value::Null),
                 Blind::Unreadable(error) => (format!("{head}; the stack could not be read: {error}"), data),
@@ -74,21 +147,16 @@ pub fn settled(settled: &Settled) -> (String, Value) {
             }
         }
         Settled::Running { waited: Some(wait) } => {
-            (format!("still running after {} s; {RUNS_ON}", wait.as_secs()), with_state(json!({})))
+            (format!("still running after {} s; {RUNS_ON}", wait.as_secs()), json!({}))
         }
-        Settled::Running { waited: None } => (format!("still running; {RUNS_ON}"), with_state(json!({}))),
-        Settled::RanOn => (
-            format!("it stopped and ran on before the stop could be read; {RUNS_ON}"),
-            with_state(json!({})),
-        ),
-        Settled::Exited { code, none_bound } => (
-            ended(format!("the program exited with code {code}"), none_bound),
-            with_state(json!({"exit_code": code})),
-        ),
-        Settled::Terminated { none_bound } => (
-            ended("the debug session ended (the program terminated)".into(), none_bound),
-            with_state(json!({})),
-        ),
+        Settled::Running { waited: None } => (format!("still running; {RUNS_ON}"), json!({})),
+        Settled::RanOn => (format!("it stopped and ran on before the stop could be read; {RUNS_ON}"), json!({})),
+        Settled::Exited { code, none_bound } => {
+            (ended(format!("the program exited with code {code}"), none_bound), json!({"exit_code": code}))
+        }
+        Settled::Terminated { none_bound } => {
+            (ended("the debug session ended (the program terminated)".into(), none_bound), json!({}))
+        }
         Settled::Cancelled => (
             "the call was cancelled, so tether stopped waiting; the program keeps running — use pause to stop it, or status".into(),
             Value::Null,
@@ -100,7 +168,6 @@ pub fn settled(settled: &Settled) -> (String, Value) {
 /// What an inspecting op found, in words and as data.
 fn listing(answer: &Answer) -> (String, Value) {
     match answer {
-        Answer::Settled(s) => settled(s),
         Answer::Threads { listed, total } => {
             let mut text =
                 listed.iter().map(|(id, name)| format!("{id} {name}")).collect::<Vec<_>>().join("\n");
@@ -189,6 +256,7 @@ fn listing(answer: &Answer) -> (String, Value) {
             });
             (format!("{} = {}{ty}{note}", e.expression, e.value), data)
         }
+        other => self::answer(other),
     }
 }
 
@@ -436,10 +504,11 @@ mod tests {
 
     #[test]
     fn missing_locals_say_why() {
-        let (text, data) = settled(&Settled::Stopped(Box::new(stop(Err(NoLocals::NoScope(vec![
-            "Globals".into(),
-            "Registers".into(),
-        ]))))));
+        let (text, data) =
+            answer(&Answer::Settled(Settled::Stopped(Box::new(stop(Err(NoLocals::NoScope(vec![
+                "Globals".into(),
+                "Registers".into(),
+            ])))))));
         assert!(
             text.contains(
                 "locals of main [frame_id=1]: the adapter names no locals scope (scopes: Globals, Registers)"
@@ -451,14 +520,16 @@ mod tests {
 
     #[test]
     fn failures_carry_no_data_and_ends_name_unbound_breakpoints() {
-        let (text, data) = settled(&Settled::AdapterGone("exited with status 7".into()));
+        let (text, data) = answer(&Answer::Settled(Settled::AdapterGone("exited with status 7".into())));
         assert_eq!(text, "the debug adapter went away: exited with status 7");
         assert!(data.is_null());
-        let (text, data) = settled(&Settled::Cancelled);
+        let (text, data) = answer(&Answer::Settled(Settled::Cancelled));
         assert!(text.ends_with("the program keeps running — use pause to stop it, or status"), "{text}");
         assert!(data.is_null());
-        let (text, data) =
-            settled(&Settled::Exited { code: 3, none_bound: Some("none of your 1 breakpoint bound".into()) });
+        let (text, data) = answer(&Answer::Settled(Settled::Exited {
+            code: 3,
+            none_bound: Some("none of your 1 breakpoint bound".into()),
+        }));
         assert_eq!(text, "the program exited with code 3; none of your 1 breakpoint bound");
         assert_eq!(data, json!({"exit_code": 3, "state": "exited"}));
     }

@@ -134,8 +134,8 @@ impl Message for Cancellable {
 pub mod breakpoints;
 mod outcome;
 pub use outcome::{
-    Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, FrameAt, Local, Locals, NoLocals, RunState,
-    ScopeAt, Settled, Snapshot, StackFrameAt, StopWhy,
+    AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, FrameAt, Local, Locals, NoLocals,
+    RunState, ScopeAt, SessionHead, SessionNow, Settled, Snapshot, StackFrameAt, StopWhy,
 };
 mod control;
 mod describe;
@@ -384,78 +384,45 @@ impl DebugSessionActor {
         let workdir = self.workdir.clone();
         match op {
             DebugOp::Adapters => {
-                let rows = adapters::report(&workdir);
-                let mut text = String::new();
-                for (id, usable, detail) in &rows {
-                    if adapters::MISSING.iter().any(|(m, _, _)| m == id) {
-                        text.push_str(&format!("{id}: not usable — {detail}\n"));
-                        continue;
-                    }
-                    text.push_str(&format!(
-                        "{id}: {} — {detail}; {}\n",
-                        if *usable { "usable" } else { "not usable" },
-                        adapters::attach_forms(id)
-                    ));
-                }
-                let data = json!(
-                    rows.iter()
-                        .map(|(id, u, d)| {
-                            // A language no adapter serves is no adapter id to pass.
-                            if adapters::MISSING.iter().any(|(m, _, _)| m == id) {
-                                json!({"language": id, "usable": false, "detail": d})
-                            } else {
-                                json!({"adapter": id, "usable": u, "detail": d, "attach": adapters::attach_forms(id)})
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                );
-                ready(DebugReply::ok(text.trim_end(), data))
+                let rows = adapters::report(&workdir)
+                    .into_iter()
+                    .map(|(id, usable, detail)| {
+                        // A language no adapter serves is no adapter id to pass.
+                        let served = !adapters::MISSING.iter().any(|(m, _, _)| *m == id);
+                        let attach = served.then(|| adapters::attach_forms(&id));
+                        AdapterRow { id, usable, detail, attach }
+                    })
+                    .collect();
+                ready(DebugReply::found(Answer::Adapters(rows)))
             }
             DebugOp::Status => {
                 let Some(s) = &self.session else {
-                    let mut text = "no debug session is running".to_string();
-                    if let Some(why) = self.expired.take().or_else(|| self.ended.clone()) {
-                        text.push_str(&format!("; the last one ended: {why}"));
-                    }
-                    let bps = self.breakpoints.values().map(Vec::len).sum::<usize>() + self.functions.len();
-                    if bps > 0 {
-                        text.push_str(&format!("; {bps} breakpoint(s) set for the next launch"));
-                    }
-                    return ready(DebugReply::ok(text, json!({"running": false})));
+                    let last = self.expired.take().or_else(|| self.ended.clone());
+                    let held_breakpoints =
+                        self.breakpoints.values().map(Vec::len).sum::<usize>() + self.functions.len();
+                    return ready(DebugReply::found(Answer::NoSession { last, held_breakpoints }));
                 };
                 let (client, shared) = (s.shared.target_or(&s.client), s.shared.clone());
-                let head = format!(
-                    "{} session on {} (up {} s)",
-                    s.adapter,
-                    s.program,
-                    s.started.elapsed().as_secs()
-                );
+                let head =
+                    SessionHead { adapter: s.adapter, program: s.program.clone(), up: s.started.elapsed() };
                 AtomicResponse::new(Box::pin(
                     async move {
                         let (stop, running, exit, terminated) = {
                             let st = shared.state.lock();
                             (st.stop.clone(), st.running, st.exit_code, st.terminated)
                         };
-                        match (stop, exit) {
-                            (_, Some(code)) => DebugReply::left(
-                                RunState::Exited(Some(code)),
-                                format!("{head}: the program exited with code {code}"),
-                                json!({}),
-                            ),
+                        let now = match (stop, exit) {
+                            (_, Some(code)) => SessionNow::Exited(code),
                             // Some adapters end with `terminated` and no `exited`.
-                            (_, None) if terminated => DebugReply::left(
-                                RunState::Terminated,
-                                format!("{head}: the program terminated"),
-                                json!({}),
-                            ),
+                            (_, None) if terminated => SessionNow::Terminated,
                             // Stopped: the same snapshot the stop answered with, so
                             // "where was I" needs no second call.
                             (Some(stop), None) if !running => {
-                                DebugReply::settled(snapshot::snapshot(&client, &stop, &workdir).await)
-                                    .led(format!("{head}: "))
+                                SessionNow::Stopped(snapshot::snapshot(&client, &stop, &workdir).await)
                             }
-                            _ => DebugReply::left(RunState::Running, format!("{head}: running"), json!({})),
-                        }
+                            _ => SessionNow::Running,
+                        };
+                        DebugReply::found(Answer::Session { head, now: Box::new(now) })
                     }
                     .into_actor(self),
                 ))
@@ -492,38 +459,18 @@ impl DebugSessionActor {
                 };
                 let st = s.shared.state.lock();
                 let bytes: Vec<u8> = st.output.iter().copied().collect();
-                let mut text = String::from_utf8_lossy(&bytes).into_owned();
-                if st.dropped > 0 {
-                    text = format!(
-                        "… {} earlier bytes dropped (the last {} KiB are kept)\n{text}",
-                        st.dropped,
-                        MAX_OUTPUT / 1024
-                    );
-                }
-                if text.is_empty() {
-                    text = "(no output yet)".into();
-                }
-                ready(DebugReply::ok(text, json!({"dropped": st.dropped})))
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                ready(DebugReply::found(Answer::Output { text, dropped: st.dropped }))
             }
             DebugOp::Terminate => {
-                let attached = self.session.as_ref().is_some_and(|s| s.attached);
-                let text = if attached {
-                    "detached from the program, which keeps running; the session is over"
-                } else {
-                    "terminated the session: adapter and program were killed"
-                };
+                let detached = self.session.as_ref().is_some_and(|s| s.attached);
                 match self.end("terminated on request") {
                     Some(f) => AtomicResponse::new(Box::pin(
-                        f.into_actor(self)
-                            .map(move |(), _, _| DebugReply::left(RunState::Terminated, text, json!({}))),
+                        f.into_actor(self).map(move |(), _, _| DebugReply::found(Answer::Ended { detached })),
                     )),
                     // Already over (adapter or program gone, TTL): nothing is left to kill.
                     None => match self.ended.clone() {
-                        Some(why) => ready(DebugReply::left(
-                            RunState::Terminated,
-                            format!("no debug session is running; the last one already ended: {why}"),
-                            json!({}),
-                        )),
+                        Some(why) => ready(DebugReply::found(Answer::AlreadyEnded(why))),
                         None => ready(DebugReply::err(self.no_session())),
                     },
                 }

@@ -79,13 +79,14 @@ impl DebugReply {
             notes: Vec::new(),
         }
     }
-    /// What an op found, nothing before it.
+    /// What an op found, nothing before it; where it left the program
+    /// when the answer says.
     pub(super) fn found(answer: Answer) -> Self {
         Self {
-            is_error: false,
+            is_error: answer.is_error(),
             text: String::new(),
             data: json!({}),
-            state: None,
+            state: answer.state(),
             answer: Some(answer),
             notes: Vec::new(),
         }
@@ -138,6 +139,80 @@ pub enum Answer {
     Variables { listed: Vec<Child>, total: usize },
     /// What an expression evaluated to.
     Evaluated(Evaluated),
+    /// Which adapters are usable here, and the languages none serves.
+    Adapters(Vec<AdapterRow>),
+    /// The debuggee's output kept, and how many earlier bytes were dropped.
+    Output { text: String, dropped: u64 },
+    /// `terminate` ended the session: detached from an attached program
+    /// (which runs on), or adapter and program killed.
+    Ended { detached: bool },
+    /// `terminate` found the session already over, for this reason.
+    AlreadyEnded(String),
+    /// `status` with no session: how the last one ended, and the
+    /// breakpoints held for the next launch.
+    NoSession { last: Option<String>, held_breakpoints: usize },
+    /// `status` of a running session.
+    Session { head: SessionHead, now: Box<SessionNow> },
+}
+
+/// A usable adapter, or a language no adapter serves.
+#[derive(Debug, Clone)]
+pub struct AdapterRow {
+    /// The adapter's id, or the language's name.
+    pub id: String,
+    pub usable: bool,
+    /// What it runs on, or why it is not usable.
+    pub detail: String,
+    /// What `attach` takes with it; none for a language no adapter serves.
+    pub attach: Option<&'static str>,
+}
+
+/// Which session `status` speaks of.
+#[derive(Debug, Clone)]
+pub struct SessionHead {
+    pub adapter: &'static str,
+    /// What runs: the program (with its arguments) or what was attached.
+    pub program: String,
+    pub up: Duration,
+}
+
+/// Where a running session's program is, as `status` says it.
+#[derive(Debug, Clone)]
+pub enum SessionNow {
+    /// It exited with this code.
+    Exited(i64),
+    /// It terminated without an exit code.
+    Terminated,
+    /// It is stopped: the stop's snapshot again.
+    Stopped(Settled),
+    /// It runs.
+    Running,
+}
+
+impl Answer {
+    /// Where the answer leaves the program, when it says.
+    pub fn state(&self) -> Option<RunState> {
+        match self {
+            Answer::Settled(s) => s.state(),
+            Answer::Ended { .. } | Answer::AlreadyEnded(_) => Some(RunState::Terminated),
+            Answer::Session { now, .. } => match now.as_ref() {
+                SessionNow::Exited(code) => Some(RunState::Exited(Some(*code))),
+                SessionNow::Terminated => Some(RunState::Terminated),
+                SessionNow::Stopped(s) => s.state(),
+                SessionNow::Running => Some(RunState::Running),
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether it is a failure.
+    pub fn is_error(&self) -> bool {
+        match self {
+            Answer::Settled(s) => s.is_error(),
+            Answer::Session { now, .. } => matches!(now.as_ref(), SessionNow::Stopped(s) if s.is_error()),
+            _ => false,
+        }
+    }
 }
 
 /// A frame as `stack` lists it.
