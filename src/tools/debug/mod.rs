@@ -17,6 +17,7 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+mod bound;
 mod render;
 
 /// The tool's name, as models call it and the runtime wires it.

@@ -13,9 +13,11 @@
 use serde_json::{Value, json};
 use tether_actors::dap::session::snapshot::{MAX_LOCAL_VALUE, MAX_LOCALS, SNAPSHOT_FRAMES};
 use tether_actors::dap::session::{
-    Answer, Blind, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_OUTPUT, MAX_THREADS, MAX_VALUE,
-    NoLocals, SessionNow, Settled, Snapshot, StopWhy,
+    Answer, Blind, BoundView, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_OUTPUT, MAX_THREADS,
+    MAX_VALUE, NoLocals, Note, SessionNow, Settled, Snapshot, StopWhy,
 };
+
+use super::bound;
 use tether_actors::text::{cut, plural};
 
 use crate::result::ToolResult;
@@ -25,8 +27,8 @@ pub const SNAPSHOT_BUDGET: usize = 6_000;
 
 /// What the model reads of `reply`: its text, what it found, its notes.
 pub fn reply(reply: DebugReply) -> ToolResult {
-    let DebugReply { is_error, mut text, data, answer, notes, .. } = reply;
-    let data = match answer {
+    let DebugReply { is_error, mut text, data, answer, notes, bound, .. } = reply;
+    let mut data = match answer {
         Some(found) => {
             let (said, mut shown) = self::answer(&found);
             text.push_str(&said);
@@ -37,8 +39,22 @@ pub fn reply(reply: DebugReply) -> ToolResult {
         }
         None => data,
     };
-    if !notes.is_empty() {
-        text = format!("{text}\n{}", notes.join("\n"));
+    // A start's answer: where every breakpoint bound.
+    if let (Some(view), Value::Object(data)) = (&bound, &mut data) {
+        data.insert("breakpoints".into(), bound::lines_data(view));
+        if !view.functions.is_empty() {
+            data.insert("functions".into(), bound::functions_data(view));
+        }
+    }
+    for note in notes {
+        let said = match note {
+            Note::Said(said) => said,
+            Note::Bound(view) => match bound::summary(&view) {
+                Some(summary) => summary,
+                None => continue,
+            },
+        };
+        text = format!("{text}\n{said}");
     }
     ToolResult { is_error, text, data: Some(data), images: Vec::new() }
 }
@@ -131,8 +147,8 @@ fn answer(answer: &Answer) -> (String, Value) {
 /// failure).
 fn settled(settled: &Settled) -> (String, Value) {
     const RUNS_ON: &str = "it keeps running — use pause to stop it, or status";
-    let ended = |what: String, none_bound: &Option<String>| match none_bound {
-        Some(why) => format!("{what}; {why}"),
+    let ended = |what: String, none_bound: &Option<BoundView>| match none_bound {
+        Some(view) => format!("{what}; {}", bound::none_bound(view)),
         None => what,
     };
     match settled {
@@ -255,6 +271,21 @@ fn listing(answer: &Answer) -> (String, Value) {
                 "reference": e.reference,
             });
             (format!("{} = {}{ty}{note}", e.expression, e.value), data)
+        }
+        Answer::Lines(set) => bound::lines_set(set),
+        Answer::Functions(set) => bound::functions_set(set),
+        Answer::Pair(first, other) => {
+            let (a, first) = self::answer(first);
+            let (b, other) = self::answer(other);
+            let data = match (first, other) {
+                (Value::Object(mut first), Value::Object(other)) => {
+                    first.extend(other);
+                    Value::Object(first)
+                }
+                (first, Value::Null) => first,
+                (_, other) => other,
+            };
+            (format!("{a}\n{b}"), data)
         }
         other => self::answer(other),
     }
@@ -422,6 +453,7 @@ fn within_budget(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tether_actors::dap::session::breakpoints::{Binding, BreakpointSpec};
     use tether_actors::dap::session::{Child, Evaluated, Local, Locals, StackFrameAt};
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> ChainFrame {
@@ -479,7 +511,8 @@ mod tests {
             data: json!({"exception_filters": []}),
             state: None,
             answer: Some(Answer::Settled(Settled::Stopped(Box::new(snap)))),
-            notes: vec!["2 breakpoints bound".into()],
+            notes: vec![Note::Said("2 breakpoints bound".into())],
+            bound: None,
         });
         let text = &reply.text;
         assert!(!reply.is_error);
@@ -526,11 +559,21 @@ mod tests {
         let (text, data) = answer(&Answer::Settled(Settled::Cancelled));
         assert!(text.ends_with("the program keeps running — use pause to stop it, or status"), "{text}");
         assert!(data.is_null());
-        let (text, data) = answer(&Answer::Settled(Settled::Exited {
-            code: 3,
-            none_bound: Some("none of your 1 breakpoint bound".into()),
-        }));
-        assert_eq!(text, "the program exited with code 3; none of your 1 breakpoint bound");
+        let unbound = Binding {
+            spec: BreakpointSpec::at(4),
+            id: None,
+            verified: false,
+            bound_line: None,
+            message: None,
+            note: None,
+        };
+        let none_bound =
+            Some(BoundView { files: vec![("a.go".into(), vec![unbound])], functions: Vec::new() });
+        let (text, data) = answer(&Answer::Settled(Settled::Exited { code: 3, none_bound }));
+        assert_eq!(
+            text,
+            "the program exited with code 3; none of your 1 breakpoint bound: a.go: line 4 not bound: the adapter gave no reason"
+        );
         assert_eq!(data, json!({"exit_code": 3, "state": "exited"}));
     }
 

@@ -55,21 +55,6 @@ impl BreakpointSpec {
         }
         bp
     }
-
-    /// How it reads in an answer: `line 7 if i == 3`.
-    pub(super) fn describe(&self) -> String {
-        let mut out = format!("line {}", self.line);
-        if let Some(c) = &self.condition {
-            out.push_str(&format!(" if {c}"));
-        }
-        if let Some(h) = &self.hit_condition {
-            out.push_str(&format!(" on hit {h}"));
-        }
-        if let Some(m) = &self.log_message {
-            out.push_str(&format!(" logging \"{m}\""));
-        }
-        out
-    }
 }
 
 /// Whether the adapter (its `initialize` capabilities) can set `specs`;
@@ -181,24 +166,6 @@ impl Binding {
             self.message = readable(m);
         }
     }
-
-    /// `prog.py: line 3 bound at line 2 (not the line asked for)`.
-    fn describe(&self, rel: &str) -> String {
-        let asked = self.spec.describe();
-        match (self.verified, self.bound_line) {
-            (true, Some(l)) if l != self.spec.line => {
-                format!("{rel}: {asked} bound at line {l}, not at the line asked for")
-            }
-            (true, _) => match &self.note {
-                Some(note) => format!("{rel}: {asked} set, but {note}"),
-                None => format!("{rel}: {asked} bound"),
-            },
-            (false, _) => {
-                let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
-                format!("{rel}: {asked} not bound: {why}")
-            }
-        }
-    }
 }
 
 /// How a comment line of `file`'s language starts (a line starting with
@@ -305,91 +272,60 @@ impl Bindings {
             + self.functions.iter().filter(|b| b.verified).count()
     }
 
-    /// One line per breakpoint, paths relative to `workdir`: the files',
-    /// then the functions'.
-    pub(super) fn report(&self, workdir: &Path) -> Vec<String> {
-        let lines = self.files.iter().flat_map(|(file, bs)| {
-            let rel = crate::fs::relative(workdir, file);
-            bs.iter().map(move |b| b.describe(&rel)).collect::<Vec<_>>()
-        });
-        lines.chain(self.function_report(workdir)).collect()
-    }
-
-    /// One line per function breakpoint: where it bound, or why not.
-    pub(super) fn function_report(&self, workdir: &Path) -> Vec<String> {
-        self.functions.iter().map(|b| b.describe(workdir)).collect()
-    }
-
-    /// The function breakpoints' structured form.
-    pub(super) fn function_data(&self, workdir: &Path) -> Value {
-        Value::Array(self.functions.iter().map(|b| b.data(workdir)).collect())
-    }
-
-    /// What a start's answer says of the breakpoints: the line breakpoints
-    /// worth a word (or that all bound where asked), then where each
-    /// function breakpoint bound — the place the caller did not know.
-    pub(super) fn summary(&self, workdir: &Path) -> Option<String> {
-        let lines: usize = self.files.values().map(Vec::len).sum();
-        let mut said = self.surprises(workdir);
-        if said.is_empty() && lines > 0 {
-            said.push(format!("{lines} bound where asked"));
-        }
-        said.extend(self.function_report(workdir));
-        (!said.is_empty()).then(|| format!("breakpoints: {}", said.join("; ")))
-    }
-
-    /// Only the breakpoints worth a word: those not bound, or bound
-    /// elsewhere than asked.
-    pub(super) fn surprises(&self, workdir: &Path) -> Vec<String> {
-        self.files
+    /// What the answers show: each file's bindings by its path relative
+    /// to `workdir`, and the function breakpoints with theirs.
+    pub(super) fn view(&self, workdir: &Path) -> BoundView {
+        let files =
+            self.files.iter().map(|(file, bs)| (crate::fs::relative(workdir, file), bs.clone())).collect();
+        let functions = self
+            .functions
             .iter()
-            .flat_map(|(file, bs)| {
-                let rel = crate::fs::relative(workdir, file);
-                bs.iter()
-                    .filter(|b| {
-                        !b.verified || b.note.is_some() || b.bound_line.is_some_and(|l| l != b.spec.line)
-                    })
-                    .map(move |b| b.describe(&rel))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
-
-    /// The structured form: `[{file, line, verified, bound_line, message, …}]`.
-    pub(super) fn data(&self, workdir: &Path) -> Value {
-        let rows: Vec<Value> = self
-            .files
-            .iter()
-            .flat_map(|(file, bs)| {
-                let rel = crate::fs::relative(workdir, file);
-                bs.iter()
-                    .map(move |b| {
-                        let mut v = serde_json::to_value(b).unwrap_or(Value::Null);
-                        v["file"] = json!(rel);
-                        v
-                    })
-                    .collect::<Vec<_>>()
+            .map(|b| FunctionBinding {
+                path: b.path.as_deref().map(|p| super::replies::display(workdir, p)),
+                ..b.clone()
             })
             .collect();
-        Value::Array(rows)
+        BoundView { files, functions }
     }
 
-    /// When no breakpoint bound at all: "none of your 2 breakpoints bound: …".
-    pub(super) fn none_bound(&self, workdir: &Path) -> Option<String> {
-        let total = self.total();
-        (total > 0 && self.bound() == 0).then(|| {
-            format!(
-                "none of your {total} breakpoint{} bound: {}",
-                if total == 1 { "" } else { "s" },
-                self.report(workdir).join("; ")
-            )
-        })
+    /// When breakpoints are set and none bound at all: all of them, as the
+    /// answers show them — the likeliest reason a run never stopped.
+    pub(super) fn none_bound(&self, workdir: &Path) -> Option<BoundView> {
+        (self.total() > 0 && self.bound() == 0).then(|| self.view(workdir))
+    }
+}
+
+/// Where the breakpoints bound, as an answer shows them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BoundView {
+    /// Each file (relative to the working directory when inside it) with
+    /// its bindings, in line order as asked.
+    pub files: Vec<(String, Vec<Binding>)>,
+    /// The function breakpoints (paths relative likewise).
+    pub functions: Vec<FunctionBinding>,
+}
+
+impl BoundView {
+    /// Breakpoints set, lines and functions.
+    pub fn total(&self) -> usize {
+        self.files.iter().map(|(_, bs)| bs.len()).sum::<usize>() + self.functions.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (bound, line bound at, message, note) of a binding.
+    type Seen = (bool, Option<u32>, Option<String>, Option<String>);
+
+    fn seen(b: &Bindings) -> Vec<Seen> {
+        b.files
+            .values()
+            .flatten()
+            .map(|b| (b.verified, b.bound_line, b.message.clone(), b.note.clone()))
+            .collect()
+    }
 
     #[test]
     fn a_breakpoint_taken_without_a_line_is_checked_against_the_source() {
@@ -401,23 +337,36 @@ mod tests {
         let reply = json!({"breakpoints": [verified, verified, verified, verified, verified]});
         let mut b = Bindings::default();
         b.record(&file, &specs, &reply);
+        let unplaced = |what: &str, line: u32| {
+            Some(format!(
+                "line {line} {what}: the adapter took it without saying where it binds (a later line that runs, if any)"
+            ))
+        };
         assert_eq!(
-            b.report(dir.path()),
+            seen(&b),
             [
-                "a.rb: line 1 bound",
-                "a.rb: line 2 set, but line 2 is blank: the adapter took it without saying where it binds (a later line that runs, if any)",
-                "a.rb: line 3 set, but line 3 is a comment: the adapter took it without saying where it binds (a later line that runs, if any)",
+                (true, None, None, None),
+                (true, None, None, unplaced("is blank", 2)),
+                (true, None, None, unplaced("is a comment", 3)),
                 // A splat, not a C comment's continuation.
-                "a.rb: line 4 bound",
-                "a.rb: line 9 not bound: line 9 is past the end of the file (4 lines); the adapter took it, but it can never stop",
+                (true, None, None, None),
+                (
+                    false,
+                    None,
+                    Some(
+                        "line 9 is past the end of the file (4 lines); the adapter took it, but it can never stop"
+                            .into()
+                    ),
+                    None
+                ),
             ]
         );
-        assert_eq!(b.surprises(dir.path()).len(), 3);
         assert_eq!(b.bound(), 4);
+        assert_eq!(b.view(dir.path()).files[0].0, "a.rb");
     }
 
     #[test]
-    fn a_moved_breakpoint_says_where_and_an_unbound_one_says_why() {
+    fn a_moved_breakpoint_keeps_its_line_and_an_unbound_one_the_adapters_words() {
         let specs = [BreakpointSpec::at(3), BreakpointSpec::at(5), BreakpointSpec::at(9)];
         let reply = json!({"breakpoints": [
             {"id": 1, "verified": true, "line": 2},
@@ -428,32 +377,29 @@ mod tests {
         let root = Path::new("/w");
         b.record(Path::new("/w/main.go"), &specs, &reply);
         assert_eq!(
-            b.report(root),
+            seen(&b),
             [
-                "main.go: line 3 bound at line 2, not at the line asked for",
-                "main.go: line 5 bound",
-                "main.go: line 9 not bound: could not find statement at main.go:9",
+                (true, Some(2), None, None),
+                (true, Some(5), None, None),
+                (false, None, Some("could not find statement at main.go:9".into()), None),
             ]
         );
-        assert_eq!(b.surprises(root).len(), 2);
         assert_eq!(b.none_bound(root), None);
         b.event(&json!({"reason": "changed", "breakpoint": {"id": 3, "verified": true, "line": 10}}));
         assert_eq!(b.bound(), 3);
     }
 
     #[test]
-    fn none_bound_lists_each_with_the_adapters_words() {
+    fn none_bound_is_every_breakpoint_when_none_did() {
         let mut b = Bindings::default();
         b.record(
             Path::new("/w/a.go"),
             &[BreakpointSpec::at(1)],
             &json!({"breakpoints": [{"verified": false}]}),
         );
-        let text = b.none_bound(Path::new("/w")).unwrap();
-        assert_eq!(
-            text,
-            "none of your 1 breakpoint bound: a.go: line 1 not bound: the adapter gave no reason"
-        );
+        let view = b.none_bound(Path::new("/w")).unwrap();
+        assert_eq!(view.total(), 1);
+        assert_eq!(view.files[0].0, "a.go");
     }
 
     #[test]

@@ -8,10 +8,12 @@ use std::path::PathBuf;
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use super::breakpoints::{Bindings, BreakpointSpec, unsupported};
+use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
-use super::{DebugReply, DebugSessionActor, REQUEST_TIMEOUT, RUN_WAIT, RunState};
+use super::{
+    Answer, DebugReply, DebugSessionActor, FunctionsSet, LinesSet, Note, REQUEST_TIMEOUT, RUN_WAIT, RunState,
+};
 
 /// The exception filters a new session gets: stop on uncaught exceptions,
 /// where the adapter offers that, so "run it and see where it breaks" is
@@ -138,11 +140,6 @@ fn now(r: DebugReply) -> Pending {
     Box::pin(fut::ready(r))
 }
 
-/// `` `a`, `b` ``.
-fn quoted(names: &[String]) -> String {
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-}
-
 impl DebugSessionActor {
     /// `breakpoints`: a file's, the functions', or both in one answer.
     pub(super) fn breakpoints(
@@ -169,21 +166,10 @@ impl DebugSessionActor {
         let Some(s) = &self.session else {
             if specs.is_empty() {
                 self.breakpoints.remove(&file);
-                return now(DebugReply::ok(
-                    format!("cleared the breakpoints of {rel}"),
-                    json!({"file": rel, "breakpoints": []}),
-                ));
+                return now(DebugReply::found(Answer::Lines(LinesSet::Cleared { file: rel })));
             }
-            let asked: Vec<String> = specs.iter().map(BreakpointSpec::describe).collect();
-            let text = format!(
-                "{} breakpoint{} in {rel} will be set when the session starts: {}; the launch (or attach) answer says where each bound",
-                specs.len(),
-                if specs.len() == 1 { "" } else { "s" },
-                asked.join(", ")
-            );
-            let data = json!({"file": rel, "breakpoints": specs, "bound": null});
-            self.breakpoints.insert(file, specs);
-            return now(DebugReply::ok(text, data));
+            self.breakpoints.insert(file, specs.clone());
+            return now(DebugReply::found(Answer::Lines(LinesSet::Held { file: rel, specs })));
         };
         if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
             return now(DebugReply::err(format!("debug breakpoints: {why}")));
@@ -211,10 +197,7 @@ impl DebugSessionActor {
                     tokio::spawn(other.request("setBreakpoints", args.clone(), REQUEST_TIMEOUT));
                 }
                 if between {
-                    return DebugReply::ok(
-                        format!("{rel}: the program is between processes; its breakpoints are set in the next one it starts"),
-                        json!({"file": rel, "breakpoints": specs, "bound": null}),
-                    );
+                    return DebugReply::found(Answer::Lines(LinesSet::Between { file: rel, specs }));
                 }
                 let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
@@ -222,17 +205,11 @@ impl DebugSessionActor {
                 };
                 shared.state.lock().bindings.record(&file, &specs, &body);
                 if specs.is_empty() {
-                    return DebugReply::ok(
-                        format!("cleared the breakpoints of {rel}"),
-                        json!({"file": rel, "breakpoints": []}),
-                    );
+                    return DebugReply::found(Answer::Lines(LinesSet::Cleared { file: rel }));
                 }
                 let mut one = Bindings::default();
                 one.record(&file, &specs, &body);
-                DebugReply::ok(
-                    one.report(&workdir).join("\n"),
-                    json!({"file": rel, "breakpoints": one.data(&workdir)}),
-                )
+                DebugReply::found(Answer::Lines(LinesSet::Bound(one.view(&workdir))))
             }
             .into_actor(self),
         )
@@ -242,21 +219,14 @@ impl DebugSessionActor {
     /// them): held until a session starts, else sent at once where the
     /// adapter offers them, answering where each bound.
     pub(super) fn set_functions(&mut self, names: Vec<String>) -> Pending {
-        let cleared = || DebugReply::ok("cleared the function breakpoints", json!({"functions": []}));
+        let cleared = || DebugReply::found(Answer::Functions(FunctionsSet::Cleared));
         let Some(s) = &self.session else {
             if names.is_empty() {
                 self.functions.clear();
                 return now(cleared());
             }
-            let text = format!(
-                "{} function breakpoint{} will be set when the session starts: {}; the launch (or attach) answer says where each bound",
-                names.len(),
-                if names.len() == 1 { "" } else { "s" },
-                quoted(&names)
-            );
-            let data = json!({"functions": names, "bound": null});
-            self.functions = names;
-            return now(DebugReply::ok(text, data));
+            self.functions = names.clone();
+            return now(DebugReply::found(Answer::Functions(FunctionsSet::Held(names))));
         };
         if let Some(why) = functions_unsupported(s.adapter, &s.caps) {
             // None can have been set: there is nothing to clear.
@@ -279,16 +249,12 @@ impl DebugSessionActor {
                 };
                 for other in others {
                     let names = names.clone();
-                    tokio::spawn(async move { send_functions(&other, adapter, &names, REQUEST_TIMEOUT).await });
+                    tokio::spawn(
+                        async move { send_functions(&other, adapter, &names, REQUEST_TIMEOUT).await },
+                    );
                 }
                 if between {
-                    return DebugReply::ok(
-                        format!(
-                            "the program is between processes; the function breakpoints {} are set in the next one it starts",
-                            quoted(&names)
-                        ),
-                        json!({"functions": names, "bound": null}),
-                    );
+                    return DebugReply::found(Answer::Functions(FunctionsSet::Between(names)));
                 }
                 let body = match send_functions(&client, adapter, &names, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
@@ -299,10 +265,8 @@ impl DebugSessionActor {
                 if names.is_empty() {
                     return cleared();
                 }
-                DebugReply::ok(
-                    st.bindings.function_report(&workdir).join("\n"),
-                    json!({"functions": st.bindings.function_data(&workdir)}),
-                )
+                let view = BoundView { files: Vec::new(), functions: st.bindings.view(&workdir).functions };
+                DebugReply::found(Answer::Functions(FunctionsSet::Bound(view)))
             }
             .into_actor(self),
         )
@@ -507,8 +471,8 @@ impl DebugSessionActor {
     }
 }
 
-/// Two answers as one: the texts line after line, the data merged
-/// (`other`'s keys win), an error if either is.
+/// Two answers as one: line after line, the data merged (`other`'s keys
+/// win), an error if either is.
 fn both(first: DebugReply, other: DebugReply) -> DebugReply {
     let data = match (first.data, other.data) {
         (Value::Object(mut a), Value::Object(b)) => {
@@ -519,13 +483,21 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         (a, Value::Null) => a,
         (_, b) => b,
     };
+    // What each said goes before what it found; a failure (said, not
+    // found) after an answer is a note after it.
+    let (text, answer, notes) = match (first.answer, other.answer) {
+        (Some(a), Some(b)) => (String::new(), Some(Answer::Pair(Box::new(a), Box::new(b))), Vec::new()),
+        (Some(a), None) => (first.text, Some(a), vec![Note::Said(other.text)]),
+        (None, b) => (format!("{}\n{}", first.text, other.text), b, Vec::new()),
+    };
     DebugReply {
         is_error: first.is_error || other.is_error,
-        text: format!("{}\n{}", first.text, other.text),
+        text,
         data,
         state: other.state.or(first.state),
-        answer: other.answer.or(first.answer),
-        notes: [first.notes, other.notes].concat(),
+        answer,
+        notes: [first.notes, notes, other.notes].concat(),
+        bound: other.bound.or(first.bound),
     }
 }
 

@@ -128,17 +128,6 @@ impl FunctionBinding {
         }
     }
 
-    /// The place it bound, `demo.c:3`, paths relative to `workdir`.
-    fn place(&self, workdir: &Path) -> Option<String> {
-        let path = self.path.as_deref().map(|p| super::replies::display(workdir, p));
-        match (path, self.line) {
-            (Some(p), Some(l)) => Some(format!("{p}:{l}")),
-            (Some(p), None) => Some(p),
-            (None, Some(l)) => Some(format!("line {l}")),
-            (None, None) => None,
-        }
-    }
-
     /// For a breakpoint debugpy took without saying where (it takes any
     /// name, and stops when a function of that bare name is called): where
     /// `defs` (the working directory's definitions of that name) put it, or
@@ -174,38 +163,6 @@ impl FunctionBinding {
                 format!("its first `def`; it stops in each, also at {} and {left} more", more.join(", "))
             }
         });
-    }
-
-    /// `function `square` bound at demo.c:3`.
-    pub(super) fn describe(&self, workdir: &Path) -> String {
-        let name = &self.name;
-        match (self.verified, self.place(workdir)) {
-            (true, Some(place)) => match &self.note {
-                Some(note) => format!("function `{name}` bound at {place} ({note})"),
-                None => format!("function `{name}` bound at {place}"),
-            },
-            // debugpy accepts any name and says where only when it stops.
-            (true, None) => format!(
-                "function `{name}` set; the adapter says neither where it binds nor whether the function exists (it stops there when the function is called)"
-            ),
-            (false, _) => {
-                let why = self.message.as_deref().unwrap_or("the adapter gave no reason");
-                format!("function `{name}` not bound: {why}")
-            }
-        }
-    }
-
-    /// The structured form: `{function, verified, file, line, message}`.
-    pub(super) fn data(&self, workdir: &Path) -> Value {
-        json!({
-            "function": self.name,
-            "id": self.id,
-            "verified": self.verified,
-            "file": self.path.as_deref().map(|p| super::replies::display(workdir, p)),
-            "line": self.line,
-            "message": self.message,
-            "note": self.note,
-        })
     }
 }
 
@@ -316,20 +273,25 @@ mod tests {
         let reply = json!({"breakpoints": [verified, verified, verified]});
         let mut b = Bindings::default();
         b.record_functions("debugpy", dir.path(), &names, &reply);
-        let report = b.function_report(dir.path());
-        assert_eq!(
-            report[0],
-            "function `add` bound at a.py:1 (its first `def`; it stops in each, also at pkg/b.py:2)"
+        let add = &b.functions[0];
+        assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
+        assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
+        let nope = &b.functions[1];
+        assert!(!nope.verified);
+        assert!(
+            nope.message
+                .as_deref()
+                .is_some_and(|m| m.starts_with("no `def nope` in the working directory's")),
+            "{:?}",
+            nope.message
         );
         assert!(
-            report[1].starts_with("function `nope` not bound: no `def nope` in the working directory's"),
-            "{}",
-            report[1]
+            b.functions[2].message.as_deref().is_some_and(|m| m.ends_with("never a dotted one; give `m`"))
         );
-        assert!(report[2].ends_with("never a dotted one; give `m`"), "{}", report[2]);
         assert_eq!(b.bound(), 1);
         // Another adapter's answer is taken as it says.
         b.record_functions("lldb", dir.path(), &names[..1], &json!({"breakpoints": [{"verified": false}]}));
-        assert_eq!(b.function_report(dir.path()), ["function `add` not bound: the adapter gave no reason"]);
+        let add = &b.functions[0];
+        assert_eq!((add.verified, add.message.as_deref()), (false, None));
     }
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::breakpoints::{BoundView, BreakpointSpec};
+
 /// An op's answer.
 #[derive(Debug, Clone)]
 pub struct DebugReply {
@@ -25,7 +27,19 @@ pub struct DebugReply {
     pub answer: Option<Answer>,
     /// Lines after the answer: what went wrong out of sight meanwhile,
     /// where breakpoints bound.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
+    /// Where the breakpoints bound, in a start's answer (its data).
+    pub bound: Option<BoundView>,
+}
+
+/// A line after an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// Said as it is.
+    Said(String),
+    /// Where the breakpoints bound: the ones worth a word, then where each
+    /// function breakpoint bound.
+    Bound(BoundView),
 }
 
 /// Where an op left the program.
@@ -67,7 +81,15 @@ impl RunState {
 
 impl DebugReply {
     pub(super) fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self { is_error: false, text: text.into(), data, state: None, answer: None, notes: Vec::new() }
+        Self {
+            is_error: false,
+            text: text.into(),
+            data,
+            state: None,
+            answer: None,
+            notes: Vec::new(),
+            bound: None,
+        }
     }
     pub(super) fn err(text: impl Into<String>) -> Self {
         Self {
@@ -77,6 +99,7 @@ impl DebugReply {
             state: None,
             answer: None,
             notes: Vec::new(),
+            bound: None,
         }
     }
     /// What an op found, nothing before it; where it left the program
@@ -89,6 +112,7 @@ impl DebugReply {
             state: answer.state(),
             answer: Some(answer),
             notes: Vec::new(),
+            bound: None,
         }
     }
     /// A run op's answer: where it settled, nothing before it yet.
@@ -100,6 +124,7 @@ impl DebugReply {
             state: settled.state(),
             answer: Some(Answer::Settled(settled)),
             notes: Vec::new(),
+            bound: None,
         }
     }
     /// The answer with `lead` (and its separator) before what it said.
@@ -112,7 +137,15 @@ impl DebugReply {
     pub(super) fn left(state: RunState, text: impl Into<String>, data: Value) -> Self {
         let mut data = if data.is_object() { data } else { json!({}) };
         data["state"] = json!(state.as_str());
-        Self { is_error: false, text: text.into(), data, state: Some(state), answer: None, notes: Vec::new() }
+        Self {
+            is_error: false,
+            text: text.into(),
+            data,
+            state: Some(state),
+            answer: None,
+            notes: Vec::new(),
+            bound: None,
+        }
     }
 
     /// Where a run op settled, when it did.
@@ -139,6 +172,12 @@ pub enum Answer {
     Variables { listed: Vec<Child>, total: usize },
     /// What an expression evaluated to.
     Evaluated(Evaluated),
+    /// What `breakpoints` did with a file's breakpoints.
+    Lines(LinesSet),
+    /// What `breakpoints` did with the function breakpoints.
+    Functions(FunctionsSet),
+    /// Two answers in one (a file's breakpoints and the functions').
+    Pair(Box<Answer>, Box<Answer>),
     /// Which adapters are usable here, and the languages none serves.
     Adapters(Vec<AdapterRow>),
     /// The debuggee's output kept, and how many earlier bytes were dropped.
@@ -153,6 +192,33 @@ pub enum Answer {
     NoSession { last: Option<String>, held_breakpoints: usize },
     /// `status` of a running session.
     Session { head: SessionHead, now: Box<SessionNow> },
+}
+
+/// What `breakpoints` did with a file's (`file`: relative to the
+/// working directory when inside it).
+#[derive(Debug, Clone)]
+pub enum LinesSet {
+    /// No session yet: held for the launch.
+    Held { file: String, specs: Vec<BreakpointSpec> },
+    /// Cleared.
+    Cleared { file: String },
+    /// The program is between processes: set in the next one.
+    Between { file: String, specs: Vec<BreakpointSpec> },
+    /// Set: where each bound (the one file).
+    Bound(BoundView),
+}
+
+/// What `breakpoints` did with the function breakpoints.
+#[derive(Debug, Clone)]
+pub enum FunctionsSet {
+    /// No session yet: held for the launch.
+    Held(Vec<String>),
+    /// Cleared.
+    Cleared,
+    /// The program is between processes: set in the next one.
+    Between(Vec<String>),
+    /// Set: where each bound.
+    Bound(BoundView),
 }
 
 /// A usable adapter, or a language no adapter serves.
@@ -278,9 +344,9 @@ pub enum Settled {
     RanOn,
     /// The program exited; `none_bound` when breakpoints were set and
     /// none bound — the likeliest reason it never stopped.
-    Exited { code: i64, none_bound: Option<String> },
+    Exited { code: i64, none_bound: Option<BoundView> },
     /// The session ended without an exit code.
-    Terminated { none_bound: Option<String> },
+    Terminated { none_bound: Option<BoundView> },
     /// The call was cancelled, so the wait stopped; the program runs on.
     Cancelled,
     /// The adapter went away, for this reason.
@@ -414,9 +480,9 @@ impl Settled {
     }
 
     /// The breakpoints that never bound, when that is what the end says.
-    pub fn none_bound(&self) -> Option<&str> {
+    pub fn none_bound(&self) -> Option<&BoundView> {
         match self {
-            Settled::Exited { none_bound, .. } | Settled::Terminated { none_bound } => none_bound.as_deref(),
+            Settled::Exited { none_bound, .. } | Settled::Terminated { none_bound } => none_bound.as_ref(),
             _ => None,
         }
     }

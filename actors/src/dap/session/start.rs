@@ -21,7 +21,7 @@ use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
     AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
-    INITIALIZED_WAIT, LaunchSpec, NODE_TEST, REQUEST_TIMEOUT, RUN_WAIT, RunState,
+    INITIALIZED_WAIT, LaunchSpec, NODE_TEST, Note, REQUEST_TIMEOUT, RUN_WAIT, RunState,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -543,20 +543,15 @@ async fn handshake(
         }
         None => settle(shared, client, 0, workdir, RUN_WAIT).await.led("launched; "),
     };
-    let bindings = shared.state.lock().bindings.clone();
+    let view = shared.state.lock().bindings.view(workdir);
     // Where the breakpoints bound, unless the answer already said that
     // none did.
-    if reply.as_settled().is_none_or(|s| s.none_bound().is_none())
-        && let Some(summary) = bindings.summary(workdir)
-    {
-        notes.insert(0, summary);
+    if reply.as_settled().is_none_or(|s| s.none_bound().is_none()) && view.total() > 0 {
+        reply.notes.push(Note::Bound(view.clone()));
     }
-    reply.notes.extend(notes);
+    reply.notes.extend(notes.into_iter().map(Note::Said));
+    reply.bound = Some(view);
     if reply.data.is_object() {
-        reply.data["breakpoints"] = bindings.data(workdir);
-        if !bindings.functions.is_empty() {
-            reply.data["functions"] = bindings.function_data(workdir);
-        }
         reply.data["exception_filters"] = json!(exceptions);
     }
     Ok(Started { reply, caps, exceptions })
