@@ -13,8 +13,8 @@
 use serde_json::{Value, json};
 use tether_actors::dap::session::snapshot::{MAX_LOCAL_VALUE, MAX_LOCALS, SNAPSHOT_FRAMES};
 use tether_actors::dap::session::{
-    Answer, Blind, BoundView, ChainFrame, DebugReply, MAX_CHILDREN, MAX_FRAMES, MAX_OUTPUT, MAX_THREADS,
-    MAX_VALUE, NoLocals, Note, SessionNow, Settled, Snapshot, StopWhy,
+    Answer, Blind, BoundView, ChainFrame, DebugReply, ExceptionsSet, Lead, MAX_CHILDREN, MAX_FRAMES,
+    MAX_OUTPUT, MAX_THREADS, MAX_VALUE, NoLocals, Note, SessionNow, Settled, Snapshot, StopWhy,
 };
 
 use super::bound;
@@ -27,7 +27,11 @@ pub const SNAPSHOT_BUDGET: usize = 6_000;
 
 /// What the model reads of `reply`: its text, what it found, its notes.
 pub fn reply(reply: DebugReply) -> ToolResult {
-    let DebugReply { is_error, mut text, data, answer, notes, bound, .. } = reply;
+    let DebugReply { is_error, text, lead, data, answer, notes, bound, .. } = reply;
+    let mut text = match &lead {
+        Some(lead) => format!("{}; {text}", self::lead(lead)),
+        None => text,
+    };
     let mut data = match answer {
         Some(found) => {
             let (said, mut shown) = self::answer(&found);
@@ -57,6 +61,21 @@ pub fn reply(reply: DebugReply) -> ToolResult {
         text = format!("{text}\n{said}");
     }
     ToolResult { is_error, text, data: Some(data), images: Vec::new() }
+}
+
+/// What an op did, said before what it found.
+fn lead(lead: &Lead) -> String {
+    match lead {
+        Lead::Launched => "launched".into(),
+        Lead::Attached(to) => format!("attached to {to}"),
+        Lead::RunToMissed { target } => {
+            format!("run_to: {target} was not reached (its temporary breakpoint is removed)")
+        }
+        Lead::RunToEarly { target } => format!("run_to: stopped before reaching {target}"),
+        Lead::RunToMoved { file, line, bound_line } => {
+            format!("run_to: line {line} of {file} bound at line {bound_line}")
+        }
+    }
 }
 
 /// What an op found, in words and as data; `data.state` says where it
@@ -166,6 +185,7 @@ fn settled(settled: &Settled) -> (String, Value) {
             (format!("still running after {} s; {RUNS_ON}", wait.as_secs()), json!({}))
         }
         Settled::Running { waited: None } => (format!("still running; {RUNS_ON}"), json!({})),
+        Settled::Attached => ("it runs — set breakpoints, pause, or continue".into(), json!({})),
         Settled::RanOn => (format!("it stopped and ran on before the stop could be read; {RUNS_ON}"), json!({})),
         Settled::Exited { code, none_bound } => {
             (ended(format!("the program exited with code {code}"), none_bound), json!({"exit_code": code}))
@@ -273,6 +293,7 @@ fn listing(answer: &Answer) -> (String, Value) {
             (format!("{} = {}{ty}{note}", e.expression, e.value), data)
         }
         Answer::Lines(set) => bound::lines_set(set),
+        Answer::Exceptions(set) => exceptions(set),
         Answer::Functions(set) => bound::functions_set(set),
         Answer::Pair(first, other) => {
             let (a, first) = self::answer(first);
@@ -288,6 +309,65 @@ fn listing(answer: &Answer) -> (String, Value) {
             (format!("{a}\n{b}"), data)
         }
         other => self::answer(other),
+    }
+}
+
+/// What `exceptions` found or did.
+fn exceptions(set: &ExceptionsSet) -> (String, Value) {
+    match set {
+        ExceptionsSet::AtLaunch(filters) => {
+            let now = match filters {
+                Some(f) if f.is_empty() => "no exception stops the program".to_string(),
+                Some(f) => format!("the filters {f:?}"),
+                None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`, dart's `Unhandled`), and in a node:test run failed assertions".to_string(),
+            };
+            (
+                format!(
+                    "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; js-debug `all`, `uncaught`, and in a node:test run `assertions` (tether's: failed assertions, caught or not); lldb `cpp_throw`, `cpp_catch` and others; dart `All`, `Unhandled`; delve none (it stops on an unrecovered panic by itself)"
+                ),
+                json!({"filters": filters}),
+            )
+        }
+        ExceptionsSet::Held(f) if f.is_empty() => {
+            ("at launch no exception will stop the program".into(), json!({"filters": f}))
+        }
+        ExceptionsSet::Held(f) => (
+            format!(
+                "at launch these exception filters will be set: {f:?} (checked against the adapter's then)"
+            ),
+            json!({"filters": f}),
+        ),
+        ExceptionsSet::Offered { adapter, on, offered } => {
+            let rows: Vec<String> = offered
+                .iter()
+                .map(|(id, label)| {
+                    format!("{} `{id}` ({label})", if on.contains(id) { "[on]" } else { "[off]" })
+                })
+                .collect();
+            let text = if rows.is_empty() {
+                let by_itself =
+                    if *adapter == "delve" { "; it stops on an unrecovered panic by itself" } else { "" };
+                format!("{adapter} offers no exception filters{by_itself}")
+            } else {
+                format!("{adapter} exception filters: {}", rows.join(", "))
+            };
+            let offered: Vec<Value> =
+                offered.iter().map(|(id, l)| json!({"filter": id, "label": l})).collect();
+            (text, json!({"filters": on, "offered": offered}))
+        }
+        ExceptionsSet::Applied { filters, next_launch } => {
+            let later = if *next_launch {
+                "; rdbg's `uncaught` changes at the next launch (the program runs in postmortem mode or not from its start)"
+            } else {
+                ""
+            };
+            let text = if filters.is_empty() {
+                format!("no exception stops the program now{later}")
+            } else {
+                format!("exceptions now stop the program for: {filters:?}{later}")
+            };
+            (text, json!({"filters": filters}))
+        }
     }
 }
 
@@ -507,7 +587,8 @@ mod tests {
         let snap = stop(Ok(Locals { listed: vec![local], total: 3 }));
         let reply = reply(DebugReply {
             is_error: false,
-            text: "launched; ".into(),
+            text: String::new(),
+            lead: Some(Lead::Launched),
             data: json!({"exception_filters": []}),
             state: None,
             answer: Some(Answer::Settled(Settled::Stopped(Box::new(snap)))),

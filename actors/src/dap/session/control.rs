@@ -12,7 +12,8 @@ use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::settle;
 use super::{
-    Answer, DebugReply, DebugSessionActor, FunctionsSet, LinesSet, Note, REQUEST_TIMEOUT, RUN_WAIT, RunState,
+    Answer, DebugReply, DebugSessionActor, ExceptionsSet, FunctionsSet, Lead, LinesSet, Note,
+    REQUEST_TIMEOUT, RUN_WAIT, RunState,
 };
 
 /// The exception filters a new session gets: stop on uncaught exceptions,
@@ -275,54 +276,23 @@ impl DebugSessionActor {
     pub(super) fn set_exceptions(&mut self, filters: Option<Vec<String>>) -> Reply {
         let Some(s) = &self.session else {
             return match filters {
-                None => {
-                    let now = match &self.exception_filters {
-                        Some(f) if f.is_empty() => "no exception stops the program".to_string(),
-                        Some(f) => format!("the filters {f:?}"),
-                        None => "uncaught exceptions stop the program, where the adapter offers that (debugpy's `uncaught`, dart's `Unhandled`), and in a node:test run failed assertions".to_string(),
-                    };
-                    ready(DebugReply::ok(
-                        format!(
-                            "no session yet; at launch {now}. Each adapter's filters: debugpy `raised`, `uncaught`, `userUnhandled`; js-debug `all`, `uncaught`, and in a node:test run `assertions` (tether's: failed assertions, caught or not); lldb `cpp_throw`, `cpp_catch` and others; dart `All`, `Unhandled`; delve none (it stops on an unrecovered panic by itself)"
-                        ),
-                        json!({"filters": self.exception_filters}),
-                    ))
-                }
+                None => ready(DebugReply::found(Answer::Exceptions(ExceptionsSet::AtLaunch(
+                    self.exception_filters.clone(),
+                )))),
                 Some(f) => {
-                    let text = if f.is_empty() {
-                        "at launch no exception will stop the program".to_string()
-                    } else {
-                        format!(
-                            "at launch these exception filters will be set: {f:?} (checked against the adapter's then)"
-                        )
-                    };
                     self.exception_filters = Some(f.clone());
-                    ready(DebugReply::ok(text, json!({"filters": f})))
+                    ready(DebugReply::found(Answer::Exceptions(ExceptionsSet::Held(f))))
                 }
             };
         };
         let offered = offered_filters(s.adapter, &s.caps, s.test_run);
         let Some(asked) = filters else {
             let on = s.exceptions.clone();
-            let rows: Vec<String> = offered
-                .iter()
-                .map(|(id, label)| {
-                    format!("{} `{id}` ({label})", if on.contains(id) { "[on]" } else { "[off]" })
-                })
-                .collect();
-            let text = if rows.is_empty() {
-                format!(
-                    "{} offers no exception filters{}",
-                    s.adapter,
-                    if s.adapter == "delve" { "; it stops on an unrecovered panic by itself" } else { "" }
-                )
-            } else {
-                format!("{} exception filters: {}", s.adapter, rows.join(", "))
-            };
-            return ready(DebugReply::ok(
-                text,
-                json!({"filters": on, "offered": offered.iter().map(|(id, l)| json!({"filter": id, "label": l})).collect::<Vec<_>>()}),
-            ));
+            return ready(DebugReply::found(Answer::Exceptions(ExceptionsSet::Offered {
+                adapter: s.adapter,
+                on,
+                offered,
+            })));
         };
         let chosen = match choose_filters(Some(&asked), &offered) {
             Ok(c) => c,
@@ -333,11 +303,7 @@ impl DebugSessionActor {
         let adapter = s.adapter;
         // The postmortem mode is the program's, chosen when it started.
         let uncaught = |f: &[String]| f.iter().any(|f| f == UNCAUGHT);
-        let later = if adapter == "rdbg" && uncaught(&chosen) != uncaught(&s.exceptions) {
-            "; rdbg's `uncaught` changes at the next launch (the program runs in postmortem mode or not from its start)"
-        } else {
-            ""
-        };
+        let next_launch = adapter == "rdbg" && uncaught(&chosen) != uncaught(&s.exceptions);
         self.exception_filters = Some(chosen.clone());
         let others = s.shared.targets.lock().others(&client);
         AtomicResponse::new(Box::pin(
@@ -355,12 +321,8 @@ impl DebugSessionActor {
                     .await
                 {
                     Ok(_) => {
-                        let text = if chosen.is_empty() {
-                            format!("no exception stops the program now{later}")
-                        } else {
-                            format!("exceptions now stop the program for: {chosen:?}{later}")
-                        };
-                        (DebugReply::ok(text, json!({"filters": chosen})), Some(chosen))
+                        let applied = ExceptionsSet::Applied { filters: chosen.clone(), next_launch };
+                        (DebugReply::found(Answer::Exceptions(applied)), Some(chosen))
                     }
                     Err(e) => (DebugReply::err(format!("setExceptionBreakpoints failed: {e}")), None),
                 }
@@ -452,13 +414,11 @@ impl DebugSessionActor {
                 let at_target = matches!(&reply.state, Some(RunState::Stopped(Some(at)))
                     if at.path.as_deref() == Some(rel.as_str()) && at.line == bound_line);
                 if reply.state == Some(RunState::Running) {
-                    reply = reply.led(format!(
-                        "run_to: {rel}:{bound_line} was not reached (its temporary breakpoint is removed); "
-                    ));
+                    reply = reply.led(Lead::RunToMissed { target: format!("{rel}:{bound_line}") });
                 } else if matches!(reply.state, Some(RunState::Stopped(_))) && !at_target {
-                    reply = reply.led(format!("run_to: stopped before reaching {rel}:{bound_line}; "));
+                    reply = reply.led(Lead::RunToEarly { target: format!("{rel}:{bound_line}") });
                 } else if bound_line != u64::from(line) {
-                    reply = reply.led(format!("run_to: line {line} of {rel} bound at line {bound_line}; "));
+                    reply = reply.led(Lead::RunToMoved { file: rel, line, bound_line });
                 }
                 restore(reply).await
             }
@@ -493,6 +453,7 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
     DebugReply {
         is_error: first.is_error || other.is_error,
         text,
+        lead: first.lead.or(other.lead),
         data,
         state: other.state.or(first.state),
         answer,

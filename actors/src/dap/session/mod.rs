@@ -135,9 +135,9 @@ pub mod breakpoints;
 mod outcome;
 pub use breakpoints::{BoundView, FunctionBinding};
 pub use outcome::{
-    AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, FrameAt, FunctionsSet, LinesSet,
-    Local, Locals, NoLocals, Note, RunState, ScopeAt, SessionHead, SessionNow, Settled, Snapshot,
-    StackFrameAt, StopWhy,
+    AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, ExceptionsSet, FrameAt,
+    FunctionsSet, Lead, LinesSet, Local, Locals, NoLocals, Note, RunState, ScopeAt, SessionHead, SessionNow,
+    Settled, Snapshot, StackFrameAt, StopWhy,
 };
 mod control;
 mod describe;

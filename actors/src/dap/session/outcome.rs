@@ -14,9 +14,10 @@ use super::breakpoints::{BoundView, BreakpointSpec};
 pub struct DebugReply {
     /// Whether the op failed.
     pub is_error: bool,
-    /// What the model reads; with `settled`, what comes before it
-    /// (its separator included: `launched; `).
+    /// What a failure says (an answer is in `answer`).
     pub text: String,
+    /// What the op did, before what it found (`launched`).
+    pub lead: Option<Lead>,
     /// Structured form (with `settled`, keys added to its data).
     pub data: Value,
     /// Where the op left the program, when it says (`data.state` is
@@ -30,6 +31,21 @@ pub struct DebugReply {
     pub notes: Vec<Note>,
     /// Where the breakpoints bound, in a start's answer (its data).
     pub bound: Option<BoundView>,
+}
+
+/// What an op did, said before what it found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lead {
+    /// A launch.
+    Launched,
+    /// An attach, to what (`pid 4242`).
+    Attached(String),
+    /// `run_to` never reached `target` (`prog.py:7`).
+    RunToMissed { target: String },
+    /// `run_to` stopped elsewhere before reaching `target`.
+    RunToEarly { target: String },
+    /// `run_to`'s line of `file` bound at another line.
+    RunToMoved { file: String, line: u32, bound_line: u64 },
 }
 
 /// A line after an answer.
@@ -80,21 +96,11 @@ impl RunState {
 }
 
 impl DebugReply {
-    pub(super) fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self {
-            is_error: false,
-            text: text.into(),
-            data,
-            state: None,
-            answer: None,
-            notes: Vec::new(),
-            bound: None,
-        }
-    }
     pub(super) fn err(text: impl Into<String>) -> Self {
         Self {
             is_error: true,
             text: text.into(),
+            lead: None,
             data: Value::Null,
             state: None,
             answer: None,
@@ -108,6 +114,7 @@ impl DebugReply {
         Self {
             is_error: answer.is_error(),
             text: String::new(),
+            lead: None,
             data: json!({}),
             state: answer.state(),
             answer: Some(answer),
@@ -117,35 +124,12 @@ impl DebugReply {
     }
     /// A run op's answer: where it settled, nothing before it yet.
     pub(super) fn settled(settled: Settled) -> Self {
-        Self {
-            is_error: settled.is_error(),
-            text: String::new(),
-            data: json!({}),
-            state: settled.state(),
-            answer: Some(Answer::Settled(settled)),
-            notes: Vec::new(),
-            bound: None,
-        }
+        Self::found(Answer::Settled(settled))
     }
-    /// The answer with `lead` (and its separator) before what it said.
-    pub(super) fn led(mut self, lead: impl AsRef<str>) -> Self {
-        self.text = format!("{}{}", lead.as_ref(), self.text);
+    /// The answer with `lead` before what it found.
+    pub(super) fn led(mut self, lead: Lead) -> Self {
+        self.lead = Some(lead);
         self
-    }
-    /// An answer that says where the program is: `data.state` written
-    /// from `state`, and `state` kept for the session.
-    pub(super) fn left(state: RunState, text: impl Into<String>, data: Value) -> Self {
-        let mut data = if data.is_object() { data } else { json!({}) };
-        data["state"] = json!(state.as_str());
-        Self {
-            is_error: false,
-            text: text.into(),
-            data,
-            state: Some(state),
-            answer: None,
-            notes: Vec::new(),
-            bound: None,
-        }
     }
 
     /// Where a run op settled, when it did.
@@ -176,6 +160,8 @@ pub enum Answer {
     Lines(LinesSet),
     /// What `breakpoints` did with the function breakpoints.
     Functions(FunctionsSet),
+    /// What `exceptions` found or did.
+    Exceptions(ExceptionsSet),
     /// Two answers in one (a file's breakpoints and the functions').
     Pair(Box<Answer>, Box<Answer>),
     /// Which adapters are usable here, and the languages none serves.
@@ -219,6 +205,21 @@ pub enum FunctionsSet {
     Between(Vec<String>),
     /// Set: where each bound.
     Bound(BoundView),
+}
+
+/// What `exceptions` found or did.
+#[derive(Debug, Clone)]
+pub enum ExceptionsSet {
+    /// No session yet: the filters the launch will set (none chosen: the
+    /// adapter's default).
+    AtLaunch(Option<Vec<String>>),
+    /// No session yet: these filters held for the launch.
+    Held(Vec<String>),
+    /// What `adapter` offers (id, label) and which are on.
+    Offered { adapter: &'static str, on: Vec<String>, offered: Vec<(String, String)> },
+    /// Set now; `next_launch` when part of it (rdbg's `uncaught`) takes
+    /// effect only then.
+    Applied { filters: Vec<String>, next_launch: bool },
 }
 
 /// A usable adapter, or a language no adapter serves.
@@ -340,6 +341,8 @@ pub enum Settled {
     StoppedBlind { why: StopWhy, kind: String, thread: i64, trouble: Blind },
     /// Still running after `waited` (none: the wait ended without saying).
     Running { waited: Option<Duration> },
+    /// Running, not waited for: an attach without breakpoints.
+    Attached,
     /// It stopped and ran on before the stop could be read.
     RanOn,
     /// The program exited; `none_bound` when breakpoints were set and
@@ -462,7 +465,7 @@ impl Settled {
             Settled::Stopped(s) => Some(RunState::Stopped(Some(s.at()))),
             Settled::StoppedBlind { trouble: Blind::BadReply(_), .. } => None,
             Settled::StoppedBlind { .. } => Some(RunState::Stopped(None)),
-            Settled::Running { .. } | Settled::RanOn => Some(RunState::Running),
+            Settled::Running { .. } | Settled::Attached | Settled::RanOn => Some(RunState::Running),
             Settled::Exited { code, .. } => Some(RunState::Exited(Some(*code))),
             Settled::Terminated { .. } => Some(RunState::Terminated),
             Settled::Cancelled | Settled::AdapterGone(_) => None,

@@ -21,7 +21,7 @@ use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
     AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
-    INITIALIZED_WAIT, LaunchSpec, NODE_TEST, Note, REQUEST_TIMEOUT, RUN_WAIT, RunState,
+    INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, REQUEST_TIMEOUT, RUN_WAIT, Settled,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -525,23 +525,17 @@ async fn handshake(
         // launch does; without, the program runs on and the answer is at
         // once (stopped only if attaching stopped it).
         Some(spec) if has_breakpoints || matches!(spec, AttachSpec::RdbgPort(_)) => {
-            settle(shared, client, 0, workdir, RUN_WAIT)
-                .await
-                .led(format!("attached to {}; ", spec.describe()))
+            settle(shared, client, 0, workdir, RUN_WAIT).await.led(Lead::Attached(spec.describe()))
         }
         Some(spec) => {
             let stop = shared.state.lock().stop.clone();
             match stop {
-                Some(stop) => DebugReply::settled(snapshot(client, &stop, workdir).await)
-                    .led(format!("attached to {}; ", spec.describe())),
-                None => DebugReply::left(
-                    RunState::Running,
-                    format!("attached to {}; it runs — set breakpoints, pause, or continue", spec.describe()),
-                    json!({}),
-                ),
+                Some(stop) => DebugReply::settled(snapshot(client, &stop, workdir).await),
+                None => DebugReply::settled(Settled::Attached),
             }
+            .led(Lead::Attached(spec.describe()))
         }
-        None => settle(shared, client, 0, workdir, RUN_WAIT).await.led("launched; "),
+        None => settle(shared, client, 0, workdir, RUN_WAIT).await.led(Lead::Launched),
     };
     let view = shared.state.lock().bindings.view(workdir);
     // Where the breakpoints bound, unless the answer already said that
