@@ -18,7 +18,9 @@ use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
 mod bound;
+mod listing;
 mod render;
+mod snapshot;
 
 /// The tool's name, as models call it and the runtime wires it.
 pub const NAME: &str = "debug";

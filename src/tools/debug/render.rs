@@ -1,29 +1,18 @@
 //! Debug answers as text a model reads: what an op found — where a run op
 //! left the program (a stop's snapshot, still running, ended, gone), the
 //! threads, a stack, scopes, children, a value — after what the op said
-//! and before its notes, with the structured form beside it.
-//!
-//! The snapshot is one bounded answer: the reason, `file:line in
-//! function`, the source around the line with the line marked, the locals
-//! of the frame in the user's code (the caps stated), and the call chain
-//! with every frame's id, library frames folded into one line per run. The
-//! whole has a size budget; what it leaves out it names, with the op that
-//! shows it.
+//! and before its notes, with the structured form beside it. The stop
+//! snapshot is [`super::snapshot`]'s, the listings [`super::listing`]'s,
+//! the breakpoints [`super::bound`]'s.
 
 use serde_json::{Value, json};
-use tether_actors::dap::session::snapshot::{MAX_LOCAL_VALUE, MAX_LOCALS, SNAPSHOT_FRAMES};
 use tether_actors::dap::session::{
-    Answer, Blind, BoundView, ChainFrame, DebugReply, ExceptionsSet, Lead, MAX_CHILDREN, MAX_FRAMES,
-    MAX_OUTPUT, MAX_THREADS, MAX_VALUE, NoLocals, Note, SessionNow, Settled, Snapshot, StopWhy,
+    Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, Note, SessionNow, Settled,
 };
 
-use super::bound;
-use tether_actors::text::{cut, plural};
-
+use super::snapshot::{reason, snapshot};
+use super::{bound, listing};
 use crate::result::ToolResult;
-
-/// The snapshot's text budget, about 1,500 tokens.
-pub const SNAPSHOT_BUDGET: usize = 6_000;
 
 /// What the model reads of `reply`: its text, what it found, its notes.
 pub fn reply(reply: DebugReply) -> ToolResult {
@@ -154,7 +143,27 @@ fn answer(answer: &Answer) -> (String, Value) {
                 .collect();
             (text.trim_end().to_string(), Value::Array(data))
         }
-        listing => self::listing(listing),
+        Answer::Lines(set) => bound::lines_set(set),
+        Answer::Exceptions(set) => exceptions(set),
+        Answer::Functions(set) => bound::functions_set(set),
+        Answer::Pair(first, other) => {
+            let (a, first) = self::answer(first);
+            let (b, other) = self::answer(other);
+            let data = match (first, other) {
+                (Value::Object(mut first), Value::Object(other)) => {
+                    first.extend(other);
+                    Value::Object(first)
+                }
+                (first, Value::Null) => first,
+                (_, other) => other,
+            };
+            (format!("{a}\n{b}"), data)
+        }
+        Answer::Threads { listed, total } => listing::threads(listed, *total),
+        Answer::Stack { frames, total } => listing::stack(frames, *total),
+        Answer::Scopes(scopes) => listing::scopes(scopes),
+        Answer::Variables { listed, total } => listing::variables(listed, *total),
+        Answer::Evaluated(value) => listing::evaluated(value),
     };
     if let (Some(state), Value::Object(data)) = (answer.state(), &mut data) {
         data.insert("state".into(), json!(state.as_str()));
@@ -171,7 +180,7 @@ fn settled(settled: &Settled) -> (String, Value) {
         None => what,
     };
     match settled {
-        Settled::Stopped(snapshot) => self::snapshot(snapshot),
+        Settled::Stopped(stop) => snapshot(stop),
         Settled::StoppedBlind { why, kind, thread, trouble } => {
             let head = format!("stopped ({}), thread {thread}", reason(why));
             let data = json!({"reason": kind, "thread": thread});
@@ -198,117 +207,6 @@ fn settled(settled: &Settled) -> (String, Value) {
             Value::Null,
         ),
         Settled::AdapterGone(why) => (format!("the debug adapter went away: {why}"), Value::Null),
-    }
-}
-
-/// What an inspecting op found, in words and as data.
-fn listing(answer: &Answer) -> (String, Value) {
-    match answer {
-        Answer::Threads { listed, total } => {
-            let mut text =
-                listed.iter().map(|(id, name)| format!("{id} {name}")).collect::<Vec<_>>().join("\n");
-            if *total > listed.len() {
-                text.push_str(&format!(
-                    "\n… {} more threads (listed at most {MAX_THREADS})",
-                    total - listed.len()
-                ));
-            }
-            let data = json!({
-                "threads": listed.iter().map(|(id, name)| json!({"id": id, "name": name})).collect::<Vec<_>>(),
-                "total": total,
-            });
-            (if text.is_empty() { "no threads".into() } else { text }, data)
-        }
-        Answer::Stack { frames, total } => {
-            let mut text = String::new();
-            for (i, f) in frames.iter().enumerate() {
-                let path = f.shown_path.as_deref().unwrap_or("?");
-                text.push_str(&format!("#{i} frame_id={} {} at {path}:{}\n", f.id, f.name, f.line));
-            }
-            if *total > MAX_FRAMES {
-                text.push_str(&format!(
-                    "… {} more frames not shown (cap {MAX_FRAMES})\n",
-                    total - MAX_FRAMES
-                ));
-            }
-            let shown: Vec<Value> = frames
-                .iter()
-                .map(|f| json!({"id": f.id, "name": f.name, "line": f.line, "path": f.path}))
-                .collect();
-            (text.trim_end().to_string(), json!({"frames": shown, "total": total}))
-        }
-        Answer::Scopes(scopes) => {
-            let text = scopes
-                .iter()
-                .map(|s| format!("{} reference={}", s.name, s.reference))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let data = json!({"scopes": scopes
-                .iter()
-                .map(|s| json!({"name": s.name, "reference": s.reference, "expensive": s.expensive}))
-                .collect::<Vec<_>>()});
-            (if text.is_empty() { "no scopes".into() } else { text }, data)
-        }
-        Answer::Variables { listed, total } => {
-            let mut text = String::new();
-            for v in listed {
-                let ty = v.ty.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
-                let expand =
-                    if v.reference > 0 { format!(" [reference={}]", v.reference) } else { String::new() };
-                text.push_str(&format!("{} = {}{ty}{expand}\n", v.name, v.value));
-            }
-            if *total > listed.len() {
-                text.push_str(&format!(
-                    "… {} more children not shown (cap {MAX_CHILDREN})\n",
-                    total - listed.len()
-                ));
-            }
-            let cut_values = listed.iter().filter(|v| v.cut).count();
-            if cut_values > 0 {
-                text.push_str(&format!("({cut_values} value(s) cut at {MAX_VALUE} characters)\n"));
-            }
-            let data: Vec<Value> = listed
-                .iter()
-                .map(|v| json!({"name": v.name, "value": v.value, "type": v.ty, "reference": v.reference, "value_cut": v.cut}))
-                .collect();
-            let text = if text.is_empty() { "no children".into() } else { text.trim_end().to_string() };
-            (text, json!({"variables": data, "total": total}))
-        }
-        Answer::Evaluated(e) => {
-            let ty = e.ty.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
-            let note = if e.cut {
-                format!(
-                    "\n(value cut at {MAX_VALUE} characters; evaluate a slice or a part of it to see more)"
-                )
-            } else {
-                String::new()
-            };
-            let data = json!({
-                "expression": e.expression,
-                "result": e.value,
-                "type": e.ty,
-                "cut": e.cut,
-                "reference": e.reference,
-            });
-            (format!("{} = {}{ty}{note}", e.expression, e.value), data)
-        }
-        Answer::Lines(set) => bound::lines_set(set),
-        Answer::Exceptions(set) => exceptions(set),
-        Answer::Functions(set) => bound::functions_set(set),
-        Answer::Pair(first, other) => {
-            let (a, first) = self::answer(first);
-            let (b, other) = self::answer(other);
-            let data = match (first, other) {
-                (Value::Object(mut first), Value::Object(other)) => {
-                    first.extend(other);
-                    Value::Object(first)
-                }
-                (first, Value::Null) => first,
-                (_, other) => other,
-            };
-            (format!("{a}\n{b}"), data)
-        }
-        other => self::answer(other),
     }
 }
 
@@ -371,197 +269,14 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
     }
 }
 
-/// Why it stopped, in words.
-fn reason(why: &StopWhy) -> String {
-    match why {
-        StopWhy::Exception(what) => format!("exception {what}"),
-        StopWhy::Uncaught(what) => format!("uncaught exception {what}"),
-        StopWhy::Plain(what) => what.clone(),
-        StopWhy::Described { reason, description } => format!("{reason} ({description})"),
-    }
-}
-
-fn place(frame: &ChainFrame) -> String {
-    format!("{}:{}", frame.path.as_deref().unwrap_or("?"), frame.line)
-}
-
-/// The stop's snapshot, within [`SNAPSHOT_BUDGET`].
-fn snapshot(s: &Snapshot) -> (String, Value) {
-    let reason = reason(&s.why);
-    let (top, focus) = (&s.frames[0], &s.frames[s.focus]);
-    let mut text = format!("stopped ({reason}) at {} in {}, thread {}", place(focus), focus.name, s.thread);
-    match s.focus {
-        0 => {}
-        1 => text.push_str(&format!("; the top frame ({} at {}) is library code", top.name, place(top))),
-        n => text.push_str(&format!(
-            "; the top {n} frames (from {} at {}) are library code",
-            top.name,
-            place(top)
-        )),
-    }
-    text.push('\n');
-    for (n, line) in &s.source {
-        let mark = if *n == focus.line { '>' } else { ' ' };
-        let row = format!("{mark}{n:>4} | {line}");
-        text.push_str(row.trim_end());
-        text.push('\n');
-    }
-
-    let mut left_out = Vec::new();
-    let mut shown_locals = Vec::new();
-    let head = format!("locals of {} [frame_id={}]", focus.name, focus.id);
-    let total = match &s.locals {
-        Err(why) => {
-            text.push_str(&format!("{head}: {}\n", no_locals(why)));
-            0
-        }
-        Ok(locals) if locals.total == 0 => {
-            text.push_str(&format!("{head}: none\n"));
-            0
-        }
-        Ok(locals) => {
-            let mut listed = String::new();
-            for local in &locals.listed {
-                let line = match &local.ty {
-                    Some(t) if !t.is_empty() => format!("  {} = {} ({t})\n", local.name, local.value),
-                    _ => format!("  {} = {}\n", local.name, local.value),
-                };
-                if text.len() + listed.len() + line.len() > SNAPSHOT_BUDGET {
-                    break;
-                }
-                listed.push_str(&line);
-                shown_locals.push(json!({
-                    "name": local.name, "value": local.value, "type": local.ty, "reference": local.reference,
-                }));
-            }
-            text.push_str(&format!("{head}:\n{listed}"));
-            if shown_locals.len() < locals.total {
-                left_out.push(format!(
-                    "{} more locals (shown at most {MAX_LOCALS}, values cut at {MAX_LOCAL_VALUE} characters; scopes and variables list them all)",
-                    locals.total - shown_locals.len()
-                ));
-            }
-            if locals.listed.iter().any(|l| l.cut) {
-                left_out.push(format!(
-                    "values cut at {MAX_LOCAL_VALUE} characters (evaluate shows up to {MAX_VALUE})"
-                ));
-            }
-            locals.total
-        }
-    };
-
-    let chain_line = format!("call chain (innermost first): {}\n", chain(&s.frames));
-    if text.len() + chain_line.len() <= SNAPSHOT_BUDGET {
-        text.push_str(&chain_line);
-    } else {
-        left_out.push("the call chain (stack lists it)".into());
-    }
-    if s.frames_capped {
-        left_out
-            .push(format!("frames past the first {SNAPSHOT_FRAMES} (stack lists {MAX_FRAMES} at a time)"));
-    }
-    if !left_out.is_empty() {
-        text.push_str(&format!("left out: {}\n", left_out.join("; ")));
-    }
-    let frames: Vec<Value> = s
-        .frames
-        .iter()
-        .map(|f| json!({"id": f.id, "name": f.name, "path": f.path, "line": f.line, "user": f.user}))
-        .collect();
-    let data = json!({
-        "reason": s.kind,
-        "description": reason,
-        "thread": s.thread,
-        "frame": {"id": focus.id, "name": focus.name, "path": focus.path, "line": focus.line, "index": s.focus},
-        "source": s.source.iter().map(|(n, l)| json!({"line": n, "text": l})).collect::<Vec<_>>(),
-        "locals": shown_locals,
-        "locals_total": total,
-        "frames": frames,
-        "left_out": left_out,
-    });
-    (within_budget(text.trim_end()), data)
-}
-
-/// Why a frame shows no locals, in words.
-fn no_locals(why: &NoLocals) -> String {
-    match why {
-        NoLocals::BadReply(error) => error.clone(),
-        NoLocals::Unreadable { what, error } => format!("the {what} could not be read: {error}"),
-        NoLocals::NoScope(scopes) => {
-            format!("the adapter names no locals scope (scopes: {})", scopes.join(", "))
-        }
-    }
-}
-
-/// The chain as one line, innermost first, each run of library frames
-/// folded into one.
-fn chain(frames: &[ChainFrame]) -> String {
-    let mut parts = Vec::new();
-    let mut folded = 0;
-    let fold = |parts: &mut Vec<String>, folded: &mut usize| {
-        if *folded > 0 {
-            parts.push(format!("… {folded} library frame{}", plural(*folded)));
-            *folded = 0;
-        }
-    };
-    for f in frames {
-        if f.label {
-            fold(&mut parts, &mut folded);
-            parts.push(format!("[{}]", f.name));
-        } else if f.user {
-            fold(&mut parts, &mut folded);
-            parts.push(format!("{} at {} [frame_id={}]", f.name, place(f), f.id));
-        } else {
-            folded += 1;
-        }
-    }
-    fold(&mut parts, &mut folded);
-    parts.join(" ← ")
-}
-
-/// The text, held to [`SNAPSHOT_BUDGET`] whatever the adapter's names and
-/// paths ran to; a cut says so.
-fn within_budget(text: &str) -> String {
-    if text.chars().count() <= SNAPSHOT_BUDGET {
-        return text.to_string();
-    }
-    const NOTE: &str = "\n… cut at the snapshot's budget; stack, scopes and variables show the rest";
-    let (kept, _) = cut(text, SNAPSHOT_BUDGET - NOTE.chars().count() - 1);
-    format!("{}{NOTE}", kept.trim_end_matches('…'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use tether_actors::dap::session::breakpoints::{Binding, BreakpointSpec};
-    use tether_actors::dap::session::{Child, Evaluated, Local, Locals, StackFrameAt};
+    use tether_actors::dap::session::{ChainFrame, Local, Locals, NoLocals, Snapshot, StopWhy};
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> ChainFrame {
         ChainFrame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user, label: false }
-    }
-
-    #[test]
-    fn library_frames_fold_into_one_line_per_run() {
-        let frames = [
-            frame("strlen", None, false),
-            frame("f", Some("a.c"), true),
-            frame("g", Some("/usr/lib/x.py"), false),
-            frame("h", Some("/usr/lib/y.py"), false),
-            frame("main", Some("a.c"), true),
-        ];
-        assert_eq!(
-            chain(&frames),
-            "… 1 library frame ← f at a.c:3 [frame_id=1] ← … 2 library frames ← main at a.c:3 [frame_id=1]"
-        );
-    }
-
-    #[test]
-    fn the_text_never_passes_its_budget() {
-        let long = "x".repeat(SNAPSHOT_BUDGET * 2);
-        let held = within_budget(&long);
-        assert!(held.chars().count() <= SNAPSHOT_BUDGET, "{}", held.len());
-        assert!(held.ends_with("stack, scopes and variables show the rest"));
-        assert_eq!(within_budget("short"), "short");
     }
 
     fn stop(locals: Result<Locals, NoLocals>) -> Snapshot {
@@ -656,44 +371,5 @@ mod tests {
             "the program exited with code 3; none of your 1 breakpoint bound: a.go: line 4 not bound: the adapter gave no reason"
         );
         assert_eq!(data, json!({"exit_code": 3, "state": "exited"}));
-    }
-
-    #[test]
-    fn listings_state_their_caps_and_what_they_left_out() {
-        let (text, data) = listing(&Answer::Threads { listed: vec![(1, "MainThread".into())], total: 101 });
-        assert_eq!(text, "1 MainThread\n… 100 more threads (listed at most 100)");
-        assert_eq!(data["total"], 101);
-        let frame = StackFrameAt {
-            id: 7,
-            name: "main".into(),
-            path: Some("/w/prog.py".into()),
-            shown_path: Some("prog.py".into()),
-            line: 4,
-        };
-        let (text, data) = listing(&Answer::Stack { frames: vec![frame], total: 31 });
-        assert_eq!(text, "#0 frame_id=7 main at prog.py:4\n… 1 more frames not shown (cap 30)");
-        assert_eq!(data["frames"][0]["path"], "/w/prog.py", "the data keeps the adapter's path");
-        let child = Child {
-            name: "xs".into(),
-            value: "[1, …".into(),
-            cut: true,
-            ty: Some("list".into()),
-            reference: 9,
-        };
-        let (text, data) = listing(&Answer::Variables { listed: vec![child], total: 1 });
-        assert_eq!(text, "xs = [1, … (list) [reference=9]\n(1 value(s) cut at 400 characters)");
-        assert_eq!(data["variables"][0]["value_cut"], true);
-        assert_eq!(listing(&Answer::Variables { listed: vec![], total: 0 }).0, "no children");
-        assert_eq!(listing(&Answer::Scopes(vec![])).0, "no scopes");
-        let value = Evaluated {
-            expression: "n + 1".into(),
-            value: "8".into(),
-            cut: false,
-            ty: Some("int".into()),
-            reference: 0,
-        };
-        let (text, data) = listing(&Answer::Evaluated(value));
-        assert_eq!(text, "n + 1 = 8 (int)");
-        assert_eq!(data["result"], "8");
     }
 }
