@@ -19,7 +19,7 @@ use crate::spec::{Level, ToolSpec};
 
 mod bound;
 mod listing;
-mod render;
+pub mod render;
 mod snapshot;
 
 /// The tool's name, as models call it and the runtime wires it.

@@ -2,8 +2,8 @@
 //! left the program (a stop's snapshot, still running, ended, gone), the
 //! threads, a stack, scopes, children, a value — after what the op said
 //! and before its notes, with the structured form beside it. The stop
-//! snapshot is [`super::snapshot`]'s, the listings [`super::listing`]'s,
-//! the breakpoints [`super::bound`]'s.
+//! snapshot is written by `snapshot`, the listings by `listing`, the
+//! breakpoints by `bound` (its sibling modules).
 
 use serde_json::{Value, json};
 use tether_actors::dap::session::{

@@ -13,6 +13,11 @@
 //!   that configures it before the program runs.
 //! - [`ops`]: the ops on a live session (steps, stack, scopes, variables,
 //!   evaluate) and waiting for the program to settle.
+//! - `outcome`: what an op answers — typed ([`Answer`]: a stop's
+//!   [`Snapshot`], where a run [`Settled`], listings, where breakpoints
+//!   bound), which the `debug` tool writes out; a failure's sentence.
+//! - [`snapshot`]: reading a stop (frames, source, locals, the reason).
+//! - [`breakpoints`], `functions`: where each breakpoint bound.
 //! - [`spec`]: what a session launches or attaches to.
 //! - [`targets`]: the processes a js-debug launch follows (each test file
 //!   of `node --test DIR`, the processes of an npm script).
