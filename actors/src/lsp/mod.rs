@@ -1,6 +1,6 @@
 //! Language servers as live resources: the language and server tables
 //! ([`languages`], [`config`], the built-in entries in [`servers`]) and the intersection rule ([`discovery`]), one [`server`] actor per
-//! (server, root) with its process and documents, the [`session`] a
+//! (server, root) with its process and documents, the handle ([`opened`]) a
 //! caller queries it through, the state the reader
 //! task shares ([`shared`]) and the errors a server reports of itself
 //! ([`reported`]), the files each server asked to hear about
@@ -15,10 +15,10 @@ pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod languages;
+pub mod opened;
 pub mod reported;
 pub mod server;
 pub mod servers;
-pub mod session;
 pub mod shared;
 pub mod supervisor;
 pub mod tree;

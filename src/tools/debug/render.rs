@@ -72,7 +72,7 @@ fn lead(lead: &Lead) -> String {
 fn answer(answer: &Answer) -> (String, Value) {
     let (text, mut data) = match answer {
         Answer::Settled(s) => settled(s),
-        Answer::Session { head, now } => {
+        Answer::Status { head, now } => {
             let head = format!("{} session on {} (up {} s)", head.adapter, head.program, head.up.as_secs());
             match now.as_ref() {
                 SessionNow::Exited(code) => {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tether_actors::lsp::server::Session;
+use tether_actors::lsp::server::Opened;
 
 use super::render::{Lines, Place, grouped, hover_text, locations};
 use super::{
@@ -14,7 +14,7 @@ use super::{
 use crate::result::ToolResult;
 
 pub(super) fn render_locations(
-    session: &Session,
+    session: &Opened,
     root: &Path,
     answer: &Value,
     name: &str,
@@ -51,7 +51,7 @@ pub(super) fn render_locations(
 }
 
 pub(super) fn render_references(
-    session: &Session,
+    session: &Opened,
     root: &Path,
     answer: &Value,
     symbol: &str,
@@ -110,7 +110,7 @@ pub(super) fn render_references(
 }
 
 pub(super) fn render_hover(
-    session: &Session,
+    session: &Opened,
     answer: &Value,
     symbol: &str,
     rel: &str,
@@ -135,7 +135,7 @@ pub(super) fn render_hover(
 }
 
 pub(super) fn render_code_actions(
-    session: &Session,
+    session: &Opened,
     answer: &Value,
     symbol: &str,
     rel: &str,

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use parking_lot::Mutex;
-use tether_actors::lsp::server::{BARRIER_WAIT, Open, Session};
+use tether_actors::lsp::server::{BARRIER_WAIT, Open, Opened};
 use tether_actors::lsp::shared::ServerState;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
@@ -93,7 +93,7 @@ pub fn clock(at: SystemTime) -> String {
 ///   is the first one published after the content was sent, about it or
 ///   about an analysis of older content still in flight;
 /// - **pending** / **stale**: nothing came for this content in time.
-pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
+pub async fn fresh(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
     let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
     let uri = doc.uri.to_string();
     let (version, seq_before) = (doc.version, doc.seq_before);
@@ -168,7 +168,7 @@ pub async fn fresh(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Fresh
 /// and the server has said it is idle. Such a server publishes only when
 /// a file's list changes, so no publication for this version after a
 /// finished check means the last list stands.
-async fn checked(session: &Session, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
+async fn checked(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
     let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
     let uri = doc.uri.to_string();
     let started = std::time::Instant::now();

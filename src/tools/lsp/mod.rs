@@ -41,7 +41,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use tether_actors::lsp::server::{Open, Session};
+use tether_actors::lsp::server::{Open, Opened};
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk};
 use tether_actors::watch::Synced;
 
@@ -350,7 +350,7 @@ pub(crate) async fn open(
     sup: &Addr<LspSupervisor>,
     path: &Path,
     save: bool,
-) -> Result<(Session, Synced), String> {
+) -> Result<(Opened, Synced), String> {
     let synced = sync_disk(sup).await;
     open_after(sup, path, save, synced).await
 }
@@ -362,7 +362,7 @@ pub(crate) async fn open_after(
     path: &Path,
     save: bool,
     synced: Synced,
-) -> Result<(Session, Synced), String> {
+) -> Result<(Opened, Synced), String> {
     let routed = match sup.send(Route { file: path.to_path_buf() }).await {
         Ok(Ok(routed)) => routed,
         Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
@@ -393,7 +393,7 @@ pub(crate) async fn open_at(
     rel: &str,
     spot: &Spot,
     mut synced: Option<Synced>,
-) -> Result<(Session, Synced, tether_actors::lsp::server::SyncedDoc, SymbolAt), String> {
+) -> Result<(Opened, Synced, tether_actors::lsp::server::SyncedDoc, SymbolAt), String> {
     let mut tries = 0;
     loop {
         tries += 1;
@@ -430,7 +430,7 @@ pub(crate) struct Ready {
 /// one signal every server gives that it has loaded the file and its
 /// project — awaited by every caller, whoever opened the file), the work
 /// it announced has ended, and files changed on disk are re-read.
-pub(crate) async fn ready_for(session: &Session) -> Ready {
+pub(crate) async fn ready_for(session: &Opened) -> Ready {
     let loaded = session.wait_loaded(READY_WAIT).await;
     session.wait_idle(READY_WAIT).await;
     Ready { unread: session.wait_reread(READY_WAIT).await, unloaded: !loaded }
@@ -439,7 +439,7 @@ pub(crate) async fn ready_for(session: &Session) -> Ready {
 /// What a cross-file answer must say about changes on disk it may not
 /// reflect: files the server had not re-read yet, a sync point the
 /// watcher could not confirm, a document the server had not loaded.
-pub(crate) fn taken_in_notes(session: &Session, root: &Path, synced: &Synced, ready: &Ready) -> Vec<String> {
+pub(crate) fn taken_in_notes(session: &Opened, root: &Path, synced: &Synced, ready: &Ready) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(note) = &synced.note {
         notes.push(format!("note: {note}"));
@@ -475,7 +475,7 @@ fn is_empty_answer(v: &Value) -> bool {
 }
 
 /// "still indexing (40%)" or "ready", for empty answers.
-fn readiness(session: &Session) -> Option<String> {
+fn readiness(session: &Opened) -> Option<String> {
     session.shared.indexing().map(|p| {
         format!(
             "{} is still indexing{}; the answer may be incomplete, try again shortly",
@@ -488,7 +488,7 @@ fn readiness(session: &Session) -> Option<String> {
 /// Why an answer is empty: still indexing, a failure the server reported
 /// of its own (jdtls's build import: it may be answering from part of the
 /// project), or else "ready and `none`".
-fn why_none(session: &Session, none: &str) -> String {
+fn why_none(session: &Opened, none: &str) -> String {
     readiness(session).unwrap_or_else(|| {
         let reported = session.shared.reported_errors();
         match reported.last() {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use actix::Addr;
 use serde_json::{Value, json};
 
-use tether_actors::lsp::server::{OnError, Session};
+use tether_actors::lsp::server::{OnError, Opened};
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::watch::Synced;
@@ -41,7 +41,7 @@ pub(super) struct Question {
 
 /// One navigation question asked once, and what its answer is read with.
 struct Answered {
-    session: Session,
+    session: Opened,
     synced: Synced,
     ready: Ready,
     at: SymbolAt,
@@ -263,7 +263,7 @@ fn request_method(action: Action) -> &'static str {
 }
 
 /// The request's parameters for the symbol `at` in the document `uri`.
-fn request_params(action: Action, session: &Session, uri: &lsp_types::Url, at: &SymbolAt) -> Value {
+fn request_params(action: Action, session: &Opened, uri: &lsp_types::Url, at: &SymbolAt) -> Value {
     let here = json!({"textDocument": {"uri": uri}, "position": at.position});
     match action {
         Action::References => {

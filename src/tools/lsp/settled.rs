@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use actix::Addr;
 
-use tether_actors::lsp::server::Session;
+use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 use tether_actors::watch::Synced;
 
@@ -38,7 +38,7 @@ pub(crate) enum Since {
 
 /// Takes a sync point and tells which of `session`'s files changed since
 /// `since`; the new sync point replaces `since`.
-pub(crate) async fn changed_since(sup: &Addr<LspSupervisor>, session: &Session, since: &mut Synced) -> Since {
+pub(crate) async fn changed_since(sup: &Addr<LspSupervisor>, session: &Opened, since: &mut Synced) -> Since {
     let now = sync_disk(sup).await;
     let changes = sup.send(ChangedBetween { after: since.seq, upto: now.seq }).await.ok().flatten();
     let confirmed = now.note.is_none();

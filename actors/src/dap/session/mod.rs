@@ -429,7 +429,7 @@ impl DebugSessionActor {
                             }
                             _ => SessionNow::Running,
                         };
-                        DebugReply::found(Answer::Session { head, now: Box::new(now) })
+                        DebugReply::found(Answer::Status { head, now: Box::new(now) })
                     }
                     .into_actor(self),
                 ))

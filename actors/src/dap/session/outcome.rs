@@ -177,7 +177,7 @@ pub enum Answer {
     /// breakpoints held for the next launch.
     NoSession { last: Option<String>, held_breakpoints: usize },
     /// `status` of a running session.
-    Session { head: SessionHead, now: Box<SessionNow> },
+    Status { head: SessionHead, now: Box<SessionNow> },
 }
 
 /// What `breakpoints` did with a file's (`file`: relative to the
@@ -262,7 +262,7 @@ impl Answer {
         match self {
             Answer::Settled(s) => s.state(),
             Answer::Ended { .. } | Answer::AlreadyEnded(_) => Some(RunState::Terminated),
-            Answer::Session { now, .. } => match now.as_ref() {
+            Answer::Status { now, .. } => match now.as_ref() {
                 SessionNow::Exited(code) => Some(RunState::Exited(Some(*code))),
                 SessionNow::Terminated => Some(RunState::Terminated),
                 SessionNow::Stopped(s) => s.state(),
@@ -276,7 +276,7 @@ impl Answer {
     pub fn is_error(&self) -> bool {
         match self {
             Answer::Settled(s) => s.is_error(),
-            Answer::Session { now, .. } => matches!(now.as_ref(), SessionNow::Stopped(s) if s.is_error()),
+            Answer::Status { now, .. } => matches!(now.as_ref(), SessionNow::Stopped(s) if s.is_error()),
             _ => false,
         }
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use actix::prelude::*;
 
 use super::start::start;
-use super::{LspError, LspServerActor, STABLE_AFTER, ServerKey, Session, State, SyncedDoc};
+use super::{LspError, LspServerActor, Opened, STABLE_AFTER, ServerKey, State, SyncedDoc};
 use crate::process::ExitInfo;
 
 /// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
@@ -19,7 +19,7 @@ pub struct Open {
 }
 
 impl Message for Open {
-    type Result = Result<Session, LspError>;
+    type Result = Result<Opened, LspError>;
 }
 
 /// Restart the server now.
@@ -53,9 +53,9 @@ impl Message for ServerCrashed {
 }
 
 impl LspServerActor {
-    fn session(&self, doc: Option<SyncedDoc>) -> Option<Session> {
+    fn session(&self, doc: Option<SyncedDoc>) -> Option<Opened> {
         let running = self.running.as_ref()?;
-        Some(Session {
+        Some(Opened {
             key: self.key.clone(),
             client: running.client.clone(),
             shared: running.shared.clone(),
@@ -69,7 +69,7 @@ impl LspServerActor {
 }
 
 impl Handler<Open> for LspServerActor {
-    type Result = AtomicResponse<Self, Result<Session, LspError>>;
+    type Result = AtomicResponse<Self, Result<Opened, LspError>>;
 
     fn handle(&mut self, msg: Open, ctx: &mut Self::Context) -> Self::Result {
         let started = start(self, ctx);

@@ -5,7 +5,7 @@
 //! handler runs atomically — start the server if needed (with backoff after
 //! a crash), then bring the file up to date (`didOpen`, or `didChange` when
 //! the disk content changed, and `didSave` when asked) — and hands back a
-//! [`Session`]; the caller then sends its request outside the mailbox, so
+//! [`Opened`]; the caller then sends its request outside the mailbox, so
 //! queries run concurrently while starts and syncs are serialised.
 //!
 //! Files changed on disk arrive as [`FilesChanged`] batches from the run's
@@ -52,8 +52,8 @@ mod status;
 mod sync;
 
 use super::discovery::Usable;
-pub use super::session::{
-    BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Serves, Session, SyncedDoc,
+pub use super::opened::{
+    BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Opened, Serves, SyncedDoc,
 };
 use super::shared::{DiagEntry, ServerState};
 use super::unmanaged;

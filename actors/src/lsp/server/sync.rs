@@ -53,7 +53,7 @@ impl LspServerActor {
         let opened = !self.docs.contains_key(file);
         let changed = self.put(file, &uri, text, false, client, shared)?;
         // A server with an on-save checker is saved by the caller that
-        // waits for the check (`Session::save_for_check`), so the check it
+        // waits for the check (`Opened::save_for_check`), so the check it
         // waits for is known to have begun after the save.
         if save && self.usable.config.check_progress.is_none() {
             client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))?;

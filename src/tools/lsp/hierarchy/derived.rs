@@ -10,7 +10,7 @@
 use lsp_types::{Location, Position, Range, Url};
 use serde_json::{Value, json};
 use tether_actors::lsp::edits::utf16_column;
-use tether_actors::lsp::server::{OnError, Session, SyncedDoc};
+use tether_actors::lsp::server::{OnError, Opened, SyncedDoc};
 use tether_actors::lsp::shared::Held;
 
 use super::super::REQUEST_TIMEOUT;
@@ -248,7 +248,7 @@ fn kind_number(kind: &str) -> u32 {
 
 /// Asks `method` on the text the names were read from: a change synced
 /// since moves them, and the question is not asked.
-async fn ask(session: &Session, doc: &SyncedDoc, method: &str, params: Value) -> Result<Value, String> {
+async fn ask(session: &Opened, doc: &SyncedDoc, method: &str, params: Value) -> Result<Value, String> {
     let mut build = |held: Option<&Held>| match held {
         Some(held) if held.version == doc.version => Ok(params.clone()),
         _ => Err(format!("`{}` changed while the call waited for the server; ask again", doc.uri.path())),
@@ -263,7 +263,7 @@ async fn ask(session: &Session, doc: &SyncedDoc, method: &str, params: Value) ->
 /// The one-level hierarchy of the type at `at` in `doc`, in the shape of
 /// [`super::follow`]'s answer, with `derived` saying how it was found.
 pub(in crate::tools::lsp) async fn derive(
-    session: &Session,
+    session: &Opened,
     doc: &SyncedDoc,
     at: &SymbolAt,
     symbol: &str,

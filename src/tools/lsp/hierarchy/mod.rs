@@ -20,7 +20,7 @@ use lsp_types::{Range, Url};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_actors::lsp::server::Session;
+use tether_actors::lsp::server::Opened;
 use tether_actors::wire::jsonrpc::METHOD_NOT_FOUND;
 use tether_actors::wire::pending::RequestError;
 
@@ -105,7 +105,7 @@ pub(super) fn direction(action: Action, given: Option<Direction>) -> Result<Opti
 /// The answer: `{"prepared": [item], "found": [{"item", "sites_uri",
 /// "sites"}]}`, the call sites (`fromRanges`) in the file `sites_uri`.
 pub(super) async fn follow(
-    session: &Session,
+    session: &Opened,
     direction: Direction,
     prepared: &Value,
 ) -> Result<Value, String> {
@@ -222,7 +222,7 @@ fn collect(lines: &mut Lines, answer: &Value) -> Vec<Found> {
 /// name with its source line, the call sites under it, a line's calls
 /// on one row; and where the listed items are named, for their bodies.
 pub(super) fn render(
-    session: &Session,
+    session: &Opened,
     root: &Path,
     answer: &Value,
     direction: Direction,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use actix::Addr;
 use serde_json::json;
-use tether_actors::lsp::server::Session;
+use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::watch::Synced;
 use tether_actors::wire::pending::RequestError;
@@ -71,7 +71,7 @@ async fn ask_once(
     sample: &Path,
     query: &str,
     synced: Option<Synced>,
-) -> (Asked, Option<(Session, Synced)>) {
+) -> (Asked, Option<(Opened, Synced)>) {
     let mut out = Asked::default();
     let opened = match synced {
         Some(synced) => open_after(sup, sample, false, synced).await,

@@ -1,4 +1,4 @@
-//! What a caller holds after `Open`: a [`Session`] — the server's client,
+//! What a caller holds after `Open`: a [`Opened`] — the server's client,
 //! its shared state, the document as synced — and the waits and requests
 //! made through it, outside the server actor's mailbox so that queries run
 //! concurrently: until the server has loaded the document, until the work
@@ -34,7 +34,7 @@ pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
 /// What a caller gets after `Open`: a client to query, the shared state,
 /// and what was synced.
 #[derive(Clone)]
-pub struct Session {
+pub struct Opened {
     /// Which server.
     pub key: ServerKey,
     /// Its client.
@@ -135,7 +135,7 @@ fn asked_for(method: &str) -> &str {
     }
 }
 
-impl Session {
+impl Opened {
     /// Whether the server announced the capability `method` needs (true
     /// for requests tether knows no capability of).
     pub fn offers(&self, method: &str) -> bool {
@@ -322,7 +322,7 @@ fn with_own_progress(mut params: Value) -> Value {
     params
 }
 
-/// Why [`Session::request_on`] did not answer.
+/// Why [`Opened::request_on`] did not answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OnError {
     /// The parameters could not be built on the text the server holds
