@@ -162,7 +162,7 @@ pub fn main() -> ExitCode {
     code
 }
 
-fn start(opts: &RunOpts) -> Result<Runtime, ExitCode> {
+fn start_runtime(opts: &RunOpts) -> Result<Runtime, ExitCode> {
     start_with(opts, Human::Terminal)
 }
 
@@ -213,7 +213,7 @@ fn start_with_workers(
 async fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Tools(opts) => {
-            let runtime = match start(&opts) {
+            let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -240,7 +240,7 @@ async fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
-            let runtime = match start(&opts) {
+            let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -253,14 +253,14 @@ async fn run(cli: Cli) -> ExitCode {
             if result.is_error { ExitCode::from(EXIT_TOOL_ERROR) } else { ExitCode::SUCCESS }
         }
         Command::Batch(opts) => {
-            let runtime = match start(&opts) {
+            let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
             batch(&runtime, opts.surface).await
         }
         Command::Tree(opts) => {
-            let runtime = match start(&opts) {
+            let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -273,7 +273,7 @@ async fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Status(opts) => {
-            let runtime = match start(&opts) {
+            let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
             };

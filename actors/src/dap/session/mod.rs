@@ -457,9 +457,9 @@ impl DebugSessionActor {
                 if let Some(names) = spec.functions.take() {
                     self.functions = names;
                 }
-                self.start(ctx, Some(spec), None)
+                self.start_session(ctx, Some(spec), None)
             }
-            DebugOp::Attach(spec) => self.start(ctx, None, Some(spec)),
+            DebugOp::Attach(spec) => self.start_session(ctx, None, Some(spec)),
             DebugOp::Output => {
                 let Some(s) = &self.session else {
                     return ready(DebugReply::err(self.no_session()));

@@ -103,7 +103,8 @@ impl DebugSessionActor {
         adapters::choose(config, &probe, &self.workdir).map_err(|why| format!("adapter unavailable: {why}"))
     }
 
-    pub(super) fn start(
+    /// Starts a session: launches `launch` or attaches to `attach`.
+    pub(super) fn start_session(
         &mut self,
         ctx: &mut Context<Self>,
         launch: Option<LaunchSpec>,

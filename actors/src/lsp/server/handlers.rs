@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use actix::prelude::*;
 
-use super::start::start;
+use super::start::ensure_running;
 use super::{LspError, LspServerActor, Opened, STABLE_AFTER, ServerKey, State, SyncedDoc};
 use crate::process::ExitInfo;
 
@@ -72,7 +72,7 @@ impl Handler<Open> for LspServerActor {
     type Result = AtomicResponse<Self, Result<Opened, LspError>>;
 
     fn handle(&mut self, msg: Open, ctx: &mut Self::Context) -> Self::Result {
-        let started = start(self, ctx);
+        let started = ensure_running(self, ctx);
         AtomicResponse::new(Box::pin(started.map(move |ok, act, _ctx| {
             ok?;
             let Some(running) = &act.running else {

@@ -156,7 +156,7 @@ pub fn client_capabilities() -> Value {
 
 /// Starts the server if it is not running: spawn, `initialize`,
 /// `initialized`, settings. Runs inside the actor's atomic `Open`.
-pub(super) fn start(
+pub(super) fn ensure_running(
     act: &mut LspServerActor,
     ctx: &mut Context<LspServerActor>,
 ) -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
@@ -193,7 +193,7 @@ pub(super) fn start(
         return Box::pin(fut::wrap_future::<_, LspServerActor>(tokio::time::sleep(backoff)).then(
             |(), act, ctx| {
                 act.crashed_at = None;
-                start(act, ctx)
+                ensure_running(act, ctx)
             },
         ));
     }
@@ -272,6 +272,6 @@ impl LspServerActor {
                 drop(old.guard);
             }
         };
-        Box::pin(stop.into_actor(self).then(|(), act, ctx| start(act, ctx)))
+        Box::pin(stop.into_actor(self).then(|(), act, ctx| ensure_running(act, ctx)))
     }
 }
