@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::kernel::KernelLang;
-use tether_actors::kernel::actor::{Bridge, BridgeAnswer, CellOutcome, CellStatus, RunCell};
+use tether_actors::kernel::actor::{Bridge, BridgeAnswer, CellOutcome, CellStatus, MAX_OUTPUT, RunCell};
 use tether_actors::kernel::pool::GetKernel;
 
 use crate::args::{in_range, parse};
@@ -178,7 +178,8 @@ fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResu
         let _ = writeln!(
             text,
             "… {} bytes of output not shown (cap {} KiB); the last ones:",
-            outcome.dropped_bytes, 64
+            outcome.dropped_bytes,
+            MAX_OUTPUT / 1024
         );
         text.push_str(&outcome.tail);
         if !text.ends_with('\n') {
