@@ -18,6 +18,7 @@ use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
 mod bound;
+mod failure;
 mod listing;
 pub mod render;
 mod snapshot;

@@ -10,28 +10,21 @@ use tether_actors::dap::session::{
     Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, Note, SessionNow, Settled,
 };
 
+use super::failure::{failure, unfit};
 use super::snapshot::{reason, snapshot};
 use super::{bound, listing};
 use crate::result::ToolResult;
 
 /// What the model reads of `reply`: its text, what it found, its notes.
 pub fn reply(reply: DebugReply) -> ToolResult {
-    let DebugReply { is_error, text, lead, data, answer, notes, bound, .. } = reply;
-    let mut text = match &lead {
-        Some(lead) => format!("{}; {text}", self::lead(lead)),
-        None => text,
-    };
-    let mut data = match answer {
-        Some(found) => {
-            let (said, mut shown) = self::answer(&found);
-            text.push_str(&said);
-            if let (Value::Object(shown), Value::Object(extra)) = (&mut shown, data) {
-                shown.extend(extra);
-            }
-            shown
-        }
-        None => data,
-    };
+    let is_error = reply.is_error();
+    let DebugReply { lead, data: extra, answer, notes, bound, .. } = reply;
+    let mut text = lead.as_ref().map(|lead| format!("{}; ", self::lead(lead))).unwrap_or_default();
+    let (said, mut data) = self::answer(&answer);
+    text.push_str(&said);
+    if let (Value::Object(data), Value::Object(extra)) = (&mut data, extra) {
+        data.extend(extra);
+    }
     // A start's answer: where every breakpoint bound.
     if let (Some(view), Value::Object(data)) = (&bound, &mut data) {
         data.insert("breakpoints".into(), bound::lines_data(view));
@@ -143,6 +136,7 @@ fn answer(answer: &Answer) -> (String, Value) {
                 .collect();
             (text.trim_end().to_string(), Value::Array(data))
         }
+        Answer::Failed(why) => (failure(why), Value::Null),
         Answer::Lines(set) => bound::lines_set(set),
         Answer::Exceptions(set) => exceptions(set),
         Answer::Functions(set) => bound::functions_set(set),
@@ -185,7 +179,7 @@ fn settled(settled: &Settled) -> (String, Value) {
             let head = format!("stopped ({}), thread {thread}", reason(why));
             let data = json!({"reason": kind, "thread": thread});
             match trouble {
-                Blind::BadReply(error) => (format!("{head}; {error}"), Value::Null),
+                Blind::BadReply(reply) => (format!("{head}; {}", unfit(reply)), Value::Null),
                 Blind::Unreadable(error) => (format!("{head}; the stack could not be read: {error}"), data),
                 Blind::NoFrames => (format!("{head}; the adapter lists no frames"), data),
             }
@@ -273,7 +267,9 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
 mod tests {
     use super::*;
     use tether_actors::dap::session::breakpoints::{Binding, BreakpointSpec};
-    use tether_actors::dap::session::{ChainFrame, Local, Locals, NoLocals, Snapshot, StopWhy};
+    use tether_actors::dap::session::{
+        ChainFrame, Failure, LinesSet, Local, Locals, NoLocals, Snapshot, StopWhy,
+    };
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> ChainFrame {
         ChainFrame { id: 1, name: name.into(), path: path.map(str::to_string), line: 3, user, label: false }
@@ -301,12 +297,10 @@ mod tests {
             Local { name: "x".into(), value: "1".into(), cut: false, ty: Some("int".into()), reference: 0 };
         let snap = stop(Ok(Locals { listed: vec![local], total: 3 }));
         let reply = reply(DebugReply {
-            is_error: false,
-            text: String::new(),
             lead: Some(Lead::Launched),
             data: json!({"exception_filters": []}),
             state: None,
-            answer: Some(Answer::Settled(Settled::Stopped(Box::new(snap)))),
+            answer: Answer::Settled(Settled::Stopped(Box::new(snap))),
             notes: vec![Note::Said("2 breakpoints bound".into())],
             bound: None,
         });
@@ -371,5 +365,20 @@ mod tests {
             "the program exited with code 3; none of your 1 breakpoint bound: a.go: line 4 not bound: the adapter gave no reason"
         );
         assert_eq!(data, json!({"exit_code": 3, "state": "exited"}));
+    }
+
+    #[test]
+    fn a_pair_reads_line_after_line_and_fails_if_either_part_does() {
+        let lines = Answer::Lines(LinesSet::Cleared { file: "a.py".into() });
+        let functions = Answer::Failed(Failure::Request {
+            during: None,
+            request: "setFunctionBreakpoints".into(),
+            error: "gone".into(),
+        });
+        let pair = Answer::Pair(Box::new(lines), Box::new(functions));
+        assert!(pair.is_error());
+        let (text, data) = answer(&pair);
+        assert_eq!(text, "cleared the breakpoints of a.py\nsetFunctionBreakpoints failed: gone");
+        assert_eq!(data, json!({"file": "a.py", "breakpoints": []}), "a failure's part adds no data");
     }
 }

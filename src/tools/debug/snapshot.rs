@@ -126,7 +126,7 @@ pub(super) fn snapshot(s: &Snapshot) -> (String, Value) {
 /// Why a frame shows no locals, in words.
 fn no_locals(why: &NoLocals) -> String {
     match why {
-        NoLocals::BadReply(error) => error.clone(),
+        NoLocals::BadReply(reply) => super::failure::unfit(reply),
         NoLocals::Unreadable { what, error } => format!("the {what} could not be read: {error}"),
         NoLocals::NoScope(scopes) => {
             format!("the adapter names no locals scope (scopes: {})", scopes.join(", "))

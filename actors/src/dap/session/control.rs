@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
 use super::functions::{functions_unsupported, send_functions};
-use super::ops::settle;
+use super::ops::{request_failed, settle};
 use super::{
-    Answer, DebugReply, DebugSessionActor, ExceptionsSet, FunctionsSet, Lead, LinesSet, Note,
+    Answer, DebugReply, DebugSessionActor, ExceptionsSet, Failure, FunctionsSet, Lead, LinesSet,
     REQUEST_TIMEOUT, RUN_WAIT, RunState,
 };
 
@@ -156,9 +156,7 @@ impl DebugSessionActor {
                     act.set_functions(names).map(move |functions, _, _| both(lines, functions))
                 })))
             }
-            (None, None) => ready(DebugReply::err(
-                "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`",
-            )),
+            (None, None) => ready(DebugReply::failed(Failure::NothingToSet)),
         }
     }
 
@@ -173,7 +171,7 @@ impl DebugSessionActor {
             return now(DebugReply::found(Answer::Lines(LinesSet::Held { file: rel, specs })));
         };
         if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
-            return now(DebugReply::err(format!("debug breakpoints: {why}")));
+            return now(DebugReply::failed(Failure::Refused { op: "breakpoints", why }));
         }
         let (client, shared, workdir) =
             (s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
@@ -202,7 +200,7 @@ impl DebugSessionActor {
                 }
                 let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
-                    Err(e) => return DebugReply::err(format!("setBreakpoints failed: {e}")),
+                    Err(e) => return DebugReply::failed(request_failed("setBreakpoints", e)),
                 };
                 shared.state.lock().bindings.record(&file, &specs, &body);
                 if specs.is_empty() {
@@ -235,7 +233,7 @@ impl DebugSessionActor {
                 self.functions.clear();
                 return now(cleared());
             }
-            return now(DebugReply::err(format!("debug breakpoints: {why}")));
+            return now(DebugReply::failed(Failure::Refused { op: "breakpoints", why }));
         }
         let (adapter, client, shared, workdir) =
             (s.adapter, s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
@@ -259,7 +257,7 @@ impl DebugSessionActor {
                 }
                 let body = match send_functions(&client, adapter, &names, REQUEST_TIMEOUT).await {
                     Ok(body) => body,
-                    Err(e) => return DebugReply::err(format!("setFunctionBreakpoints failed: {e}")),
+                    Err(e) => return DebugReply::failed(request_failed("setFunctionBreakpoints", e)),
                 };
                 let mut st = shared.state.lock();
                 st.bindings.record_functions(adapter, &workdir, &names, &body);
@@ -296,7 +294,7 @@ impl DebugSessionActor {
         };
         let chosen = match choose_filters(Some(&asked), &offered) {
             Ok(c) => c,
-            Err(why) => return ready(DebugReply::err(format!("debug exceptions: {why}"))),
+            Err(why) => return ready(DebugReply::failed(Failure::Refused { op: "exceptions", why })),
         };
         let client = s.shared.target_or(&s.client);
         s.shared.targets.lock().exceptions = chosen.clone();
@@ -324,7 +322,7 @@ impl DebugSessionActor {
                         let applied = ExceptionsSet::Applied { filters: chosen.clone(), next_launch };
                         (DebugReply::found(Answer::Exceptions(applied)), Some(chosen))
                     }
-                    Err(e) => (DebugReply::err(format!("setExceptionBreakpoints failed: {e}")), None),
+                    Err(e) => (DebugReply::failed(request_failed("setExceptionBreakpoints", e)), None),
                 }
             }
             .into_actor(self)
@@ -341,7 +339,7 @@ impl DebugSessionActor {
     /// file's own for the run and leaves after it, whatever the stop.
     pub(super) fn run_to(&mut self, file: PathBuf, line: u32, thread: Option<i64>) -> Reply {
         let Some(s) = &self.session else {
-            return ready(DebugReply::err(self.no_session()));
+            return ready(DebugReply::failed(self.no_session()));
         };
         let rel = self.rel(&file);
         let (client, shared, workdir) =
@@ -382,7 +380,7 @@ impl DebugSessionActor {
             async move {
                 let body = match set(client.clone(), with_target.clone(), file.clone()).await {
                     Ok(b) => b,
-                    Err(e) => return DebugReply::err(format!("run_to: setBreakpoints failed: {e}")),
+                    Err(e) => return DebugReply::failed(run_to_failed("setBreakpoints", e)),
                 };
                 let target = &body["breakpoints"][target_at];
                 let bound = target["verified"].as_bool() == Some(true);
@@ -395,10 +393,8 @@ impl DebugSessionActor {
                 };
                 if !bound {
                     let why = target["message"].as_str().unwrap_or("the adapter gave no reason");
-                    return restore(DebugReply::err(format!(
-                        "run_to: line {line} of {rel} does not bind: {why}"
-                    )))
-                    .await;
+                    let why = why.to_string();
+                    return restore(DebugReply::failed(Failure::RunToUnbound { file: rel, line, why })).await;
                 }
                 let (before, stopped) = {
                     let st = shared.state.lock();
@@ -407,7 +403,7 @@ impl DebugSessionActor {
                 let thread = thread.or(stopped).unwrap_or(1);
                 if let Err(e) = client.request("continue", json!({"threadId": thread}), REQUEST_TIMEOUT).await
                 {
-                    return restore(DebugReply::err(format!("run_to: continue failed: {e}"))).await;
+                    return restore(DebugReply::failed(run_to_failed("continue", e))).await;
                 }
                 shared.state.lock().resumed(before);
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
@@ -443,23 +439,19 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         (a, Value::Null) => a,
         (_, b) => b,
     };
-    // What each said goes before what it found; a failure (said, not
-    // found) after an answer is a note after it.
-    let (text, answer, notes) = match (first.answer, other.answer) {
-        (Some(a), Some(b)) => (String::new(), Some(Answer::Pair(Box::new(a), Box::new(b))), Vec::new()),
-        (Some(a), None) => (first.text, Some(a), vec![Note::Said(other.text)]),
-        (None, b) => (format!("{}\n{}", first.text, other.text), b, Vec::new()),
-    };
     DebugReply {
-        is_error: first.is_error || other.is_error,
-        text,
+        answer: Answer::Pair(Box::new(first.answer), Box::new(other.answer)),
         lead: first.lead.or(other.lead),
         data,
         state: other.state.or(first.state),
-        answer,
-        notes: [first.notes, notes, other.notes].concat(),
+        notes: [first.notes, other.notes].concat(),
         bound: other.bound.or(first.bound),
     }
+}
+
+/// `request`, sent by `run_to`, failed with `error`.
+fn run_to_failed(request: &str, error: impl std::fmt::Display) -> Failure {
+    Failure::Request { during: Some("run_to"), request: request.to_string(), error: error.to_string() }
 }
 
 #[cfg(test)]

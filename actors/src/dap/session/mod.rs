@@ -137,8 +137,10 @@ impl Message for Cancellable {
 }
 
 pub mod breakpoints;
+mod failure;
 mod outcome;
 pub use breakpoints::{BoundView, FunctionBinding};
+pub use failure::{Failure, Unfit};
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, ExceptionsSet, FrameAt,
     FunctionsSet, Lead, LinesSet, Local, Locals, NoLocals, Note, RunState, ScopeAt, SessionHead, SessionNow,
@@ -343,8 +345,8 @@ impl Handler<Cancellable> for DebugSessionActor {
 
     fn handle(&mut self, msg: Cancellable, ctx: &mut Self::Context) -> Self::Result {
         if msg.cancel.is_cancelled() {
-            return AtomicResponse::new(Box::pin(fut::ready(DebugReply::err(
-                "the call was cancelled while it waited for the session, so the op did not run",
+            return AtomicResponse::new(Box::pin(fut::ready(DebugReply::failed(
+                Failure::CancelledBeforeRun,
             ))));
         }
         self.op_cancel = msg.cancel.clone();
@@ -439,12 +441,9 @@ impl DebugSessionActor {
             DebugOp::RunTo { file, line, thread } => self.run_to(file, line, thread),
             DebugOp::Launch(_) | DebugOp::Attach(_) if self.session.is_some() => {
                 let s = self.session.as_ref().expect("checked");
-                ready(DebugReply::err(format!(
-                    "a {} session on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
-                    s.adapter,
-                    s.program,
-                    s.started.elapsed().as_secs()
-                )))
+                let head =
+                    SessionHead { adapter: s.adapter, program: s.program.clone(), up: s.started.elapsed() };
+                ready(DebugReply::failed(Failure::AlreadyRunning(head)))
             }
             DebugOp::Launch(mut spec) => {
                 if let Some((file, specs)) = spec.breakpoints.take() {
@@ -462,7 +461,7 @@ impl DebugSessionActor {
             DebugOp::Attach(spec) => self.start_session(ctx, None, Some(spec)),
             DebugOp::Output => {
                 let Some(s) = &self.session else {
-                    return ready(DebugReply::err(self.no_session()));
+                    return ready(DebugReply::failed(self.no_session()));
                 };
                 let st = s.shared.state.lock();
                 let bytes: Vec<u8> = st.output.iter().copied().collect();
@@ -478,22 +477,20 @@ impl DebugSessionActor {
                     // Already over (adapter or program gone, TTL): nothing is left to kill.
                     None => match self.ended.clone() {
                         Some(why) => ready(DebugReply::found(Answer::AlreadyEnded(why))),
-                        None => ready(DebugReply::err(self.no_session())),
+                        None => ready(DebugReply::failed(self.no_session())),
                     },
                 }
             }
             other => {
                 let Some(s) = &self.session else {
-                    return ready(DebugReply::err(self.no_session()));
+                    return ready(DebugReply::failed(self.no_session()));
                 };
                 let (adapter, client, shared) = (s.adapter, s.shared.target_or(&s.client), s.shared.clone());
                 let other = match other {
                     DebugOp::Scopes { frame: None } => match self.focus_frame {
                         Some(frame) => DebugOp::Scopes { frame: Some(frame) },
                         None => {
-                            return ready(DebugReply::err(
-                                "debug scopes: no stop has shown a frame yet; pass `frame_id` (from stack)",
-                            ));
+                            return ready(DebugReply::failed(Failure::NoFrameShown));
                         }
                     },
                     // The frame whose locals the stop showed, which is not the
@@ -530,15 +527,9 @@ impl DebugSessionActor {
         }
     }
 
-    fn no_session(&mut self) -> String {
-        match self.expired.take() {
-            Some(why) => format!("no debug session: {why}. Launch again to start a new one"),
-            None => match &self.ended {
-                Some(why) => {
-                    format!("no debug session is running (the last one ended: {why}); launch one first")
-                }
-                None => "no debug session is running; set breakpoints and launch a program first".to_string(),
-            },
-        }
+    /// Why an op that needs a session has none: the session expired (said
+    /// once), or how the last one ended.
+    fn no_session(&mut self) -> Failure {
+        Failure::NoSession { expired: self.expired.take(), ended: self.ended.clone() }
     }
 }

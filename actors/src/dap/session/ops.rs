@@ -10,8 +10,8 @@ use serde_json::json;
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
-    Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS,
-    MAX_VALUE, Note, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
+    Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, Failure, MAX_CHILDREN, MAX_FRAMES,
+    MAX_THREADS, MAX_VALUE, Note, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
 };
 use crate::wire::dap::{DapClient, Ended};
 
@@ -91,6 +91,11 @@ async fn settle_once(
     }
 }
 
+/// `request` failed with `error`.
+pub(super) fn request_failed(request: &str, error: impl std::fmt::Display) -> Failure {
+    Failure::Request { during: None, request: request.to_string(), error: error.to_string() }
+}
+
 /// Ops that need a live session and only read or step it.
 pub(super) async fn inspect(
     op: DebugOp,
@@ -108,13 +113,11 @@ pub(super) async fn inspect(
         async move {
             let before = shared.state.lock().stops;
             let Some(thread) = t else {
-                return DebugReply::err(format!(
-                    "{command}: the program is not stopped on any thread; pass thread_id (see threads)"
-                ));
+                return DebugReply::failed(Failure::NotStopped { op: command.to_string() });
             };
             shared.state.lock().pausing = false;
             if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
-                return DebugReply::err(format!("{command} failed: {e}"));
+                return DebugReply::failed(request_failed(command, e));
             }
             shared.state.lock().resumed(before);
             settle(&shared, &client, before, &workdir, RUN_WAIT).await
@@ -133,7 +136,7 @@ pub(super) async fn inspect(
             let thread = thread_or(thread).or(shared.state.lock().last_thread).unwrap_or(1);
             shared.state.lock().pausing = true;
             if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
-                return DebugReply::err(format!("pause failed: {e}"));
+                return DebugReply::failed(request_failed("pause", e));
             }
             settle(&shared, &client, before, &workdir, RUN_WAIT).await
         }
@@ -141,26 +144,24 @@ pub(super) async fn inspect(
             Ok(body) => {
                 let threads: Vec<dap_types::Thread> = match parse_body("threads", &body, "threads") {
                     Ok(t) => t,
-                    Err(why) => return DebugReply::err(why),
+                    Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
                 };
                 let listed =
                     threads.iter().take(MAX_THREADS).map(|t| (t.id, cut(&t.name, MAX_VALUE).0)).collect();
                 DebugReply::found(Answer::Threads { listed, total: threads.len() })
             }
-            Err(e) => DebugReply::err(format!("threads failed: {e}")),
+            Err(e) => DebugReply::failed(request_failed("threads", e)),
         },
         DebugOp::Stack { thread } => {
             let Some(thread) = thread_or(thread) else {
-                return DebugReply::err(
-                    "stack: the program is not stopped; pass thread_id or pause it first",
-                );
+                return DebugReply::failed(Failure::StackNotStopped);
             };
             let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES + 1});
             match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
                 Ok(body) => {
                     let frames = match parse_frames(&body) {
                         Ok(f) => f,
-                        Err(why) => return DebugReply::err(why),
+                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
                     };
                     let total = body["totalFrames"]
                         .as_u64()
@@ -183,16 +184,16 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Stack { frames, total })
                 }
-                Err(e) => DebugReply::err(format!("stack failed: {e}")),
+                Err(e) => DebugReply::failed(request_failed("stack", e)),
             }
         }
-        DebugOp::Scopes { frame: None } => DebugReply::err("debug scopes: pass `frame_id` (from stack)"),
+        DebugOp::Scopes { frame: None } => DebugReply::failed(Failure::NeedsFrame),
         DebugOp::Scopes { frame: Some(frame) } => {
             match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
                 Ok(body) => {
                     let scopes: Vec<dap_types::Scope> = match parse_body("scopes", &body, "scopes") {
                         Ok(s) => s,
-                        Err(why) => return DebugReply::err(why),
+                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
                     };
                     let scopes = scopes
                         .iter()
@@ -204,9 +205,7 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Scopes(scopes))
                 }
-                Err(e) => DebugReply::err(format!(
-                    "scopes failed for frame_id {frame}: {e} (frame ids come from stack)"
-                )),
+                Err(e) => DebugReply::failed(Failure::Scopes { frame, error: e.to_string() }),
             }
         }
         DebugOp::Variables { reference } => {
@@ -215,7 +214,7 @@ pub(super) async fn inspect(
                 Ok(body) => {
                     let vars: Vec<dap_types::Variable> = match parse_body("variables", &body, "variables") {
                         Ok(v) => v,
-                        Err(why) => return DebugReply::err(why),
+                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
                     };
                     let total = vars.len();
                     let listed = vars
@@ -234,9 +233,7 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Variables { listed, total })
                 }
-                Err(e) => DebugReply::err(format!(
-                    "variables failed for reference {reference}: {e} (references come from scopes or variables)"
-                )),
+                Err(e) => DebugReply::failed(Failure::Variables { reference, error: e.to_string() }),
             }
         }
         DebugOp::Evaluate { expression, frame } => {
@@ -269,9 +266,9 @@ pub(super) async fn inspect(
                         expression,
                     }))
                 }
-                Err(e) => DebugReply::err(format!("evaluate `{expression}` failed: {e}")),
+                Err(e) => DebugReply::failed(Failure::Evaluate { expression, error: e.to_string() }),
             }
         }
-        _ => DebugReply::err("unsupported op"),
+        _ => DebugReply::failed(Failure::UnknownOp),
     }
 }

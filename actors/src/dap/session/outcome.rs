@@ -1,31 +1,29 @@
-//! What an op answers: a `DebugReply` (the text, its data, and where the
-//! op left the program as a typed `RunState`, which the session decides
-//! by). A run op's answer holds where it settled as typed data —
-//! [`Settled`], a stop's [`Snapshot`] — which the `debug` tool writes out.
+//! What an op answers: a `DebugReply` — what it found as typed data (an
+//! [`Answer`]: where a run op [`Settled`], a stop's [`Snapshot`], the
+//! listings, where breakpoints bound, a [`Failure`]), which the `debug`
+//! tool writes out, and where the op left the program as a typed
+//! `RunState`, which the session decides by.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::breakpoints::{BoundView, BreakpointSpec};
+use super::failure::{Failure, Unfit};
 
 /// An op's answer.
 #[derive(Debug, Clone)]
 pub struct DebugReply {
-    /// Whether the op failed.
-    pub is_error: bool,
-    /// What a failure says (an answer is in `answer`).
-    pub text: String,
+    /// What the op found (or why it failed).
+    pub answer: Answer,
     /// What the op did, before what it found (`launched`).
     pub lead: Option<Lead>,
-    /// Structured form (with `settled`, keys added to its data).
+    /// Keys the op adds to its answer's data (`exception_filters`).
     pub data: Value,
     /// Where the op left the program, when it says (`data.state` is
     /// written from it): what the session decides by, never read back
     /// from the JSON.
     pub state: Option<RunState>,
-    /// What the op found, for the tool to write out after `text`.
-    pub answer: Option<Answer>,
     /// Lines after the answer: what went wrong out of sight meanwhile,
     /// where breakpoints bound.
     pub notes: Vec<Note>,
@@ -96,31 +94,18 @@ impl RunState {
 }
 
 impl DebugReply {
-    pub(super) fn err(text: impl Into<String>) -> Self {
-        Self {
-            is_error: true,
-            text: text.into(),
-            lead: None,
-            data: Value::Null,
-            state: None,
-            answer: None,
-            notes: Vec::new(),
-            bound: None,
-        }
-    }
     /// What an op found, nothing before it; where it left the program
     /// when the answer says.
     pub(super) fn found(answer: Answer) -> Self {
-        Self {
-            is_error: answer.is_error(),
-            text: String::new(),
-            lead: None,
-            data: json!({}),
-            state: answer.state(),
-            answer: Some(answer),
-            notes: Vec::new(),
-            bound: None,
-        }
+        Self { state: answer.state(), answer, lead: None, data: json!({}), notes: Vec::new(), bound: None }
+    }
+    /// Why an op failed.
+    pub(super) fn failed(failure: Failure) -> Self {
+        Self::found(Answer::Failed(failure))
+    }
+    /// Whether the op failed.
+    pub fn is_error(&self) -> bool {
+        self.answer.is_error()
     }
     /// A run op's answer: where it settled, nothing before it yet.
     pub(super) fn settled(settled: Settled) -> Self {
@@ -135,7 +120,7 @@ impl DebugReply {
     /// Where a run op settled, when it did.
     pub fn as_settled(&self) -> Option<&Settled> {
         match &self.answer {
-            Some(Answer::Settled(s)) => Some(s),
+            Answer::Settled(s) => Some(s),
             _ => None,
         }
     }
@@ -164,6 +149,8 @@ pub enum Answer {
     Exceptions(ExceptionsSet),
     /// Two answers in one (a file's breakpoints and the functions').
     Pair(Box<Answer>, Box<Answer>),
+    /// Why the op failed.
+    Failed(Failure),
     /// Which adapters are usable here, and the languages none serves.
     Adapters(Vec<AdapterRow>),
     /// The debuggee's output kept, and how many earlier bytes were dropped.
@@ -262,6 +249,7 @@ impl Answer {
         match self {
             Answer::Settled(s) => s.state(),
             Answer::Ended { .. } | Answer::AlreadyEnded(_) => Some(RunState::Terminated),
+            Answer::Pair(first, other) => other.state().or_else(|| first.state()),
             Answer::Status { now, .. } => match now.as_ref() {
                 SessionNow::Exited(code) => Some(RunState::Exited(Some(*code))),
                 SessionNow::Terminated => Some(RunState::Terminated),
@@ -277,6 +265,8 @@ impl Answer {
         match self {
             Answer::Settled(s) => s.is_error(),
             Answer::Status { now, .. } => matches!(now.as_ref(), SessionNow::Stopped(s) if s.is_error()),
+            Answer::Pair(first, other) => first.is_error() || other.is_error(),
+            Answer::Failed(_) => true,
             _ => false,
         }
     }
@@ -359,8 +349,8 @@ pub enum Settled {
 /// Why the stack of a stop could not be shown.
 #[derive(Debug, Clone)]
 pub enum Blind {
-    /// The `stackTrace` reply did not fit DAP's frames (the error quotes it).
-    BadReply(String),
+    /// The `stackTrace` reply did not fit DAP's frames.
+    BadReply(Unfit),
     /// The `stackTrace` request failed.
     Unreadable(String),
     /// The adapter listed no frames.
@@ -442,8 +432,8 @@ pub struct Local {
 /// Why a frame shows no locals.
 #[derive(Debug, Clone)]
 pub enum NoLocals {
-    /// A reply did not fit DAP's types (the error quotes it).
-    BadReply(String),
+    /// A reply did not fit DAP's types.
+    BadReply(Unfit),
     /// A request failed: which (`scopes`, `locals`) and how.
     Unreadable { what: &'static str, error: String },
     /// No scope is the locals; the scopes the adapter named.

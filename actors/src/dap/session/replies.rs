@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::MAX_RAW_QUOTED;
+use super::failure::Unfit;
 use crate::text::cut;
 
 /// `body[field]` read as `T`, or an error naming the op and quoting the
@@ -17,17 +18,17 @@ pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
     op: &str,
     body: &Value,
     field: &str,
-) -> Result<T, String> {
+) -> Result<T, Unfit> {
     serde_json::from_value(body[field].clone()).map_err(|e| {
         let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
-        format!("{op}: the adapter's reply does not fit DAP's `{field}` ({e}); it began: {raw}")
+        Unfit { op: op.to_string(), field: field.to_string(), error: e.to_string(), began: raw }
     })
 }
 
 /// A `stackTrace` answer's frames. js-debug marks the frames it skips
 /// (node's own) `deemphasize`, a hint DAP gives sources, not frames: read
 /// as `subtle`, the frame hint for the same thing.
-pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, String> {
+pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, Unfit> {
     let mut body = body.clone();
     for frame in body["stackFrames"].as_array_mut().into_iter().flatten() {
         if frame["presentationHint"] == "deemphasize" {

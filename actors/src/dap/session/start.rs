@@ -20,7 +20,7 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
-    AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
+    AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, Failure,
     INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, REQUEST_TIMEOUT, RUN_WAIT, Settled,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
@@ -132,13 +132,13 @@ impl DebugSessionActor {
             ) => Reach::Connect(*port),
             (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
-                Err(why) => return ready(DebugReply::err(format!("adapter unavailable: {why}"))),
+                Err(why) => return ready(start_failed(format!("adapter unavailable: {why}"))),
             },
             (Some(spec), None) => match self.launch_adapter(spec) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
-                Err(why) => return ready(DebugReply::err(why)),
+                Err(why) => return ready(start_failed(why)),
             },
-            (None, None) => return ready(DebugReply::err("nothing to launch or attach to")),
+            (None, None) => return ready(start_failed("nothing to launch or attach to")),
         };
         tracing::debug!(
             target: "tether_actors::dap",
@@ -155,10 +155,7 @@ impl DebugSessionActor {
                 let port = match (config.transport, free_port()) {
                     (Transport::Tcp, Ok(p)) => Some(p),
                     (Transport::Tcp, Err(e)) => {
-                        return ready(DebugReply::err(format!(
-                            "no free loopback port for {}: {e}",
-                            config.id
-                        )));
+                        return ready(start_failed(format!("no free loopback port for {}: {e}", config.id)));
                     }
                     (Transport::Stdio, _) => None,
                 };
@@ -173,7 +170,7 @@ impl DebugSessionActor {
                 );
                 let line = match line {
                     Ok(line) => line,
-                    Err(why) => return ready(DebugReply::err(why)),
+                    Err(why) => return ready(start_failed(why)),
                 };
                 let exit_shared = shared.clone();
                 let exit_client = adapter_client.clone();
@@ -200,7 +197,7 @@ impl DebugSessionActor {
                 ) {
                     Ok(s) => s,
                     Err(e) => {
-                        return ready(DebugReply::err(format!(
+                        return ready(start_failed(format!(
                             "{} did not start: {e}",
                             usable.binary.display()
                         )));
@@ -373,7 +370,7 @@ impl DebugSessionActor {
                         debuggee.kill();
                     }
                     drop(guard);
-                    DebugReply::err(format!("{adapter_id} could not start the session: {e}"))
+                    start_failed(format!("{adapter_id} could not start the session: {e}"))
                 }
             }
         })))
@@ -550,4 +547,9 @@ async fn handshake(
         reply.data["exception_filters"] = json!(exceptions);
     }
     Ok(Started { reply, caps, exceptions })
+}
+
+/// A session that could not start, in the handshake's words.
+fn start_failed(why: impl Into<String>) -> DebugReply {
+    DebugReply::failed(Failure::Start(why.into()))
 }

@@ -1,0 +1,59 @@
+//! Why an op failed, as typed data the `debug` tool writes out: a request
+//! the adapter refused or never answered, a reply that does not fit DAP's
+//! types, an op the program's state does not allow, what the adapter does
+//! not offer. A session that could not start says why in the handshake's
+//! own words.
+
+use super::SessionHead;
+
+/// Why an op failed.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// A request failed: its command, and during which op when that is
+    /// not the request's own (`run_to`).
+    Request { during: Option<&'static str>, request: String, error: String },
+    /// `scopes` failed for `frame`.
+    Scopes { frame: i64, error: String },
+    /// `variables` failed for `reference`.
+    Variables { reference: i64, error: String },
+    /// `evaluate` of `expression` failed.
+    Evaluate { expression: String, error: String },
+    /// A reply did not fit DAP's types.
+    Unfit(Unfit),
+    /// `op` needs a stopped thread and none is.
+    NotStopped { op: String },
+    /// `stack` without a stopped thread.
+    StackNotStopped,
+    /// `scopes` without `frame_id` where no stop showed a frame.
+    NoFrameShown,
+    /// `scopes` without `frame_id`.
+    NeedsFrame,
+    /// `breakpoints` with neither a file's nor functions.
+    NothingToSet,
+    /// What `op` asked for is not what the adapter offers (a kind of
+    /// breakpoint it does not declare, a filter it does not have), in the
+    /// words a launch's notes use too.
+    Refused { op: &'static str, why: String },
+    /// `run_to`'s line does not bind, in the adapter's words.
+    RunToUnbound { file: String, line: u32, why: String },
+    /// No session: one that expired (why), or the last one's end.
+    NoSession { expired: Option<String>, ended: Option<String> },
+    /// A launch or attach while a session runs.
+    AlreadyRunning(SessionHead),
+    /// The call was cancelled while it waited for the session.
+    CancelledBeforeRun,
+    /// The session could not start, in the handshake's words.
+    Start(String),
+    /// An op the session has no answer for.
+    UnknownOp,
+}
+
+/// A reply that does not fit DAP's types: the op, the field read, the
+/// parser's error and the reply's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unfit {
+    pub op: String,
+    pub field: String,
+    pub error: String,
+    pub began: String,
+}

@@ -1,0 +1,102 @@
+//! Why a debug op failed, in words: each says what went wrong and what to
+//! give or do instead.
+
+use tether_actors::dap::session::{Failure, Unfit};
+
+/// `failure` as the model reads it.
+pub(super) fn failure(failure: &Failure) -> String {
+    match failure {
+        Failure::Request { during: None, request, error } => format!("{request} failed: {error}"),
+        Failure::Request { during: Some(op), request, error } => format!("{op}: {request} failed: {error}"),
+        Failure::Scopes { frame, error } => {
+            format!("scopes failed for frame_id {frame}: {error} (frame ids come from stack)")
+        }
+        Failure::Variables { reference, error } => format!(
+            "variables failed for reference {reference}: {error} (references come from scopes or variables)"
+        ),
+        Failure::Evaluate { expression, error } => format!("evaluate `{expression}` failed: {error}"),
+        Failure::Unfit(reply) => unfit(reply),
+        Failure::NotStopped { op } => {
+            format!("{op}: the program is not stopped on any thread; pass thread_id (see threads)")
+        }
+        Failure::StackNotStopped => {
+            "stack: the program is not stopped; pass thread_id or pause it first".into()
+        }
+        Failure::NoFrameShown => {
+            "debug scopes: no stop has shown a frame yet; pass `frame_id` (from stack)".into()
+        }
+        Failure::NeedsFrame => "debug scopes: pass `frame_id` (from stack)".into(),
+        Failure::NothingToSet => {
+            "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`".into()
+        }
+        Failure::Refused { op, why } => format!("debug {op}: {why}"),
+        Failure::RunToUnbound { file, line, why } => {
+            format!("run_to: line {line} of {file} does not bind: {why}")
+        }
+        Failure::NoSession { expired: Some(why), .. } => {
+            format!("no debug session: {why}. Launch again to start a new one")
+        }
+        Failure::NoSession { expired: None, ended: Some(why) } => {
+            format!("no debug session is running (the last one ended: {why}); launch one first")
+        }
+        Failure::NoSession { expired: None, ended: None } => {
+            "no debug session is running; set breakpoints and launch a program first".into()
+        }
+        Failure::AlreadyRunning(head) => format!(
+            "a {} session on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
+            head.adapter,
+            head.program,
+            head.up.as_secs()
+        ),
+        Failure::CancelledBeforeRun => {
+            "the call was cancelled while it waited for the session, so the op did not run".into()
+        }
+        Failure::Start(why) => why.clone(),
+        Failure::UnknownOp => "unsupported op".into(),
+    }
+}
+
+/// A reply that does not fit DAP's types, quoting its start: such a reply
+/// is never read as an empty list.
+pub(super) fn unfit(reply: &Unfit) -> String {
+    format!(
+        "{}: the adapter's reply does not fit DAP's `{}` ({}); it began: {}",
+        reply.op, reply.field, reply.error, reply.began
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tether_actors::dap::session::SessionHead;
+
+    #[test]
+    fn failures_say_what_to_do_next() {
+        let during = Failure::Request {
+            during: Some("run_to"),
+            request: "continue".into(),
+            error: "no answer".into(),
+        };
+        assert_eq!(failure(&during), "run_to: continue failed: no answer");
+        let step = Failure::Request { during: None, request: "next".into(), error: "gone".into() };
+        assert_eq!(failure(&step), "next failed: gone");
+        let head = SessionHead { adapter: "debugpy", program: "prog.py".into(), up: Duration::from_secs(3) };
+        assert!(
+            failure(&Failure::AlreadyRunning(head))
+                .starts_with("a debugpy session on prog.py is already running (up 3 s)")
+        );
+        let expired = Failure::NoSession { expired: Some("it expired".into()), ended: Some("old".into()) };
+        assert_eq!(failure(&expired), "no debug session: it expired. Launch again to start a new one");
+        let reply = Unfit {
+            op: "threads".into(),
+            field: "threads".into(),
+            error: "invalid type".into(),
+            began: "{\"x\":1}".into(),
+        };
+        assert_eq!(
+            failure(&Failure::Unfit(reply)),
+            "threads: the adapter's reply does not fit DAP's `threads` (invalid type); it began: {\"x\":1}"
+        );
+    }
+}
