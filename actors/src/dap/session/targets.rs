@@ -222,11 +222,17 @@ fn is_inspector_note(body: &Value) -> bool {
 
 /// One target's process ended: ops go to the newest that runs; when none
 /// runs or is announced, the run counts as ended unless another comes (or
-/// js-debug says it ended) within [`NEXT_TARGET_WAIT`].
-fn target_ended(shared: &Arc<AdapterState>, client: &DapClient) {
+/// js-debug says it ended) within [`NEXT_TARGET_WAIT`]. A target is
+/// counted once, though both its connection's end and a failed
+/// configuration report it; returns whether this call counted it.
+fn target_ended(shared: &Arc<AdapterState>, client: &DapClient) -> bool {
     let was_current = {
         let mut t = shared.targets.lock();
+        let before = t.live.len();
         t.live.retain(|c| !c.same(client));
+        if t.live.len() == before {
+            return false;
+        }
         let was_current = t.current.as_ref().is_some_and(|c| c.same(client));
         if was_current {
             t.current = t.live.last().cloned();
@@ -239,6 +245,7 @@ fn target_ended(shared: &Arc<AdapterState>, client: &DapClient) {
     }
     tracing::debug!(target: "tether_actors::dap", "a followed process ended");
     end_when_quiet(shared);
+    true
 }
 
 /// When no process runs or is announced, the run counts as ended unless
@@ -379,4 +386,28 @@ async fn configure(
         .map_err(|e| format!("configurationDone failed: {e}"))?;
     launched.await.map_err(|e| format!("{request} failed: {e}"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_target_that_ends_twice_is_counted_once() {
+        let (ours, theirs) = tokio::io::duplex(1024);
+        let (r, w) = tokio::io::split(ours);
+        let (client, _events) = DapClient::connect("child", r, w);
+        let shared = Arc::new(AdapterState {
+            state: Default::default(),
+            targets: Default::default(),
+            changed: Default::default(),
+            op_cancel: Default::default(),
+        });
+        shared.targets.lock().join(&client, false);
+        assert!(target_ended(&shared, &client), "the first report counts");
+        assert!(!target_ended(&shared, &client), "the second is the same end");
+        let t = shared.targets.lock();
+        assert!(t.live.is_empty() && t.current.is_none());
+        drop(theirs);
+    }
 }
