@@ -1,7 +1,7 @@
 //! Why a debug op failed, in words: each says what went wrong and what to
 //! give or do instead.
 
-use tether_actors::dap::session::{Failure, Unfit};
+use tether_actors::dap::session::{Failure, Refusal, Unfit};
 
 /// `failure` as the model reads it.
 pub(super) fn failure(failure: &Failure) -> String {
@@ -29,7 +29,7 @@ pub(super) fn failure(failure: &Failure) -> String {
         Failure::NothingToSet => {
             "debug breakpoints: give `file` with `lines` (or `breakpoints`), or `functions`".into()
         }
-        Failure::Refused { op, why } => format!("debug {op}: {why}"),
+        Failure::Refused { op, why } => format!("debug {op}: {}", refusal(why)),
         Failure::RunToUnbound { file, line, why } => {
             format!("run_to: line {line} of {file} does not bind: {why}")
         }
@@ -53,6 +53,31 @@ pub(super) fn failure(failure: &Failure) -> String {
         }
         Failure::Start(why) => why.clone(),
         Failure::UnknownOp => "unsupported op".into(),
+    }
+}
+
+/// What the adapter does not offer, and what to give instead.
+pub(super) fn refusal(refusal: &Refusal) -> String {
+    match refusal {
+        Refusal::Kind { adapter, what, capability, field } => format!(
+            "{adapter} does not support breakpoint {what} (it does not declare `{capability}`); drop `{field}` or set a plain breakpoint"
+        ),
+        Refusal::Functions { adapter } => format!(
+            "function breakpoints are not offered by {adapter} (it does not declare `supportsFunctionBreakpoints`); give `file` + `lines` instead (the function's first line)"
+        ),
+        Refusal::Filters { unknown, offered, assertions } => {
+            let offered = if offered.is_empty() {
+                "none".to_string()
+            } else {
+                offered.iter().map(|(id, label)| format!("`{id}` ({label})")).collect::<Vec<_>>().join(", ")
+            };
+            let tests_only = if *assertions {
+                " (`assertions` is tether's, offered in a js-debug `module: \"node:test\"` launch)"
+            } else {
+                ""
+            };
+            format!("unknown exception filter(s) {unknown:?}; this adapter offers: {offered}{tests_only}")
+        }
     }
 }
 
@@ -88,6 +113,15 @@ mod tests {
         );
         let expired = Failure::NoSession { expired: Some("it expired".into()), ended: Some("old".into()) };
         assert_eq!(failure(&expired), "no debug session: it expired. Launch again to start a new one");
+        let filters = Refusal::Filters {
+            unknown: vec!["uncought".into()],
+            offered: vec![("uncaught".into(), "Uncaught Exceptions".into())],
+            assertions: false,
+        };
+        assert_eq!(
+            failure(&Failure::Refused { op: "exceptions", why: filters }),
+            "debug exceptions: unknown exception filter(s) [\"uncought\"]; this adapter offers: `uncaught` (Uncaught Exceptions)"
+        );
         let reply = Unfit {
             op: "threads".into(),
             field: "threads".into(),

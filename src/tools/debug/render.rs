@@ -7,10 +7,10 @@
 
 use serde_json::{Value, json};
 use tether_actors::dap::session::{
-    Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, Note, SessionNow, Settled,
+    Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, NotSet, Note, SessionNow, Settled,
 };
 
-use super::failure::{failure, unfit};
+use super::failure::{self, failure, unfit};
 use super::snapshot::{reason, snapshot};
 use super::{bound, listing};
 use crate::result::ToolResult;
@@ -32,17 +32,40 @@ pub fn reply(reply: DebugReply) -> ToolResult {
             data.insert("functions".into(), bound::functions_data(view));
         }
     }
-    for note in notes {
-        let said = match note {
-            Note::Said(said) => said,
-            Note::Bound(view) => match bound::summary(&view) {
-                Some(summary) => summary,
-                None => continue,
-            },
-        };
+    for said in notes.iter().filter_map(note) {
         text = format!("{text}\n{said}");
     }
     ToolResult { is_error, text, data: Some(data), images: Vec::new() }
+}
+
+/// A line after an answer (none for breakpoints with nothing to say).
+fn note(note: &Note) -> Option<String> {
+    let not_set = |why: &NotSet| match why {
+        NotSet::Refused(refusal) => failure::refusal(refusal),
+        NotSet::Failed(error) => error.clone(),
+    };
+    Some(match note {
+        Note::Bound(view) => return bound::summary(view),
+        Note::LinesNotSet { file, why } => {
+            format!("the breakpoints of {file} were not set: {}", not_set(why))
+        }
+        Note::FunctionsNotSet { names, why } => {
+            let names = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            format!("the function breakpoints {names} were not set: {}", not_set(why))
+        }
+        Note::FiltersDefaulted(why) => {
+            format!("exception filters: {}; the default was set", failure::refusal(why))
+        }
+        Note::AssertionsOff(filters) => format!(
+            "a failed assertion does not stop this run: the exception filters {filters:?} leave out `assertions`"
+        ),
+        Note::FiltersNotSet(error) => format!("exception filters could not be set: {error}"),
+        Note::NotFollowed { name, why } => {
+            format!(
+                "tether could not follow {name}, a process the program started: {why}; its stops are not seen"
+            )
+        }
+    })
 }
 
 /// What an op did, said before what it found.
@@ -301,7 +324,7 @@ mod tests {
             data: json!({"exception_filters": []}),
             state: None,
             answer: Answer::Settled(Settled::Stopped(Box::new(snap))),
-            notes: vec![Note::Said("2 breakpoints bound".into())],
+            notes: vec![Note::FiltersNotSet("no answer within 15000 ms".into())],
             bound: None,
         });
         let text = &reply.text;
@@ -322,7 +345,7 @@ mod tests {
         assert_eq!(data["frame"]["index"], 1);
         assert_eq!(data["frames"].as_array().map(Vec::len), Some(2));
         assert_eq!(data["exception_filters"], json!([]), "the op's own keys join the stop's");
-        assert!(text.ends_with("\n2 breakpoints bound"), "{text}");
+        assert!(text.ends_with("\nexception filters could not be set: no answer within 15000 ms"), "{text}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::failure::Refusal;
 pub use super::functions::FunctionBinding;
 
 /// One breakpoint as asked for.
@@ -59,7 +60,7 @@ impl BreakpointSpec {
 
 /// Whether the adapter (its `initialize` capabilities) can set `specs`;
 /// otherwise which kind it cannot, naming the adapter.
-pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec]) -> Option<String> {
+pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec]) -> Option<Refusal> {
     let kinds = [
         ("condition", "supportsConditionalBreakpoints", "conditions"),
         ("hit_condition", "supportsHitConditionalBreakpoints", "hit conditions"),
@@ -72,9 +73,7 @@ pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec])
             _ => s.log_message.is_some(),
         });
         if asked && caps[capability].as_bool() != Some(true) {
-            return Some(format!(
-                "{adapter} does not support breakpoint {what} (it does not declare `{capability}`); drop `{field}` or set a plain breakpoint"
-            ));
+            return Some(Refusal::Kind { adapter: adapter.to_string(), what, capability, field });
         }
     }
     None
@@ -407,7 +406,15 @@ mod tests {
         let spec = BreakpointSpec { hit_condition: Some("3".into()), ..BreakpointSpec::at(4) };
         let caps = json!({"supportsConditionalBreakpoints": true});
         let why = unsupported("lldb", &caps, std::slice::from_ref(&spec)).unwrap();
-        assert!(why.contains("lldb does not support breakpoint hit conditions"), "{why}");
+        assert_eq!(
+            why,
+            Refusal::Kind {
+                adapter: "lldb".into(),
+                what: "hit conditions",
+                capability: "supportsHitConditionalBreakpoints",
+                field: "hit_condition"
+            }
+        );
         assert!(unsupported("lldb", &json!({"supportsHitConditionalBreakpoints": true}), &[spec]).is_none());
     }
 }

@@ -9,6 +9,7 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 
 use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
+use super::failure::Refusal;
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::{request_failed, settle};
 use super::{
@@ -97,7 +98,7 @@ pub(super) fn exception_arguments(adapter: &str, chosen: &[String]) -> Value {
 pub(super) fn choose_filters(
     asked: Option<&[String]>,
     offered: &[(String, String)],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Refusal> {
     let known = |f: &str| offered.iter().any(|(id, _)| id == f);
     match asked {
         None => Ok(DEFAULT_EXCEPTION_FILTERS.iter().filter(|f| known(f)).map(|f| f.to_string()).collect()),
@@ -106,25 +107,14 @@ pub(super) fn choose_filters(
             if unknown.is_empty() {
                 Ok(asked.to_vec())
             } else {
-                let tests_only = if unknown.contains(&ASSERTIONS) {
-                    " (`assertions` is tether's, offered in a js-debug `module: \"node:test\"` launch)"
-                } else {
-                    ""
-                };
-                Err(format!(
-                    "unknown exception filter(s) {unknown:?}; this adapter offers: {}{tests_only}",
-                    describe_offered(offered)
-                ))
+                Err(Refusal::Filters {
+                    assertions: unknown.contains(&ASSERTIONS),
+                    unknown: unknown.into_iter().map(str::to_string).collect(),
+                    offered: offered.to_vec(),
+                })
             }
         }
     }
-}
-
-fn describe_offered(offered: &[(String, String)]) -> String {
-    if offered.is_empty() {
-        return "none".into();
-    }
-    offered.iter().map(|(id, label)| format!("`{id}` ({label})")).collect::<Vec<_>>().join(", ")
 }
 
 type Reply = AtomicResponse<DebugSessionActor, DebugReply>;
@@ -516,8 +506,13 @@ mod tests {
 
     #[test]
     fn unknown_filters_are_refused_naming_what_is_offered() {
-        let err = choose_filters(Some(&["uncought".to_string()]), &debugpy()).unwrap_err();
-        assert!(err.contains("\"uncought\"") && err.contains("`userUnhandled`"), "{err}");
+        let Refusal::Filters { unknown, offered, assertions } =
+            choose_filters(Some(&["uncought".to_string()]), &debugpy()).unwrap_err()
+        else {
+            panic!("a filter refusal")
+        };
+        assert_eq!(unknown, ["uncought"]);
+        assert!(offered.iter().any(|(id, _)| id == "userUnhandled") && !assertions);
         assert_eq!(choose_filters(Some(&["raised".to_string()]), &debugpy()).unwrap(), ["raised"]);
     }
 }

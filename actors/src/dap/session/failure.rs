@@ -30,10 +30,8 @@ pub enum Failure {
     NeedsFrame,
     /// `breakpoints` with neither a file's nor functions.
     NothingToSet,
-    /// What `op` asked for is not what the adapter offers (a kind of
-    /// breakpoint it does not declare, a filter it does not have), in the
-    /// words a launch's notes use too.
-    Refused { op: &'static str, why: String },
+    /// What `op` asked for is not what the adapter offers.
+    Refused { op: &'static str, why: Refusal },
     /// `run_to`'s line does not bind, in the adapter's words.
     RunToUnbound { file: String, line: u32, why: String },
     /// No session: one that expired (why), or the last one's end.
@@ -46,6 +44,21 @@ pub enum Failure {
     Start(String),
     /// An op the session has no answer for.
     UnknownOp,
+}
+
+/// What the adapter does not offer, with what to give instead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// A kind of breakpoint (`what`: conditions, hit conditions,
+    /// logpoints) whose `capability` the adapter does not declare, asked
+    /// by the argument `field`.
+    Kind { adapter: String, what: &'static str, capability: &'static str, field: &'static str },
+    /// Function breakpoints.
+    Functions { adapter: String },
+    /// Exception filters it does not have; those it does (id, label);
+    /// whether tether's `assertions`, offered only in a node:test run, was
+    /// among those asked.
+    Filters { unknown: Vec<String>, offered: Vec<(String, String)>, assertions: bool },
 }
 
 /// A reply that does not fit DAP's types: the op, the field read, the

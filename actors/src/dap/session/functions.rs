@@ -11,17 +11,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::breakpoints::{Bindings, readable};
+use super::failure::Refusal;
 use crate::wire::dap::DapClient;
 use crate::wire::pending::RequestError;
 
 /// Why `adapter` (by its capabilities) cannot set function breakpoints,
 /// and what to give instead; `None` when it can.
-pub(super) fn functions_unsupported(adapter: &str, caps: &Value) -> Option<String> {
-    (caps["supportsFunctionBreakpoints"].as_bool() != Some(true)).then(|| {
-        format!(
-            "function breakpoints are not offered by {adapter} (it does not declare `supportsFunctionBreakpoints`); give `file` + `lines` instead (the function's first line)"
-        )
-    })
+pub(super) fn functions_unsupported(adapter: &str, caps: &Value) -> Option<Refusal> {
+    (caps["supportsFunctionBreakpoints"].as_bool() != Some(true))
+        .then(|| Refusal::Functions { adapter: adapter.to_string() })
 }
 
 /// The `setFunctionBreakpoints` arguments for `names`.

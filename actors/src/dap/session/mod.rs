@@ -140,11 +140,11 @@ pub mod breakpoints;
 mod failure;
 mod outcome;
 pub use breakpoints::{BoundView, FunctionBinding};
-pub use failure::{Failure, Unfit};
+pub use failure::{Failure, Refusal, Unfit};
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, ExceptionsSet, FrameAt,
-    FunctionsSet, Lead, LinesSet, Local, Locals, NoLocals, Note, RunState, ScopeAt, SessionHead, SessionNow,
-    Settled, Snapshot, StackFrameAt, StopWhy,
+    FunctionsSet, Lead, LinesSet, Local, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead,
+    SessionNow, Settled, Snapshot, StackFrameAt, StopWhy,
 };
 mod control;
 mod describe;

@@ -11,7 +11,7 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
     Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, Failure, MAX_CHILDREN, MAX_FRAMES,
-    MAX_THREADS, MAX_VALUE, Note, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
+    MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
 };
 use crate::wire::dap::{DapClient, Ended};
 
@@ -28,7 +28,7 @@ pub(super) async fn settle(
     wait: Duration,
 ) -> DebugReply {
     let mut reply = DebugReply::settled(settle_once(shared, client, before, workdir, wait).await);
-    reply.notes = std::mem::take(&mut shared.state.lock().notes).into_iter().map(Note::Said).collect();
+    reply.notes = std::mem::take(&mut shared.state.lock().notes);
     reply
 }
 

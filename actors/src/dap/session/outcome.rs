@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::breakpoints::{BoundView, BreakpointSpec};
-use super::failure::{Failure, Unfit};
+use super::failure::{Failure, Refusal, Unfit};
 
 /// An op's answer.
 #[derive(Debug, Clone)]
@@ -49,11 +49,31 @@ pub enum Lead {
 /// A line after an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
-    /// Said as it is.
-    Said(String),
     /// Where the breakpoints bound: the ones worth a word, then where each
     /// function breakpoint bound.
     Bound(BoundView),
+    /// A file's breakpoints were not set at the start.
+    LinesNotSet { file: String, why: NotSet },
+    /// The function breakpoints were not set at the start.
+    FunctionsNotSet { names: Vec<String>, why: NotSet },
+    /// The exception filters asked for are not offered; the default was set.
+    FiltersDefaulted(Refusal),
+    /// A node:test run whose exception filters leave out `assertions`.
+    AssertionsOff(Vec<String>),
+    /// The exception filters could not be set, and why.
+    FiltersNotSet(String),
+    /// A process the program started could not be followed: its name,
+    /// and why.
+    NotFollowed { name: String, why: String },
+}
+
+/// Why breakpoints asked for were not set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotSet {
+    /// The adapter does not offer them.
+    Refused(Refusal),
+    /// The request failed.
+    Failed(String),
 }
 
 /// Where an op left the program.

@@ -21,7 +21,7 @@ use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
     AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, Failure,
-    INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, REQUEST_TIMEOUT, RUN_WAIT, Settled,
+    INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, NotSet, Note, REQUEST_TIMEOUT, RUN_WAIT, Settled,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -456,11 +456,9 @@ async fn handshake(
     }
     let mut notes = Vec::new();
     for (file, specs) in config.breakpoints {
+        let rel = || crate::fs::relative(workdir, file);
         if let Some(why) = unsupported(adapter, &caps, specs) {
-            notes.push(format!(
-                "the breakpoints of {} were not set: {why}",
-                crate::fs::relative(workdir, file)
-            ));
+            notes.push(Note::LinesNotSet { file: rel(), why: NotSet::Refused(why) });
             continue;
         }
         let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
@@ -472,39 +470,36 @@ async fn handshake(
             .await
         {
             Ok(body) => shared.state.lock().bindings.record(file, specs, &body),
-            Err(e) => notes
-                .push(format!("the breakpoints of {} were not set: {e}", crate::fs::relative(workdir, file))),
+            Err(e) => notes.push(Note::LinesNotSet { file: rel(), why: NotSet::Failed(e.to_string()) }),
         }
     }
     if !config.functions.is_empty() {
-        let names = config.functions.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let names = config.functions.to_vec();
         if let Some(why) = functions_unsupported(adapter, &caps) {
-            notes.push(format!("the function breakpoints {names} were not set: {why}"));
+            notes.push(Note::FunctionsNotSet { names, why: NotSet::Refused(why) });
         } else {
             match send_functions(client, adapter, config.functions, REQUEST_TIMEOUT).await {
                 Ok(body) => {
                     shared.state.lock().bindings.record_functions(adapter, workdir, config.functions, &body)
                 }
-                Err(e) => notes.push(format!("the function breakpoints {names} were not set: {e}")),
+                Err(e) => notes.push(Note::FunctionsNotSet { names, why: NotSet::Failed(e.to_string()) }),
             }
         }
     }
     let offered = offered_filters(adapter, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
-        notes.push(format!("exception filters: {why}; the default was set"));
+        notes.push(Note::FiltersDefaulted(why));
         choose_filters(None, &offered).unwrap_or_default()
     });
     shared.targets.lock().exceptions = exceptions.clone();
     if offered.iter().any(|(id, _)| id == ASSERTIONS) && !exceptions.iter().any(|f| f == ASSERTIONS) {
-        notes.push(format!(
-            "a failed assertion does not stop this run: the exception filters {exceptions:?} leave out `assertions`"
-        ));
+        notes.push(Note::AssertionsOff(exceptions.clone()));
     }
     if let Err(e) = client
         .request("setExceptionBreakpoints", exception_arguments(adapter, &exceptions), REQUEST_TIMEOUT)
         .await
     {
-        notes.push(format!("exception filters could not be set: {e}"));
+        notes.push(Note::FiltersNotSet(e.to_string()));
     }
     client
         .request("configurationDone", json!({}), REQUEST_TIMEOUT)
@@ -541,7 +536,7 @@ async fn handshake(
     if reply.as_settled().is_none_or(|s| s.none_bound().is_none()) && view.total() > 0 {
         reply.notes.push(Note::Bound(view.clone()));
     }
-    reply.notes.extend(notes.into_iter().map(Note::Said));
+    reply.notes.extend(notes);
     reply.bound = Some(view);
     if reply.data.is_object() {
         reply.data["exception_filters"] = json!(exceptions);

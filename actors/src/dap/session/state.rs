@@ -71,7 +71,7 @@ pub(super) struct State {
     pub(super) pausing: bool,
     /// What went wrong out of sight since the last answer (a process of a
     /// followed run that could not be connected), for the next one to say.
-    pub(super) notes: Vec<String>,
+    pub(super) notes: Vec<super::Note>,
 }
 
 /// The program tether started, to kill when the session ends.

@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::Note;
 use super::breakpoints::{BreakpointSpec, unsupported};
 use super::control::exception_arguments;
 use super::functions::{functions_unsupported, send_functions};
@@ -285,9 +286,7 @@ async fn connect(shared: Arc<AdapterState>, follow: Follow, asked: Value) {
     }
     if let Err(e) = result {
         let name = asked["configuration"]["name"].as_str().unwrap_or("a process").to_string();
-        shared.state.lock().notes.push(format!(
-            "tether could not follow {name}, a process the program started: {e}; its stops are not seen"
-        ));
+        shared.state.lock().notes.push(Note::NotFollowed { name, why: e });
         if let Some(client) = joined {
             // Let go of it, so that it runs on rather than waits.
             let bound = REQUEST_TIMEOUT.min(Duration::from_secs(2));
