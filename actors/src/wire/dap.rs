@@ -20,6 +20,33 @@ use super::jsonrpc::RpcError;
 use super::pending::{Pending, RequestError};
 use super::transport::{self, Started, spawn_reader, spawn_writer};
 
+/// How much of an answer that does not fit its type is quoted.
+const MAX_UNFIT_QUOTED: usize = 200;
+
+/// Why a typed request got no typed answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SendError {
+    /// It failed on the wire, or the adapter refused it.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The answer does not fit DAP's type for it: the parser's error and
+    /// the answer's start.
+    #[error("the answer to `{command}` does not fit DAP's type ({error}); it began: {began}")]
+    Unfit { command: &'static str, error: String, began: String },
+}
+
+/// Leaves out the members a typed argument left unset.
+fn strip_nulls(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            members.retain(|_, v| !v.is_null());
+            members.values_mut().for_each(strip_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
 /// An event from the adapter: its name and body (kept raw, so events
 /// tether does not know — debugpy's `debugpySockets` — are never errors).
 #[derive(Debug, Clone, PartialEq)]
@@ -183,6 +210,38 @@ impl DapClient {
         async move { started?.answer(timeout).await }
     }
 
+    /// Sends DAP's request `R` (helix-dap's shape: `R::COMMAND` with
+    /// `R::Arguments`, answered as `R::Response`), bounded by `timeout`.
+    /// Arguments left unset are left out, not sent as `null` (an adapter
+    /// may read `null` as a value); an answer that does not fit
+    /// `R::Response` is an error quoting its start, never a default.
+    pub async fn send<R: dap_types::requests::Request>(
+        &self,
+        arguments: &R::Arguments,
+        timeout: Duration,
+    ) -> Result<R::Response, SendError> {
+        let mut arguments = serde_json::to_value(arguments).unwrap_or(Value::Null);
+        strip_nulls(&mut arguments);
+        if arguments.is_null() {
+            arguments = json!({});
+        }
+        let body = self.request(R::COMMAND, arguments, timeout).await?;
+        // No body, or an empty one, is the answer of a request with none
+        // (`next`) or with only optional members (`continue`).
+        let empty = body.is_null() || body.as_object().is_some_and(|o| o.is_empty());
+        serde_json::from_value(body.clone())
+            .or_else(|e| match empty {
+                true => serde_json::from_value(Value::Null)
+                    .or_else(|_| serde_json::from_value(json!({})))
+                    .map_err(|_| e),
+                false => Err(e),
+            })
+            .map_err(|e| {
+                let (began, _) = crate::text::cut(&body.to_string(), MAX_UNFIT_QUOTED);
+                SendError::Unfit { command: R::COMMAND, error: e.to_string(), began }
+            })
+    }
+
     /// Whether `other` is a clone of this client (the same connection).
     pub fn same(&self, other: &DapClient) -> bool {
         Arc::ptr_eq(&self.pending, &other.pending)
@@ -336,5 +395,40 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(odd.await.unwrap_err().to_string().contains("failed"));
         assert!(started.elapsed() < Duration::from_secs(4), "answered, not timed out");
+    }
+
+    #[tokio::test]
+    async fn typed_requests_leave_unset_arguments_out_and_refuse_answers_that_do_not_fit() {
+        use dap_types::requests::{Next, Scopes, Threads};
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let (r, w) = tokio::io::split(ours);
+        let (their_r, mut their_w) = tokio::io::split(theirs);
+        let (client, _events) = DapClient::connect("fake-dap", r, w);
+        let mut their_r = BufReader::new(their_r);
+        let mut answer_with = async |body: Value| {
+            let req: Value =
+                serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
+            let resp = json!({"seq": 1, "type": "response", "request_seq": req["seq"], "success": true, "command": req["command"], "body": body});
+            their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
+            req
+        };
+        let step = dap_types::NextArguments { thread_id: 3, single_thread: None, granularity: None };
+        let (sent, answered) =
+            tokio::join!(answer_with(json!({})), client.send::<Next>(&step, Duration::from_secs(5)));
+        assert_eq!(sent["arguments"], json!({"threadId": 3}), "no nulls for what was left unset");
+        assert!(answered.is_ok(), "an empty body is a unit answer: {answered:?}");
+        let (sent, answered) = tokio::join!(
+            answer_with(json!({"threads": [{"id": 1, "name": "main"}]})),
+            client.send::<Threads>(&(), Duration::from_secs(5))
+        );
+        assert_eq!(sent["arguments"], json!({}));
+        assert_eq!(answered.unwrap().threads[0].name, "main");
+        let scopes = dap_types::ScopesArguments { frame_id: 7 };
+        let (_, answered) = tokio::join!(
+            answer_with(json!({"scopes": 5})),
+            client.send::<Scopes>(&scopes, Duration::from_secs(5))
+        );
+        let Err(SendError::Unfit { command, began, .. }) = answered else { panic!("{answered:?}") };
+        assert_eq!((command, began.as_str()), ("scopes", "{\"scopes\":5}"));
     }
 }

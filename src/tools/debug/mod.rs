@@ -406,6 +406,16 @@ impl ToolHandler for Debug {
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: DebugArgs = parse("debug", args)?;
         let root = ctx.root();
+        // The adapter's ids are never negative (DAP sends them unsigned).
+        for (field, id, listed_by) in
+            [("thread_id", a.thread_id, "threads"), ("frame_id", a.frame_id, "stack")]
+        {
+            if let Some(id) = id.filter(|id| *id < 0) {
+                return Err(ToolError::new(format!(
+                    "debug: argument `{field}`: {id} is not an id the adapter gave; give one that {listed_by} listed (they are not negative)"
+                )));
+            }
+        }
         let op = match a.op {
             Op::Adapters => DebugOp::Adapters,
             Op::Status => DebugOp::Status,

@@ -381,6 +381,8 @@ async fn bad_arguments_are_clear_errors() {
         (json!({"op": "attach", "pid": std::process::id()}), "is tether or the process that started it"),
         (json!({"op": "evaluate", "expression": " "}), "`expression` is empty"),
         (json!({"op": "variables", "reference": 0}), "0 is not a reference"),
+        (json!({"op": "step_over", "thread_id": -1}), "`thread_id`: -1 is not an id the adapter gave"),
+        (json!({"op": "scopes", "frame_id": -7}), "`frame_id`: -7 is not an id the adapter gave"),
         (json!({"op": "breakpoints", "file": "../x.py", "lines": [1]}), "outside the working directory"),
         (json!({"op": "breakpoints", "file": "prog.py", "lines": [0]}), "1-based"),
         (json!({"op": "launch"}), "`program` is required"),

@@ -11,11 +11,12 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
     Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, Failure, MAX_CHILDREN, MAX_FRAMES,
-    MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt,
+    MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt, Unfit,
 };
-use crate::wire::dap::{DapClient, Ended};
+use crate::wire::dap::{DapClient, Ended, SendError};
+use dap_types::requests;
 
-use super::replies::{display, parse_body, parse_frames};
+use super::replies::{display, parse_frames};
 use crate::text::cut;
 
 /// Waits for the next stop, exit or closure after `before` stops; the
@@ -91,6 +92,52 @@ async fn settle_once(
     }
 }
 
+/// Sends `command` — `continue`, `next`, `stepIn` or `stepOut` — for
+/// `thread`.
+async fn resume(client: &DapClient, command: &str, thread: i64) -> Result<(), SendError> {
+    let thread_id = dap_id(thread);
+    match command {
+        "continue" => {
+            let arguments = dap_types::ContinueArguments { thread_id, single_thread: None };
+            client.send::<requests::Continue>(&arguments, REQUEST_TIMEOUT).await.map(drop)
+        }
+        "next" => {
+            let arguments = dap_types::NextArguments { thread_id, single_thread: None, granularity: None };
+            client.send::<requests::Next>(&arguments, REQUEST_TIMEOUT).await
+        }
+        "stepIn" => {
+            let arguments = dap_types::StepInArguments {
+                thread_id,
+                single_thread: None,
+                target_id: None,
+                granularity: None,
+            };
+            client.send::<requests::StepIn>(&arguments, REQUEST_TIMEOUT).await
+        }
+        _ => {
+            let arguments = dap_types::StepOutArguments { thread_id, single_thread: None, granularity: None };
+            client.send::<requests::StepOut>(&arguments, REQUEST_TIMEOUT).await
+        }
+    }
+}
+
+/// An id of the adapter's as DAP's types hold it (the tool refuses a
+/// negative one; none comes from an adapter).
+fn dap_id(id: i64) -> u64 {
+    u64::try_from(id).unwrap_or_default()
+}
+
+/// A typed request for `op` failed: on the wire, or with an answer that
+/// does not fit.
+fn send_failed(op: &str, error: SendError) -> Failure {
+    match error {
+        SendError::Request(e) => request_failed(op, e),
+        SendError::Unfit { command, error, began } => {
+            Failure::Unfit(Unfit { op: op.to_string(), field: command.to_string(), error, began })
+        }
+    }
+}
+
 /// `request` failed with `error`.
 pub(super) fn request_failed(request: &str, error: impl std::fmt::Display) -> Failure {
     Failure::Request { during: None, request: request.to_string(), error: error.to_string() }
@@ -116,7 +163,7 @@ pub(super) async fn inspect(
                 return DebugReply::failed(Failure::NotStopped { op: command.to_string() });
             };
             shared.state.lock().pausing = false;
-            if let Err(e) = client.request(command, json!({"threadId": thread}), REQUEST_TIMEOUT).await {
+            if let Err(e) = resume(&client, command, thread).await {
                 return DebugReply::failed(request_failed(command, e));
             }
             shared.state.lock().resumed(before);
@@ -135,22 +182,19 @@ pub(super) async fn inspect(
             let before = shared.state.lock().stops;
             let thread = thread_or(thread).or(shared.state.lock().last_thread).unwrap_or(1);
             shared.state.lock().pausing = true;
-            if let Err(e) = client.request("pause", json!({"threadId": thread}), REQUEST_TIMEOUT).await {
+            let pause = dap_types::PauseArguments { thread_id: dap_id(thread) };
+            if let Err(e) = client.send::<requests::Pause>(&pause, REQUEST_TIMEOUT).await {
                 return DebugReply::failed(request_failed("pause", e));
             }
             settle(&shared, &client, before, &workdir, RUN_WAIT).await
         }
-        DebugOp::Threads => match client.request("threads", json!({}), REQUEST_TIMEOUT).await {
-            Ok(body) => {
-                let threads: Vec<dap_types::Thread> = match parse_body("threads", &body, "threads") {
-                    Ok(t) => t,
-                    Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
-                };
+        DebugOp::Threads => match client.send::<requests::Threads>(&(), REQUEST_TIMEOUT).await {
+            Ok(dap_types::ThreadsResponse { threads }) => {
                 let listed =
                     threads.iter().take(MAX_THREADS).map(|t| (t.id, cut(&t.name, MAX_VALUE).0)).collect();
                 DebugReply::found(Answer::Threads { listed, total: threads.len() })
             }
-            Err(e) => DebugReply::failed(request_failed("threads", e)),
+            Err(e) => DebugReply::failed(send_failed("threads", e)),
         },
         DebugOp::Stack { thread } => {
             let Some(thread) = thread_or(thread) else {
@@ -189,12 +233,9 @@ pub(super) async fn inspect(
         }
         DebugOp::Scopes { frame: None } => DebugReply::failed(Failure::NeedsFrame),
         DebugOp::Scopes { frame: Some(frame) } => {
-            match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
-                Ok(body) => {
-                    let scopes: Vec<dap_types::Scope> = match parse_body("scopes", &body, "scopes") {
-                        Ok(s) => s,
-                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
-                    };
+            let arguments = dap_types::ScopesArguments { frame_id: dap_id(frame) };
+            match client.send::<requests::Scopes>(&arguments, REQUEST_TIMEOUT).await {
+                Ok(dap_types::ScopesResponse { scopes }) => {
                     let scopes = scopes
                         .iter()
                         .map(|s| ScopeAt {
@@ -205,17 +246,22 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Scopes(scopes))
                 }
-                Err(e) => DebugReply::failed(Failure::Scopes { frame, error: e.to_string() }),
+                Err(SendError::Request(e)) => {
+                    DebugReply::failed(Failure::Scopes { frame, error: e.to_string() })
+                }
+                Err(unfit) => DebugReply::failed(send_failed("scopes", unfit)),
             }
         }
         DebugOp::Variables { reference } => {
-            match client.request("variables", json!({"variablesReference": reference}), REQUEST_TIMEOUT).await
-            {
-                Ok(body) => {
-                    let vars: Vec<dap_types::Variable> = match parse_body("variables", &body, "variables") {
-                        Ok(v) => v,
-                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
-                    };
+            let arguments = dap_types::VariablesArguments {
+                variables_reference: dap_id(reference),
+                filter: None,
+                start: None,
+                count: None,
+                format: None,
+            };
+            match client.send::<requests::Variables>(&arguments, REQUEST_TIMEOUT).await {
+                Ok(dap_types::VariablesResponse { variables: vars }) => {
                     let total = vars.len();
                     let listed = vars
                         .into_iter()
@@ -233,7 +279,10 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Variables { listed, total })
                 }
-                Err(e) => DebugReply::failed(Failure::Variables { reference, error: e.to_string() }),
+                Err(SendError::Request(e)) => {
+                    DebugReply::failed(Failure::Variables { reference, error: e.to_string() })
+                }
+                Err(unfit) => DebugReply::failed(send_failed("variables", unfit)),
             }
         }
         DebugOp::Evaluate { expression, frame } => {
