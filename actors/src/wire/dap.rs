@@ -5,7 +5,10 @@
 //! events, the child sessions an adapter asks for, and its end — comes on
 //! one channel as a [`Delivery`]; of the adapter's reverse requests,
 //! `startDebugging` is answered and handed on, the others answered "not
-//! supported".
+//! supported". A request goes typed ([`DapClient::send`], one of
+//! `dap_types::requests`) or, where an adapter's answer needs reading
+//! before DAP's types take it (js-debug's frame hints), as JSON
+//! ([`DapClient::request`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
