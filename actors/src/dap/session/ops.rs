@@ -92,39 +92,66 @@ async fn settle_once(
     }
 }
 
-/// Sends `command` — `continue`, `next`, `stepIn` or `stepOut` — for
-/// `thread`.
-async fn resume(client: &DapClient, command: &str, thread: i64) -> Result<(), SendError> {
-    let thread_id = dap_id(thread);
-    match command {
-        "continue" => {
-            let arguments = dap_types::ContinueArguments { thread_id, single_thread: None };
-            client.send::<requests::Continue>(&arguments, REQUEST_TIMEOUT).await.map(drop)
+/// The requests that set a stopped program running.
+#[derive(Debug, Clone, Copy)]
+enum Resume {
+    Continue,
+    Next,
+    StepIn,
+    StepOut,
+}
+
+impl Resume {
+    /// Its DAP command.
+    fn command(self) -> &'static str {
+        match self {
+            Resume::Continue => "continue",
+            Resume::Next => "next",
+            Resume::StepIn => "stepIn",
+            Resume::StepOut => "stepOut",
         }
-        "next" => {
-            let arguments = dap_types::NextArguments { thread_id, single_thread: None, granularity: None };
-            client.send::<requests::Next>(&arguments, REQUEST_TIMEOUT).await
-        }
-        "stepIn" => {
-            let arguments = dap_types::StepInArguments {
-                thread_id,
-                single_thread: None,
-                target_id: None,
-                granularity: None,
-            };
-            client.send::<requests::StepIn>(&arguments, REQUEST_TIMEOUT).await
-        }
-        _ => {
-            let arguments = dap_types::StepOutArguments { thread_id, single_thread: None, granularity: None };
-            client.send::<requests::StepOut>(&arguments, REQUEST_TIMEOUT).await
-        }
+    }
+
+    /// Sends it for `thread`. Once the adapter said yes the program runs,
+    /// whatever the answer's body holds: the body is not read.
+    async fn send(self, client: &DapClient, thread_id: u64) -> Result<(), SendError> {
+        let (single_thread, granularity) = (None, None);
+        let sent = match self {
+            Resume::Continue => {
+                let arguments = dap_types::ContinueArguments { thread_id, single_thread };
+                client.send::<requests::Continue>(&arguments, REQUEST_TIMEOUT).await.map(drop)
+            }
+            Resume::Next => {
+                let arguments = dap_types::NextArguments { thread_id, single_thread, granularity };
+                client.send::<requests::Next>(&arguments, REQUEST_TIMEOUT).await
+            }
+            Resume::StepIn => {
+                let arguments =
+                    dap_types::StepInArguments { thread_id, single_thread, target_id: None, granularity };
+                client.send::<requests::StepIn>(&arguments, REQUEST_TIMEOUT).await
+            }
+            Resume::StepOut => {
+                let arguments = dap_types::StepOutArguments { thread_id, single_thread, granularity };
+                client.send::<requests::StepOut>(&arguments, REQUEST_TIMEOUT).await
+            }
+        };
+        acted(sent)
     }
 }
 
-/// An id of the adapter's as DAP's types hold it (the tool refuses a
-/// negative one; none comes from an adapter).
-fn dap_id(id: i64) -> u64 {
-    u64::try_from(id).unwrap_or_default()
+/// A request the adapter acted on once it said yes (`pause`, the steps):
+/// an answer whose body does not fit is still a yes.
+fn acted<T>(sent: Result<T, SendError>) -> Result<(), SendError> {
+    match sent {
+        Ok(_) | Err(SendError::Unfit { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// An id of the adapter's as DAP's types hold it; none for a negative
+/// one, which no adapter gives (the tool refuses it before it gets here).
+fn dap_id(id: i64) -> Result<u64, String> {
+    u64::try_from(id).map_err(|_| format!("{id} is not an id the adapter gave (they are not negative)"))
 }
 
 /// A typed request for `op` failed: on the wire, or with an answer that
@@ -153,17 +180,22 @@ pub(super) async fn inspect(
 ) -> DebugReply {
     let stopped_thread = || shared.state.lock().stop.as_ref().and_then(|s| s.thread);
     let thread_or = |t: Option<i64>| t.or_else(stopped_thread);
-    let step = |command: &'static str, t: Option<i64>| {
+    let step = |resume: Resume, t: Option<i64>| {
         let client = client.clone();
         let shared = shared.clone();
         let workdir = workdir.clone();
         async move {
+            let command = resume.command();
             let before = shared.state.lock().stops;
             let Some(thread) = t else {
                 return DebugReply::failed(Failure::NotStopped { op: command.to_string() });
             };
+            let thread = match dap_id(thread) {
+                Ok(id) => id,
+                Err(why) => return DebugReply::failed(request_failed(command, why)),
+            };
             shared.state.lock().pausing = false;
-            if let Err(e) = resume(&client, command, thread).await {
+            if let Err(e) = resume.send(&client, thread).await {
                 return DebugReply::failed(request_failed(command, e));
             }
             shared.state.lock().resumed(before);
@@ -173,17 +205,21 @@ pub(super) async fn inspect(
     match op {
         DebugOp::Continue { thread } => {
             let last = shared.state.lock().last_thread;
-            step("continue", thread_or(thread).or(last).or(Some(1))).await
+            step(Resume::Continue, thread_or(thread).or(last).or(Some(1))).await
         }
-        DebugOp::StepOver { thread } => step("next", thread_or(thread)).await,
-        DebugOp::StepIn { thread } => step("stepIn", thread_or(thread)).await,
-        DebugOp::StepOut { thread } => step("stepOut", thread_or(thread)).await,
+        DebugOp::StepOver { thread } => step(Resume::Next, thread_or(thread)).await,
+        DebugOp::StepIn { thread } => step(Resume::StepIn, thread_or(thread)).await,
+        DebugOp::StepOut { thread } => step(Resume::StepOut, thread_or(thread)).await,
         DebugOp::Pause { thread } => {
             let before = shared.state.lock().stops;
             let thread = thread_or(thread).or(shared.state.lock().last_thread).unwrap_or(1);
             shared.state.lock().pausing = true;
-            let pause = dap_types::PauseArguments { thread_id: dap_id(thread) };
-            if let Err(e) = client.send::<requests::Pause>(&pause, REQUEST_TIMEOUT).await {
+            let thread_id = match dap_id(thread) {
+                Ok(id) => id,
+                Err(why) => return DebugReply::failed(request_failed("pause", why)),
+            };
+            let pause = dap_types::PauseArguments { thread_id };
+            if let Err(e) = acted(client.send::<requests::Pause>(&pause, REQUEST_TIMEOUT).await) {
                 return DebugReply::failed(request_failed("pause", e));
             }
             settle(&shared, &client, before, &workdir, RUN_WAIT).await
@@ -233,7 +269,11 @@ pub(super) async fn inspect(
         }
         DebugOp::Scopes { frame: None } => DebugReply::failed(Failure::NeedsFrame),
         DebugOp::Scopes { frame: Some(frame) } => {
-            let arguments = dap_types::ScopesArguments { frame_id: dap_id(frame) };
+            let frame_id = match dap_id(frame) {
+                Ok(id) => id,
+                Err(error) => return DebugReply::failed(Failure::Scopes { frame, error }),
+            };
+            let arguments = dap_types::ScopesArguments { frame_id };
             match client.send::<requests::Scopes>(&arguments, REQUEST_TIMEOUT).await {
                 Ok(dap_types::ScopesResponse { scopes }) => {
                     let scopes = scopes
@@ -253,8 +293,12 @@ pub(super) async fn inspect(
             }
         }
         DebugOp::Variables { reference } => {
+            let variables_reference = match dap_id(reference) {
+                Ok(id) => id,
+                Err(error) => return DebugReply::failed(Failure::Variables { reference, error }),
+            };
             let arguments = dap_types::VariablesArguments {
-                variables_reference: dap_id(reference),
+                variables_reference,
                 filter: None,
                 start: None,
                 count: None,
@@ -319,5 +363,26 @@ pub(super) async fn inspect(
             }
         }
         _ => DebugReply::failed(Failure::UnknownOp),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::pending::RequestError;
+
+    #[test]
+    fn a_resume_the_adapter_said_yes_to_is_done_whatever_its_body() {
+        let odd =
+            SendError::Unfit { command: "next", error: "expected unit".into(), began: "{\"x\":1}".into() };
+        assert!(acted::<()>(Err(odd)).is_ok());
+        let refused = SendError::Request(RequestError::Closed("gone".into()));
+        assert!(acted::<()>(Err(refused)).is_err());
+    }
+
+    #[test]
+    fn a_negative_id_is_never_sent() {
+        assert_eq!(dap_id(7), Ok(7));
+        assert_eq!(dap_id(-1), Err("-1 is not an id the adapter gave (they are not negative)".into()));
     }
 }
