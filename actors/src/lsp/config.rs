@@ -175,6 +175,13 @@ pub struct ServerConfig {
     /// [`crate::lsp::shared::FIRST_INDEX_GRACE`]).
     #[serde(default)]
     pub indexes_at_start: bool,
+    /// With `indexes_at_start`, texts of the lines a server that reports
+    /// no progress logs (`window/logMessage`) when its first index has
+    /// ended, however it ended: bash-language-server's
+    /// `BackgroundAnalysis: Completed …` (or `stopped`, `skipping`,
+    /// `failed`).
+    #[serde(default)]
+    pub indexed_logs: Vec<String>,
     /// Whether a file opened for a change stays open (until it is deleted)
     /// instead of being closed once the server has published for it:
     /// pyright drops a closed file it has not yet added to its project,

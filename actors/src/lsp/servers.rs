@@ -32,6 +32,7 @@ fn entry(
         reopen: Vec::new(),
         index_after_parse: false,
         indexes_at_start: false,
+        indexed_logs: Vec::new(),
         keep_reopened: false,
         phased_diagnostics: false,
         check_progress: None,
@@ -243,6 +244,16 @@ pub fn builtin() -> Vec<ServerConfig> {
                 apt: strings(&["shellcheck"]),
                 ..Default::default()
             }),
+            // It reads the workspace's scripts after `initialized`, reporting
+            // no progress, and answers `references` meanwhile from the files
+            // read so far; it logs the end.
+            indexes_at_start: true,
+            indexed_logs: strings(&[
+                "BackgroundAnalysis: Completed",
+                "BackgroundAnalysis: stopped",
+                "BackgroundAnalysis: skipping",
+                "BackgroundAnalysis: failed",
+            ]),
             ..entry("bash-language-server", "bash-language-server", &["start"], &["bash"], &[], None)
         },
         ServerConfig {

@@ -76,7 +76,7 @@ impl LspServerActor {
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
         if config.indexes_at_start {
-            shared.awaits_first_index();
+            shared.awaits_first_index(config.indexed_logs.clone());
         }
         if let Some(text) = &config.fatal_log {
             let (fatal_client, pgid, who) = (client.clone(), spawned.guard.pid(), self.name());

@@ -115,6 +115,8 @@ pub struct ServerState {
     /// For a server that indexes its workspace in the background: when it
     /// started, until a progress of its own has ended (its first index).
     first_index: Mutex<Option<Instant>>,
+    /// What the server logs when its first index has ended.
+    first_index_logs: std::sync::OnceLock<Vec<String>>,
     /// What the server logs when it can no longer answer, and what ends it then.
     fatal: std::sync::OnceLock<(String, EndServer)>,
     /// What the server reports when it could not import the build, and
@@ -177,6 +179,7 @@ impl ServerState {
             held: Mutex::new(HashMap::new()),
             check_prefix,
             first_index: Mutex::new(None),
+            first_index_logs: std::sync::OnceLock::new(),
             fatal: std::sync::OnceLock::new(),
             import_failed: Mutex::new(None),
             superseded: std::sync::atomic::AtomicBool::new(false),
@@ -281,8 +284,10 @@ impl ServerState {
 
     /// The server indexes its workspace in the background, on its own
     /// schedule: it counts as indexing from now until a progress of its
-    /// own has ended (or [`FIRST_INDEX_GRACE`] has passed without one).
-    pub fn awaits_first_index(&self) {
+    /// own has ended, or it logs a line holding one of `logged` (or
+    /// [`FIRST_INDEX_GRACE`] has passed without either).
+    pub fn awaits_first_index(&self, logged: Vec<String>) {
+        let _ = self.first_index_logs.set(logged);
         *self.first_index.lock() = Some(Instant::now());
     }
 
@@ -471,6 +476,13 @@ impl PeerEvents for ServerState {
                 let message = params["message"].as_str().unwrap_or("");
                 if error {
                     self.report(error_summary(message));
+                }
+                if self
+                    .first_index_logs
+                    .get()
+                    .is_some_and(|ends| ends.iter().any(|end| message.contains(end)))
+                {
+                    *self.first_index.lock() = None;
                 }
                 if error
                     && let Some((text, end)) = self.fatal.get()

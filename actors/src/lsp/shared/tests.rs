@@ -54,7 +54,7 @@ fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
 #[test]
 fn a_server_indexing_in_the_background_counts_as_indexing_until_its_first_index_ends() {
     let shared = ServerState::with_checker(None, Some("flycheck".into()));
-    shared.awaits_first_index();
+    shared.awaits_first_index(Vec::new());
     // Before it reports anything: what it answers now is from part of it.
     assert_eq!(shared.indexing().unwrap().title, "about to index the workspace");
     shared.notification(
@@ -92,4 +92,16 @@ async fn progress_and_diagnostics_wake_waiters() {
     assert_eq!(waiter.await.unwrap(), Some(1));
     shared.notification("$/progress", json!({"token": 1, "value": {"kind": "end"}}));
     assert_eq!(shared.indexing(), None);
+}
+
+#[test]
+fn a_server_that_logs_its_first_index_ending_counts_as_indexing_until_it_does() {
+    let shared = ServerState::with_checker(None, None);
+    shared.awaits_first_index(vec!["BackgroundAnalysis: Completed".into()]);
+    let log =
+        |message: &str| shared.notification("window/logMessage", json!({"type": 3, "message": message}));
+    log("12:00:00.000 INFO BackgroundAnalysis: resolving glob \"**/*\" inside \"/w\"...");
+    assert_eq!(shared.indexing().unwrap().title, "about to index the workspace", "still reading");
+    log("12:00:01.500 INFO BackgroundAnalysis: Completed after 1.5 seconds.");
+    assert_eq!(shared.indexing(), None, "its first index ended");
 }
