@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tether_actors::dap::session::{
-    Child, Evaluated, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, ScopeAt, StackFrameAt,
+    Evaluated, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS, MAX_VALUE, ScopeAt, ShownVariable, StackFrameAt,
 };
 
 /// The first threads, and how many there are.
@@ -46,7 +46,7 @@ pub(super) fn scopes(scopes: &[ScopeAt]) -> (String, Value) {
 }
 
 /// The first children of a reference, and how many there are.
-pub(super) fn variables(listed: &[Child], total: usize) -> (String, Value) {
+pub(super) fn variables(listed: &[ShownVariable], total: usize) -> (String, Value) {
     let mut text = String::new();
     for v in listed {
         let ty = v.ty.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
@@ -105,7 +105,7 @@ mod tests {
         let (text, data) = stack(&[frame], 31);
         assert_eq!(text, "#0 frame_id=7 main at prog.py:4\n… 1 more frames not shown (cap 30)");
         assert_eq!(data["frames"][0]["path"], "/w/prog.py", "the data keeps the adapter's path");
-        let child = Child {
+        let child = ShownVariable {
             name: "xs".into(),
             value: "[1, …".into(),
             cut: true,

@@ -291,7 +291,7 @@ mod tests {
     use super::*;
     use tether_actors::dap::session::breakpoints::{Binding, BreakpointSpec};
     use tether_actors::dap::session::{
-        ChainFrame, Failure, LinesSet, Local, Locals, NoLocals, Snapshot, StopWhy,
+        ChainFrame, Failure, LinesSet, Locals, NoLocals, ShownVariable, Snapshot, StopWhy,
     };
 
     fn frame(name: &str, path: Option<&str>, user: bool) -> ChainFrame {
@@ -316,13 +316,17 @@ mod tests {
 
     #[test]
     fn a_stop_reads_as_place_source_locals_and_chain_with_its_data() {
-        let local =
-            Local { name: "x".into(), value: "1".into(), cut: false, ty: Some("int".into()), reference: 0 };
+        let local = ShownVariable {
+            name: "x".into(),
+            value: "1".into(),
+            cut: false,
+            ty: Some("int".into()),
+            reference: 0,
+        };
         let snap = stop(Ok(Locals { listed: vec![local], total: 3 }));
         let reply = reply(DebugReply {
             lead: Some(Lead::Launched),
             data: json!({"exception_filters": []}),
-            state: None,
             answer: Answer::Settled(Settled::Stopped(Box::new(snap))),
             notes: vec![Note::FiltersNotSet("no answer within 15000 ms".into())],
             bound: None,

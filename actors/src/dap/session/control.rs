@@ -397,11 +397,11 @@ impl DebugSessionActor {
                 }
                 shared.state.lock().resumed(before);
                 let mut reply = settle(&shared, &client, before, &workdir, RUN_WAIT).await;
-                let at_target = matches!(&reply.state, Some(RunState::Stopped(Some(at)))
+                let at_target = matches!(&reply.state(), Some(RunState::Stopped(Some(at)))
                     if at.path.as_deref() == Some(rel.as_str()) && at.line == bound_line);
-                if reply.state == Some(RunState::Running) {
+                if reply.state() == Some(RunState::Running) {
                     reply = reply.led(Lead::RunToMissed { target: format!("{rel}:{bound_line}") });
-                } else if matches!(reply.state, Some(RunState::Stopped(_))) && !at_target {
+                } else if matches!(reply.state(), Some(RunState::Stopped(_))) && !at_target {
                     reply = reply.led(Lead::RunToEarly { target: format!("{rel}:{bound_line}") });
                 } else if bound_line != u64::from(line) {
                     reply = reply.led(Lead::RunToMoved { file: rel, line, bound_line });
@@ -433,7 +433,6 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
         answer: Answer::Pair(Box::new(first.answer), Box::new(other.answer)),
         lead: first.lead.or(other.lead),
         data,
-        state: other.state.or(first.state),
         notes: [first.notes, other.notes].concat(),
         bound: other.bound.or(first.bound),
     }

@@ -142,9 +142,9 @@ mod outcome;
 pub use breakpoints::{BoundView, FunctionBinding};
 pub use failure::{Failure, Refusal, Unfit};
 pub use outcome::{
-    AdapterRow, Answer, Blind, ChainFrame, Child, DebugReply, Evaluated, ExceptionsSet, FrameAt,
-    FunctionsSet, Lead, LinesSet, Local, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead,
-    SessionNow, Settled, Snapshot, StackFrameAt, StopWhy,
+    AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
+    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead, SessionNow, Settled,
+    ShownVariable, Snapshot, StackFrameAt, StopWhy,
 };
 mod control;
 mod describe;
@@ -237,7 +237,7 @@ impl DebugSessionActor {
     /// ended forgets it — a frame id is good only while its stop lasts.
     fn remember(&mut self, reply: &DebugReply) {
         let still_stopped = self.session.as_ref().is_some_and(|s| s.shared.state.lock().stop.is_some());
-        self.focus_frame = match &reply.state {
+        self.focus_frame = match &reply.state() {
             Some(RunState::Stopped(frame)) => frame.as_ref().and_then(|f| i64::try_from(f.id).ok()),
             Some(_) => None,
             None if still_stopped => self.focus_frame,

@@ -10,8 +10,8 @@ use serde_json::json;
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
-    Answer, Child, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, Failure, MAX_CHILDREN, MAX_FRAMES,
-    MAX_THREADS, MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, StackFrameAt, Unfit,
+    Answer, DebugOp, DebugReply, EXIT_REPORT_WAIT, Evaluated, Failure, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS,
+    MAX_VALUE, REQUEST_TIMEOUT, RUN_WAIT, ScopeAt, Settled, ShownVariable, StackFrameAt, Unfit,
 };
 use crate::wire::dap::{DapClient, Ended, SendError};
 use dap_types::requests;
@@ -312,7 +312,7 @@ pub(super) async fn inspect(
                         .take(MAX_CHILDREN)
                         .map(|v| {
                             let (value, was_cut) = cut(&v.value, MAX_VALUE);
-                            Child {
+                            ShownVariable {
                                 name: v.name,
                                 value,
                                 cut: was_cut,

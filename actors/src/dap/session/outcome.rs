@@ -20,10 +20,6 @@ pub struct DebugReply {
     pub lead: Option<Lead>,
     /// Keys the op adds to its answer's data (`exception_filters`).
     pub data: Value,
-    /// Where the op left the program, when it says (`data.state` is
-    /// written from it): what the session decides by, never read back
-    /// from the JSON.
-    pub state: Option<RunState>,
     /// Lines after the answer: what went wrong out of sight meanwhile,
     /// where breakpoints bound.
     pub notes: Vec<Note>,
@@ -117,7 +113,7 @@ impl DebugReply {
     /// What an op found, nothing before it; where it left the program
     /// when the answer says.
     pub(super) fn found(answer: Answer) -> Self {
-        Self { state: answer.state(), answer, lead: None, data: json!({}), notes: Vec::new(), bound: None }
+        Self { answer, lead: None, data: json!({}), notes: Vec::new(), bound: None }
     }
     /// Why an op failed.
     pub(super) fn failed(failure: Failure) -> Self {
@@ -126,6 +122,12 @@ impl DebugReply {
     /// Whether the op failed.
     pub fn is_error(&self) -> bool {
         self.answer.is_error()
+    }
+    /// Where the op left the program, when it says (`data.state` is
+    /// written from it): what the session decides by, never read back
+    /// from the JSON.
+    pub fn state(&self) -> Option<RunState> {
+        self.answer.state()
     }
     /// A run op's answer: where it settled, nothing before it yet.
     pub(super) fn settled(settled: Settled) -> Self {
@@ -158,7 +160,7 @@ pub enum Answer {
     /// A frame's scopes.
     Scopes(Vec<ScopeAt>),
     /// The first children of a reference, and how many there are.
-    Variables { listed: Vec<Child>, total: usize },
+    Variables { listed: Vec<ShownVariable>, total: usize },
     /// What an expression evaluated to.
     Evaluated(Evaluated),
     /// What `breakpoints` did with a file's breakpoints.
@@ -315,19 +317,6 @@ pub struct ScopeAt {
     pub expensive: bool,
 }
 
-/// A child `variables` lists.
-#[derive(Debug, Clone)]
-pub struct Child {
-    pub name: String,
-    /// Cut at [`super::MAX_VALUE`] characters.
-    pub value: String,
-    /// Whether the value was cut.
-    pub cut: bool,
-    pub ty: Option<String>,
-    /// What `variables` expands it with (0: nothing to expand).
-    pub reference: u64,
-}
-
 /// An expression's value.
 #[derive(Debug, Clone)]
 pub struct Evaluated {
@@ -432,15 +421,17 @@ pub struct ChainFrame {
 #[derive(Debug, Clone)]
 pub struct Locals {
     /// The first few, as the adapter listed them.
-    pub listed: Vec<Local>,
+    pub listed: Vec<ShownVariable>,
     pub total: usize,
 }
 
-/// A local as a stop shows it.
+/// A variable as an answer shows it: a stop's local, or a child
+/// `variables` lists.
 #[derive(Debug, Clone)]
-pub struct Local {
+pub struct ShownVariable {
     pub name: String,
-    /// Cut at [`super::snapshot::MAX_LOCAL_VALUE`] characters.
+    /// Cut: at [`super::snapshot::MAX_LOCAL_VALUE`] characters for a
+    /// local, [`super::MAX_VALUE`] for a child.
     pub value: String,
     /// Whether the value was cut.
     pub cut: bool,

@@ -13,7 +13,9 @@ use serde_json::json;
 
 use super::replies::{display, parse_body, parse_frames};
 use super::state::Stop;
-use super::{Blind, ChainFrame, Local, Locals, NoLocals, REQUEST_TIMEOUT, Settled, Snapshot, StopWhy};
+use super::{
+    Blind, ChainFrame, Locals, NoLocals, REQUEST_TIMEOUT, Settled, ShownVariable, Snapshot, StopWhy,
+};
 use crate::text::cut;
 use crate::wire::dap::DapClient;
 
@@ -307,7 +309,7 @@ async fn locals(client: &DapClient, frame: u64) -> Result<Locals, NoLocals> {
         .map(|v| {
             let (value, cut_value) = cut(&v.value.replace('\n', " "), MAX_LOCAL_VALUE);
             let ty = v.type_.map(|t| cut(&t, MAX_TYPE).0);
-            Local {
+            ShownVariable {
                 name: cut(&v.name, MAX_NAME).0,
                 value,
                 cut: cut_value,
