@@ -444,3 +444,34 @@ pub fn left_running_in(root: &Path) -> Vec<String> {
     }
     still
 }
+
+/// Set in the process [`alone`] starts: the test it names runs its body there.
+const ALONE: &str = "TETHER_TEST_ALONE";
+
+/// Whether the calling test `name` (its full path, `module::test`) should
+/// run its body here: yes inside the process [`alone`] started for it;
+/// otherwise that process is started — this test binary, running `name`
+/// and nothing else — and waited for, its output passed through, and
+/// `false` returned. For a figure of the whole process (its RSS) that
+/// other tests of the same binary, running beside it, would add to.
+pub fn alone(name: &str) -> bool {
+    if std::env::var(ALONE).is_ok_and(|n| n == name) {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(ALONE, name)
+        .output()
+        .expect("the test binary starts again");
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("1 passed"),
+        "{name} did not run in its own process (or failed there): {}",
+        out.status
+    );
+    assert!(out.status.success(), "{name} failed in its own process: {}", out.status);
+    false
+}

@@ -182,6 +182,14 @@ pub struct ServerConfig {
     /// `failed`).
     #[serde(default)]
     pub indexed_logs: Vec<String>,
+    /// Texts of an error the server logs while it answers meaning the
+    /// answer it sends is partial: jdtls, whose hover reads a method's
+    /// Javadoc from a document that may have just been closed, catches the
+    /// failure, logs "Error computing hover" and answers with the
+    /// signature alone. A request answered while such an error was logged
+    /// is asked again (see [`crate::lsp::opened::PARTIAL_RETRIES`]).
+    #[serde(default)]
+    pub partial_logs: Vec<String>,
     /// Whether a file opened for a change stays open (until it is deleted)
     /// instead of being closed once the server has published for it:
     /// pyright drops a closed file it has not yet added to its project,

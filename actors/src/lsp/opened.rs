@@ -31,6 +31,10 @@ pub const BARRIER_FLOOR: Duration = Duration::from_secs(1);
 const BARRIER_METHOD: &str = "$/tether/barrier";
 /// How long a request answered "content modified" is retried.
 pub const CONTENT_MODIFIED_RETRY: Duration = Duration::from_secs(30);
+/// How many times a request is asked again when the server, while it
+/// answered, logged an error meaning the answer is partial
+/// ([`crate::lsp::ServerConfig::partial_logs`]).
+pub const PARTIAL_RETRIES: usize = 2;
 /// What a caller gets after `Open`: a client to query, the shared state,
 /// and what was synced.
 #[derive(Clone)]
@@ -154,7 +158,7 @@ impl Opened {
     pub async fn barrier(&self, timeout: Duration) -> bool {
         let timeout = timeout.clamp(BARRIER_FLOOR, BARRIER_WAIT);
         match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
-            Ok(_) | Err(RequestError::Rpc(_)) => true,
+            Ok(_) | Err(RequestError::Rpc(_) | RequestError::Partial(_)) => true,
             Err(RequestError::TimedOut(_) | RequestError::Closed(_) | RequestError::Unsupported(_)) => false,
         }
     }
@@ -264,7 +268,9 @@ impl Opened {
     /// holds nothing of it): built and queued with no change to the
     /// document sent in between, so a position computed on that text is a
     /// position in the text the server has. Retried like [`request`](Self::request)
-    /// on "content modified", rebuilt each time.
+    /// on "content modified", rebuilt each time; asked again (at most
+    /// [`PARTIAL_RETRIES`] times) when the server logged meanwhile that its
+    /// answer is partial.
     pub async fn request_on(
         &self,
         uri: Option<&str>,
@@ -283,7 +289,9 @@ impl Opened {
             ))));
         }
         let deadline = Instant::now() + CONTENT_MODIFIED_RETRY;
+        let mut partial_retries = 0;
         loop {
+            let partial = self.shared.partial_mark();
             let started: Result<Started, OnError> = match uri {
                 Some(uri) => self.shared.with_held(uri, |held| {
                     let params = with_own_progress(build(held).map_err(OnError::Build)?);
@@ -298,6 +306,18 @@ impl Opened {
                 Err(RequestError::Rpc(e)) if e.code == CONTENT_MODIFIED && Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(250)).await;
                     self.wait_idle(deadline.saturating_duration_since(Instant::now())).await;
+                }
+                Ok(_) if self.shared.partial_mark() != partial => {
+                    if partial_retries == PARTIAL_RETRIES {
+                        let logged = self.shared.reported_errors().pop().unwrap_or_default();
+                        return Err(OnError::Request(RequestError::Partial(format!(
+                            "{} logged an error each of the {} times it answered, so its answer would be partial: {logged}",
+                            self.key.server,
+                            PARTIAL_RETRIES + 1
+                        ))));
+                    }
+                    partial_retries += 1;
+                    tracing::debug!(server = %self.key.server, method, "partial answer; asking again");
                 }
                 Ok(value) => return Ok(value),
                 Err(e) => return Err(OnError::Request(e)),

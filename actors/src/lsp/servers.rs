@@ -33,6 +33,7 @@ fn entry(
         index_after_parse: false,
         indexes_at_start: false,
         indexed_logs: Vec::new(),
+        partial_logs: Vec::new(),
         keep_reopened: false,
         phased_diagnostics: false,
         check_progress: None,
@@ -216,6 +217,9 @@ pub fn builtin() -> Vec<ServerConfig> {
                 ..Default::default()
             }),
             omits_unresolved: true,
+            // An exception while it reads a Javadoc is logged, and the hover
+            // sent without it.
+            partial_logs: strings(&["Error computing hover"]),
             // Maven Central out of reach: the import fails at once, and says so.
             unmanaged_fallback: Some("Failed to import projects".into()),
             // Gradle's import, offline, waits on a distribution's download

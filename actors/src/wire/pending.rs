@@ -27,6 +27,10 @@ pub enum RequestError {
     /// Not sent: the peer said at start it does not offer this request.
     #[error("{0}")]
     Unsupported(String),
+    /// Answered, but the peer said meanwhile (in a log) that the answer
+    /// is partial, every time it was asked; the text says what it logged.
+    #[error("{0}")]
+    Partial(String),
 }
 
 type Waiter = oneshot::Sender<Result<Value, RequestError>>;

@@ -1,6 +1,7 @@
 //! A fake language server (tests/fixtures/lsp/fake_lsp.py) for the one
 //! thing a real server cannot do on demand: hang on a request, so that it
-//! can be killed mid-request or the request cancelled.
+//! can be killed mid-request or the request cancelled, or log that an
+//! answer it sends is partial.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ fn fake_server_run() -> Harness {
     std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
     h.write(
         "tether.toml",
-        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\n",
+        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\npartial_logs = [\"Error computing hover\"]\n",
     );
     // tether.toml is read when the run starts.
     Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
@@ -84,4 +85,22 @@ async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
         "fake hover",
         "the server is not disturbed"
     );
+}
+
+#[tokio::test]
+async fn an_answer_the_server_logged_as_partial_is_asked_again_and_never_passed_on() {
+    let h = fake_server_run();
+    let hover = json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"});
+    assert_eq!(lsp_ok(&h, hover.clone()).await, "fake hover");
+    h.write("partial.count", "2");
+    assert_eq!(lsp_ok(&h, hover.clone()).await, "fake hover", "asked again until whole");
+    h.write("partial.count", "3");
+    let r = h.call("lsp", hover.clone()).await;
+    assert!(r.is_error, "three partial answers are an error, never the partial text: {}", r.text);
+    assert!(
+        r.text.contains("fake logged an error each of the 3 times it answered, so its answer would be partial: Error computing hover: fDocument is null"),
+        "{}",
+        r.text
+    );
+    assert_eq!(lsp_ok(&h, hover).await, "fake hover", "the next call is whole again");
 }

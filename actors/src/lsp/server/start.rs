@@ -78,6 +78,7 @@ impl LspServerActor {
         if config.indexes_at_start {
             shared.awaits_first_index(config.indexed_logs.clone());
         }
+        shared.on_partial_logs(config.partial_logs.clone());
         if let Some(text) = &config.fatal_log {
             let (fatal_client, pgid, who) = (client.clone(), spawned.guard.pid(), self.name());
             shared.on_fatal_log(

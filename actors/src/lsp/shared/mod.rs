@@ -117,6 +117,10 @@ pub struct ServerState {
     first_index: Mutex<Option<Instant>>,
     /// What the server logs when its first index has ended.
     first_index_logs: std::sync::OnceLock<Vec<String>>,
+    /// What the server logs when an answer it is sending is partial.
+    partial_logs: std::sync::OnceLock<Vec<String>>,
+    /// How many such errors it has logged.
+    partial_seq: AtomicU64,
     /// What the server logs when it can no longer answer, and what ends it then.
     fatal: std::sync::OnceLock<(String, EndServer)>,
     /// What the server reports when it could not import the build, and
@@ -180,6 +184,8 @@ impl ServerState {
             check_prefix,
             first_index: Mutex::new(None),
             first_index_logs: std::sync::OnceLock::new(),
+            partial_logs: std::sync::OnceLock::new(),
+            partial_seq: AtomicU64::new(0),
             fatal: std::sync::OnceLock::new(),
             import_failed: Mutex::new(None),
             superseded: std::sync::atomic::AtomicBool::new(false),
@@ -289,6 +295,18 @@ impl ServerState {
     pub fn awaits_first_index(&self, logged: Vec<String>) {
         let _ = self.first_index_logs.set(logged);
         *self.first_index.lock() = Some(Instant::now());
+    }
+
+    /// An error the server logs holding one of `texts` means an answer
+    /// it is sending is partial (see [`Self::partial_mark`]).
+    pub fn on_partial_logs(&self, texts: Vec<String>) {
+        let _ = self.partial_logs.set(texts);
+    }
+
+    /// How many errors meaning a partial answer the server has logged: a
+    /// request answered while this changed may be answered in part.
+    pub fn partial_mark(&self) -> u64 {
+        self.partial_seq.load(Ordering::SeqCst)
     }
 
     /// When the server logs an error holding `text`, `end` is called with
@@ -476,6 +494,10 @@ impl PeerEvents for ServerState {
                 let message = params["message"].as_str().unwrap_or("");
                 if error {
                     self.report(error_summary(message));
+                    if self.partial_logs.get().is_some_and(|texts| texts.iter().any(|t| message.contains(t)))
+                    {
+                        self.partial_seq.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
                 if self
                     .first_index_logs

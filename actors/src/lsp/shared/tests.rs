@@ -105,3 +105,17 @@ fn a_server_that_logs_its_first_index_ending_counts_as_indexing_until_it_does() 
     log("12:00:01.500 INFO BackgroundAnalysis: Completed after 1.5 seconds.");
     assert_eq!(shared.indexing(), None, "its first index ended");
 }
+
+#[test]
+fn only_a_logged_error_holding_a_partial_text_marks_an_answer_partial() {
+    let shared = ServerState::new(None);
+    shared.on_partial_logs(vec!["Error computing hover".into()]);
+    let log = |kind: u64, message: &str| {
+        shared.notification("window/logMessage", json!({"type": kind, "message": message}))
+    };
+    log(3, "Error computing hover (as info)");
+    log(1, "Failed to import projects");
+    assert_eq!(shared.partial_mark(), 0);
+    log(1, "Dec 4, 2026, 5:20:00 AM Error computing hover\njava.lang.NullPointerException: x");
+    assert_eq!(shared.partial_mark(), 1);
+}
