@@ -259,7 +259,8 @@ impl Opened {
         match self.request_on(None, method, &mut build, timeout).await {
             Ok(value) => Ok(value),
             Err(OnError::Request(e)) => Err(e),
-            Err(OnError::Build(never)) => Err(RequestError::Closed(never)),
+            // `request_on` reads no type, and `build` never fails.
+            Err(OnError::Build(never) | OnError::Unfit(never)) => Err(RequestError::Closed(never)),
         }
     }
 
@@ -326,6 +327,50 @@ impl Opened {
     }
 }
 
+/// Typed requests: the parameters and the answer of `R` are
+/// `lsp_types`' own, for requests whose answer is taken whole (a rename's
+/// edit). Answers read item by item — locations and symbols, where one odd
+/// entry must not lose the rest, and servers' own shapes — stay JSON
+/// ([`Opened::request_on`]).
+impl Opened {
+    /// Sends `R` with `params` (see [`Opened::request`]); an answer that
+    /// does not fit `R::Result` is [`OnError::Unfit`].
+    pub async fn ask<R: lsp_types::request::Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, OnError> {
+        let mut params = Some(params);
+        self.ask_on::<R>(None, &mut |_| params.take().ok_or_else(|| "asked twice".to_string()), timeout).await
+    }
+
+    /// Sends `R` with the parameters `build` computes from what the
+    /// server holds of `uri` (see [`Opened::request_on`]); an answer that
+    /// does not fit `R::Result` is [`OnError::Unfit`].
+    pub async fn ask_on<R: lsp_types::request::Request>(
+        &self,
+        uri: Option<&str>,
+        build: &mut (dyn FnMut(Option<&Held>) -> Result<R::Params, String> + Send),
+        timeout: Duration,
+    ) -> Result<R::Result, OnError> {
+        let mut as_json = |held: Option<&Held>| {
+            serde_json::to_value(build(held)?).map_err(|e| format!("{} parameters: {e}", R::METHOD))
+        };
+        let answer = self.request_on(uri, R::METHOD, &mut as_json, timeout).await?;
+        serde_json::from_value(answer.clone()).map_err(|e| {
+            OnError::Unfit(format!(
+                "{} answered {} with what its type does not allow ({e}): {}",
+                self.key.server,
+                R::METHOD,
+                crate::text::cut(&answer.to_string(), UNFIT_QUOTE).0
+            ))
+        })
+    }
+}
+
+/// How much of an answer that does not fit its type is quoted, in characters.
+const UNFIT_QUOTE: usize = 200;
+
 /// Gives a request a work-done token of tether's own: the progress a
 /// server reports for it (pyright's "Finding references") then comes on
 /// that token, which [`ServerState`] does not count as the server's own work —
@@ -351,4 +396,7 @@ pub enum OnError {
     Build(String),
     /// The request failed.
     Request(RequestError),
+    /// A typed request ([`Opened::ask_on`]) was answered with what its
+    /// type does not allow; the text quotes it.
+    Unfit(String),
 }

@@ -120,7 +120,7 @@ async fn ask_at(
     }
     let mut answer = match asked {
         Ok(v) => v,
-        Err(OnError::Build(why)) => return failed(format!("lsp {name}: {why}")),
+        Err(OnError::Build(why) | OnError::Unfit(why)) => return failed(format!("lsp {name}: {why}")),
         Err(OnError::Request(RequestError::Unsupported(why))) => {
             return failed(format!("lsp {name}: {why}; ask another action, or search the text (`ast_grep`)"));
         }

@@ -15,6 +15,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use actix::Addr;
+use lsp_types::request::Rename;
+use lsp_types::{RenameParams, TextDocumentIdentifier, TextDocumentPositionParams};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -148,38 +150,36 @@ async fn rename(
     }
     // Computed on the text the server holds when it reads the request:
     // a file changed while the call waited is never renamed at the old spot.
-    let mut build = |held: Option<&Held>| -> Result<Value, String> {
+    let mut build = |held: Option<&Held>| -> Result<RenameParams, String> {
         if held.is_none_or(|h| h.version != doc.version) {
             return Err(format!(
                 "`{rel}` changed on disk while the call waited for the server, so nothing was written; call it again with the line as it is now"
             ));
         }
-        Ok(json!({"textDocument": {"uri": doc.uri}, "position": at.position, "newName": args.new_name}))
+        Ok(RenameParams {
+            text_document_position: TextDocumentPositionParams {
+                text_document: TextDocumentIdentifier { uri: doc.uri.clone() },
+                position: at.position,
+            },
+            new_name: args.new_name.clone(),
+            work_done_progress_params: Default::default(),
+        })
     };
     let uri = doc.uri.to_string();
-    let answer = match session
-        .request_on(Some(&uri), "textDocument/rename", &mut build, REQUEST_TIMEOUT)
-        .await
-    {
-        Ok(v) => v,
+    let edit = match session.ask_on::<Rename>(Some(&uri), &mut build, REQUEST_TIMEOUT).await {
+        Ok(Some(edit)) => edit,
+        Ok(None) => {
+            return ToolResult::error(format!(
+                "lsp_rename: {} returned no edit for `{}` at {rel}:{}",
+                session.key.server, args.symbol, args.line
+            ));
+        }
         Err(OnError::Build(why)) => return ToolResult::error(format!("lsp_rename: {why}")),
         Err(OnError::Request(e)) => {
             return ToolResult::error(format!("lsp_rename: {} refused the rename: {e}", session.key.server));
         }
-    };
-    if answer.is_null() {
-        return ToolResult::error(format!(
-            "lsp_rename: {} returned no edit for `{}` at {rel}:{}",
-            session.key.server, args.symbol, args.line
-        ));
-    }
-    let edit: lsp_types::WorkspaceEdit = match serde_json::from_value(answer) {
-        Ok(e) => e,
-        Err(e) => {
-            return ToolResult::error(format!(
-                "lsp_rename: {} sent an edit tether cannot read: {e}",
-                session.key.server
-            ));
+        Err(OnError::Unfit(why)) => {
+            return ToolResult::error(format!("lsp_rename: {why}; nothing was written"));
         }
     };
     let by_file = match edits_by_file(&edit) {

@@ -104,3 +104,20 @@ async fn an_answer_the_server_logged_as_partial_is_asked_again_and_never_passed_
     );
     assert_eq!(lsp_ok(&h, hover).await, "fake hover", "the next call is whole again");
 }
+
+#[tokio::test]
+async fn a_rename_answered_with_what_no_edit_can_be_writes_nothing_and_quotes_it() {
+    let h = fake_server_run();
+    let before = h.read("app.py");
+    let r =
+        h.call("lsp_rename", json!({"file": "app.py", "line": 3, "symbol": "unit", "new_name": "one"})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text
+            .starts_with("lsp_rename: fake answered textDocument/rename with what its type does not allow (")
+            && r.text.ends_with("): {\"changes\":5}; nothing was written"),
+        "{}",
+        r.text
+    );
+    assert_eq!(h.read("app.py"), before);
+}

@@ -255,7 +255,7 @@ async fn ask(session: &Opened, doc: &SyncedDoc, method: &str, params: Value) -> 
     };
     let uri = doc.uri.to_string();
     session.request_on(Some(&uri), method, &mut build, REQUEST_TIMEOUT).await.map_err(|e| match e {
-        OnError::Build(why) => why,
+        OnError::Build(why) | OnError::Unfit(why) => why,
         OnError::Request(e) => format!("{} failed: {e}", session.key.server),
     })
 }

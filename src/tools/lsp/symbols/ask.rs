@@ -90,8 +90,14 @@ async fn ask_once(
     // it last handled a request for: make that the sample, not a file
     // another call left in a project of its own.
     if let Some(doc) = &session.doc {
-        let here = json!({"textDocument": {"uri": doc.uri}, "position": {"line": 0, "character": 0}});
-        let _ = session.request("textDocument/hover", here, REQUEST_TIMEOUT).await;
+        let here = lsp_types::HoverParams {
+            text_document_position_params: lsp_types::TextDocumentPositionParams {
+                text_document: lsp_types::TextDocumentIdentifier { uri: doc.uri.clone() },
+                position: lsp_types::Position::new(0, 0),
+            },
+            work_done_progress_params: Default::default(),
+        };
+        let _ = session.ask::<lsp_types::request::HoverRequest>(here, REQUEST_TIMEOUT).await;
     }
     for note in taken_in_notes(&session, root, &synced, &ready) {
         out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
