@@ -63,8 +63,11 @@ impl ToolHandler for ApplyPatch {
             let outcome = super::blocking("apply_patch", move || {
                 apply_all(&root, targets).map_or_else(ToolResult::error, |(changes, summary)| {
                     match tether_actors::fs::commit(&changes) {
-                        Ok(()) => {
-                            let mut result = ToolResult::text(summary);
+                        Ok(committed) => {
+                            let mut result = ToolResult::text(super::with_note(
+                                summary,
+                                super::committed_note(&root, &committed),
+                            ));
                             result.data = Some(serde_json::json!({
                                 "files": changes.iter().map(|c| tether_actors::fs::relative(&root, &c.path)).collect::<Vec<_>>()
                             }));

@@ -105,7 +105,10 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
         mode: None,
     };
     match tether_actors::fs::commit(&[change]) {
-        Ok(()) => ToolResult::text(format!("edited `{rel}` at line {line}")),
+        Ok(committed) => ToolResult::text(super::with_note(
+            format!("edited `{rel}` at line {line}"),
+            committed.linked.first().and_then(|(_, n)| super::linked_note(&[(rel.to_string(), *n)])),
+        )),
         Err(e) => ToolResult::error(format!(
             "edit: `{rel}` was not changed: {}; read it again and retry",
             e.describe(path.parent().unwrap_or(path))

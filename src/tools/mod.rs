@@ -48,6 +48,43 @@ pub(crate) fn editable_size(tool: &str, path: &std::path::Path, rel: &str) -> Re
 
 pub(crate) use tether_actors::text::plural;
 
+/// The note a write adds for names it wrote that share their content with
+/// other hard links (`linked`: each path, relative to the root, and how
+/// many others): a write goes through a new file renamed over the name,
+/// so those links keep the old content. `None` when there are none.
+pub(crate) fn linked_note(linked: &[(String, u64)]) -> Option<String> {
+    if linked.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = linked
+        .iter()
+        .map(|(rel, n)| format!("`{rel}` had {n} other hard link{}", plural(*n as usize)))
+        .collect();
+    Some(format!(
+        "note: {}; {} the old content (tether writes a new file and renames it over the name)",
+        each.join(", "),
+        if linked.iter().map(|(_, n)| n).sum::<u64>() == 1 { "it keeps" } else { "they keep" }
+    ))
+}
+
+/// [`linked_note`] for a commit's paths, relative to `root`.
+pub(crate) fn committed_note(
+    root: &std::path::Path,
+    committed: &tether_actors::fs::Committed,
+) -> Option<String> {
+    let linked: Vec<(String, u64)> =
+        committed.linked.iter().map(|(p, n)| (tether_actors::fs::relative(root, p), *n)).collect();
+    linked_note(&linked)
+}
+
+/// `text`, and `note` on a line of its own when there is one.
+pub(crate) fn with_note(text: String, note: Option<String>) -> String {
+    match note {
+        Some(note) => format!("{text}\n{note}"),
+        None => text,
+    }
+}
+
 /// Runs blocking file work off the actor threads.
 pub(crate) async fn blocking<F>(tool: &'static str, work: F) -> crate::result::ToolResult
 where

@@ -88,12 +88,15 @@ impl ToolHandler for Resolve {
 
 fn render(id: &str, resolution: &Resolution) -> ToolResult {
     match resolution {
-        Resolution::Accepted { files, replacements } => ToolResult::text(format!(
-            "accepted {id}: wrote {replacements} replacement{} in {} file{}: {}",
-            plural(*replacements),
-            files.len(),
-            plural(files.len()),
-            files.join(", ")
+        Resolution::Accepted { files, replacements, linked } => ToolResult::text(super::with_note(
+            format!(
+                "accepted {id}: wrote {replacements} replacement{} in {} file{}: {}",
+                plural(*replacements),
+                files.len(),
+                plural(files.len()),
+                files.join(", ")
+            ),
+            super::linked_note(linked),
         )),
         Resolution::Discarded => ToolResult::text(format!("discarded {id}; nothing was written")),
         Resolution::Refused { moved } => ToolResult::error(format!(

@@ -43,11 +43,15 @@ impl ToolHandler for Write {
                     return ToolResult::error(format!("write: `{rel}` is a directory; give a file path"));
                 }
                 let existed = target.exists();
+                let linked = tether_actors::fs::other_links(&target);
                 match tether_actors::fs::atomic_write(&target, args.content.as_bytes()) {
-                    Ok(()) => ToolResult::text(format!(
-                        "{} `{rel}` ({} bytes)",
-                        if existed { "replaced" } else { "created" },
-                        args.content.len()
+                    Ok(()) => ToolResult::text(super::with_note(
+                        format!(
+                            "{} `{rel}` ({} bytes)",
+                            if existed { "replaced" } else { "created" },
+                            args.content.len()
+                        ),
+                        linked.and_then(|n| super::linked_note(&[(rel.clone(), n)])),
                     )),
                     Err(e) => {
                         ToolResult::error(format!("write: cannot write `{rel}`: {e}; the file is unchanged"))

@@ -63,6 +63,10 @@ pub enum Resolution {
         files: Vec<String>,
         /// Replacements made.
         replacements: usize,
+        /// Files written that had other hard links (relative to the root),
+        /// with how many: those links keep the old content.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        linked: Vec<(String, u64)>,
     },
     /// Dropped without writing.
     Discarded,
@@ -210,9 +214,10 @@ impl Staging {
 pub fn accept(edit: &StagedEdit, root: &Path) -> Resolution {
     let changes: Vec<FileChange> = edit.plan.files.iter().map(file_change).collect();
     match commit(&changes) {
-        Ok(()) => Resolution::Accepted {
+        Ok(committed) => Resolution::Accepted {
             files: edit.plan.files.iter().map(|f| f.rel.clone()).collect(),
             replacements: edit.plan.replacements(),
+            linked: committed.linked.iter().map(|(p, n)| (relative(root, p), *n)).collect(),
         },
         Err(CommitError::Drift { moved }) => {
             Resolution::Refused { moved: moved.iter().map(|p| relative(root, p)).collect() }

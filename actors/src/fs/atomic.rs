@@ -52,7 +52,9 @@ pub(super) fn staged_beside(
     let permissions = existing
         .as_ref()
         .map_or_else(|| std::fs::Permissions::from_mode(mode.unwrap_or(NEW_FILE_MODE)), |m| m.permissions());
-    let mut tmp = tempfile::Builder::new().prefix(".tether-").suffix(".tmp").tempfile_in(dir)?;
+    super::temps::sweep_once(dir);
+    let prefix = super::temps::own_prefix();
+    let mut tmp = tempfile::Builder::new().prefix(&prefix).suffix(super::TEMP_SUFFIX).tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     keep_owner(tmp.as_file(), existing.as_ref());

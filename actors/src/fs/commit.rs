@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::replace::{read_optional, replace_if};
-use super::{relative, still_resolved};
+use super::{Committed, relative, still_resolved};
 
 /// One file's part in a multi-file change.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -132,8 +132,9 @@ pub fn moved_files(changes: &[FileChange]) -> Vec<PathBuf> {
 /// since it was prepared — also one that moves while the change is being
 /// written — and rolls back the files already written if a later write
 /// fails. A write someone else makes meanwhile is never overwritten: it
-/// either refuses the change or lands on top of it.
-pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
+/// either refuses the change or lands on top of it. What it wrote to a
+/// name with other hard links is in the [`Committed`] it returns.
+pub fn commit(changes: &[FileChange]) -> Result<Committed, CommitError> {
     commit_with(changes, &|path, expected, state| {
         let mode = changes.iter().find(|c| c.path == path).and_then(|c| c.mode);
         replace_if(path, expected, state, mode)
@@ -147,7 +148,7 @@ pub type WriteStep<'a> = dyn Fn(&Path, Option<&[u8]>, Option<&[u8]>) -> io::Resu
 
 /// [`commit`] with the write step supplied, so tests can make a write fail
 /// half-way through.
-pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), CommitError> {
+pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<Committed, CommitError> {
     use std::os::unix::fs::PermissionsExt;
     let relinked: Vec<PathBuf> =
         changes.iter().filter(|c| !still_resolved(&c.path)).map(|c| c.path.clone()).collect();
@@ -163,6 +164,8 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
     let mut created: Vec<PathBuf> = changes.iter().filter_map(|c| first_missing_ancestor(&c.path)).collect();
     created.sort();
     created.dedup();
+    // Names that share their content with other links: those keep it.
+    let linked = super::linked(changes.iter().filter(|c| c.before.is_some()).map(|c| c.path.clone()));
     // A file deleted and then restored on rollback gets its mode back.
     let modes: Vec<Option<u32>> =
         changes.iter().map(|c| std::fs::metadata(&c.path).ok().map(|m| m.permissions().mode())).collect();
@@ -199,5 +202,5 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<(), 
             },
         });
     }
-    Ok(())
+    Ok(Committed { linked })
 }

@@ -18,12 +18,18 @@
 //! - `atomic` — writes through a temporary file and a rename.
 //! - `replace` — one file swapped in only if it still holds what was expected.
 //! - `commit` — multi-file changes, all or nothing.
+//! - `links` — a name that shares its content with other hard links (they
+//!   keep the old content when it is written).
+//! - `temps` — temporary files a run that died between write and rename
+//!   left behind, removed by the next write into their directory.
 
 mod atomic;
 mod commit;
 mod confine;
 mod display;
+mod links;
 mod replace;
+mod temps;
 #[cfg(test)]
 mod tests;
 
@@ -31,3 +37,5 @@ pub use atomic::{NEW_FILE_MODE, atomic_write, atomic_write_mode};
 pub use commit::{CommitError, FileChange, WriteStep, commit, commit_with, moved_files};
 pub use confine::{PathError, canonical_root, confine, still_resolved};
 pub use display::{display_path, relative};
+pub use links::{Committed, linked, other_links};
+pub use temps::{STALE_TEMP_AGE, TEMP_PREFIX, TEMP_SUFFIX};

@@ -350,7 +350,7 @@ impl Opened {
     pub async fn ask_on<R: lsp_types::request::Request>(
         &self,
         uri: Option<&str>,
-        build: &mut (dyn FnMut(Option<&Held>) -> Result<R::Params, String> + Send),
+        build: &mut BuildParams<'_, R::Params>,
         timeout: Duration,
     ) -> Result<R::Result, OnError> {
         let mut as_json = |held: Option<&Held>| {
@@ -367,6 +367,10 @@ impl Opened {
         })
     }
 }
+
+/// What computes a request's parameters from what the server holds of the
+/// document (`None`: nothing), or says why it cannot.
+pub type BuildParams<'a, P> = dyn FnMut(Option<&Held>) -> Result<P, String> + Send + 'a;
 
 /// How much of an answer that does not fit its type is quoted, in characters.
 const UNFIT_QUOTE: usize = 200;

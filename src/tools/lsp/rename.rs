@@ -329,11 +329,11 @@ async fn rename(
         tether_actors::fs::commit(&changes).map_err(|e| format!("{}: {}", e.left(), e.describe(&commit_root)))
     })
     .await;
-    match committed {
-        Ok(Ok(())) => {}
+    let committed = match committed {
+        Ok(Ok(committed)) => committed,
         Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
-    }
+    };
     let mut result = ToolResult::text(
         format!(
             "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",
@@ -346,6 +346,9 @@ async fn rename(
     )
     .with_data(json!({"files": counts}));
     if let Some(note) = note {
+        result.append(&note);
+    }
+    if let Some(note) = crate::tools::committed_note(&root, &committed) {
         result.append(&note);
     }
     let written = files.into_iter().map(|f| f.path).collect();

@@ -304,3 +304,18 @@ async fn a_broken_script_elsewhere_in_a_page_does_not_turn_the_syntax_check_off(
         .await;
     assert!(text.contains("syntax error"), "{text}");
 }
+
+#[tokio::test]
+async fn accepting_a_rewrite_of_a_hard_linked_file_says_its_other_link_keeps_the_old_content() {
+    let h = three_files();
+    std::fs::hard_link(h.path("a.py"), h.path("a_copy.txt")).unwrap();
+    h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)", "path": "a.py"})).await;
+    let r = h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
+    assert!(
+        r.text.contains("accepted edit_1: wrote 1 replacement in 1 file: a.py\nnote: `a.py` had 1 other hard link; it keeps the old content"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.data.as_ref().unwrap()["linked"], json!([["a.py", 1]]));
+    assert_eq!(h.read("a_copy.txt"), "import os\nold(1)\n");
+}

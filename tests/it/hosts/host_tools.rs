@@ -227,3 +227,41 @@ async fn a_call_that_never_answers_holds_the_serial_lane_only_for_its_bound() {
     assert_eq!(h.read("after.txt"), "ran", "the lane moved on");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
 }
+
+#[tokio::test]
+async fn writing_a_name_with_other_hard_links_says_they_keep_the_old_content() {
+    let h = Harness::new(&[("a.txt", "x = 1\n"), ("b.txt", "y = 1\n")]);
+    std::fs::hard_link(h.path("a.txt"), h.path("a_link.txt")).unwrap();
+    std::fs::hard_link(h.path("b.txt"), h.path("b_link.txt")).unwrap();
+    std::fs::hard_link(h.path("b.txt"), h.path("b_link2.txt")).unwrap();
+    let r = h.ok("edit", json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"})).await;
+    assert_eq!(
+        r.text,
+        "edited `a.txt` at line 1\nnote: `a.txt` had 1 other hard link; it keeps the old content (tether writes a new file and renames it over the name)"
+    );
+    assert_eq!((h.read("a.txt"), h.read("a_link.txt")), ("x = 2\n".into(), "x = 1\n".into()));
+    let r = h.ok("write", json!({"path": "b.txt", "content": "y = 2\n"})).await;
+    assert!(r.text.ends_with("\nnote: `b.txt` had 2 other hard links; they keep the old content (tether writes a new file and renames it over the name)"), "{}", r.text);
+    let patch = "--- a/b_link.txt\n+++ b/b_link.txt\n@@ -1 +1 @@\n-y = 1\n+y = 3\n";
+    let r = h.ok("apply_patch", json!({"patch": patch})).await;
+    assert!(r.text.contains("note: `b_link.txt` had 1 other hard link; it keeps"), "{}", r.text);
+    let r = h.ok("write", json!({"path": "c.txt", "content": "z\n"})).await;
+    assert!(!r.text.contains("hard link"), "a name of its own says nothing: {}", r.text);
+}
+
+#[tokio::test]
+async fn a_temporary_file_a_dead_run_left_is_removed_by_the_next_write_there() {
+    let h = Harness::new(&[("src/a.py", "x = 1\n")]);
+    // A run (a process now gone) killed between its write and its rename.
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let left = h.path(&format!("src/.tether-{pid}-Ab12Cd.tmp"));
+    std::fs::write(&left, "half a file").unwrap();
+    let live = h.path(&format!("src/.tether-{}-Zz99Yy.tmp", std::process::id()));
+    std::fs::write(&live, "a write in flight").unwrap();
+    h.ok("write", json!({"path": "src/a.py", "content": "x = 2\n"})).await;
+    assert!(!left.exists(), "the dead run's temporary file is gone");
+    assert!(live.exists(), "a live writer's is kept");
+    assert_eq!(h.read("src/a.py"), "x = 2\n");
+}
