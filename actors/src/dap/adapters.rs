@@ -314,12 +314,22 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
         Err(e) => return vec![("tether.toml".to_string(), false, e)],
     };
     let missing = MISSING.iter().map(|(name, _, why)| (name.to_string(), false, why.to_string()));
+    let tree = MarkerWalk::of(workdir, &table);
     table
         .into_iter()
         .map(|config| {
             let binary = resolve(&config, workdir, workdir);
-            let roots = marker_dirs(workdir, &config.root_markers);
-            let roots_text = if roots.is_empty() {
+            let (roots, empty) = tree.roots(&config);
+            let roots_text = if roots.is_empty() && !empty.is_empty() {
+                let rels: Vec<String> =
+                    empty.iter().take(4).map(|r| crate::fs::relative(workdir, r)).collect();
+                format!(
+                    "{} only where no {} file is ({})",
+                    config.root_markers.join(", "),
+                    config.languages.join(", "),
+                    rels.join(", ")
+                )
+            } else if roots.is_empty() {
                 format!("no {} anywhere in the working directory", config.root_markers.join(", "))
             } else {
                 let rels: Vec<String> =
@@ -373,17 +383,78 @@ fn module_missing(config: &AdapterConfig, binary: &Path) -> Option<&'static str>
     (!ok).then_some(missing)
 }
 
-fn marker_dirs(workdir: &Path, markers: &[String]) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in ignore::WalkBuilder::new(workdir).max_depth(Some(6)).build().flatten().take(20_000) {
-        if entry.file_name().to_str().is_some_and(|n| markers.iter().any(|m| m == n))
-            && let Some(parent) = entry.path().parent()
-            && !found.contains(&parent.to_path_buf())
-        {
-            found.push(parent.to_path_buf());
+/// Where each adapter's root markers are in the working directory, and
+/// which directories hold files of which language, from one walk.
+struct MarkerWalk {
+    /// Each marker file name found, with the directory holding it.
+    markers: Vec<(String, PathBuf)>,
+    /// Every directory (and its ancestors up to the working directory)
+    /// holding a file of a language, by language id.
+    holding: std::collections::HashMap<String, std::collections::HashSet<PathBuf>>,
+}
+
+/// How deep, and how many entries, the walk for adapter roots looks.
+const MARKER_WALK_DEPTH: usize = 6;
+const MARKER_WALK_ENTRIES: usize = 20_000;
+
+impl MarkerWalk {
+    fn of(workdir: &Path, table: &[AdapterConfig]) -> Self {
+        let names: std::collections::HashSet<&str> =
+            table.iter().flat_map(|c| c.root_markers.iter().map(String::as_str)).collect();
+        // The language table says which files are whose (tether.toml's
+        // own languages included); a broken tether.toml is reported by
+        // `lsp status`, and the built-in table stands in here.
+        let languages = crate::lsp::config::load(workdir).map(|t| t.languages).unwrap_or_default();
+        let mut walk = MarkerWalk { markers: Vec::new(), holding: Default::default() };
+        let entries = ignore::WalkBuilder::new(workdir)
+            .max_depth(Some(MARKER_WALK_DEPTH))
+            .build()
+            .flatten()
+            .take(MARKER_WALK_ENTRIES);
+        for entry in entries {
+            let Some(parent) = entry.path().parent() else { continue };
+            if let Some(name) = entry.file_name().to_str()
+                && names.contains(name)
+            {
+                walk.markers.push((name.to_string(), parent.to_path_buf()));
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if let Some(language) = languages.of(entry.path()) {
+                let dirs = walk.holding.entry(language.id.clone()).or_default();
+                let mut dir = Some(parent);
+                while let Some(d) = dir.filter(|d| d.starts_with(workdir)) {
+                    if !dirs.insert(d.to_path_buf()) {
+                        break; // its ancestors are in already
+                    }
+                    dir = d.parent();
+                }
+            }
         }
+        walk
     }
-    found
+
+    /// `config`'s roots: the directories holding one of its markers and,
+    /// under them, a file of one of its languages (an adapter that names
+    /// no language: any marker counts). Then the marker directories left
+    /// out for holding none: a Makefile among test certificates is no C
+    /// project.
+    fn roots(&self, config: &AdapterConfig) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let (mut roots, mut empty) = (Vec::new(), Vec::new());
+        for (name, dir) in &self.markers {
+            if !config.root_markers.contains(name) || roots.contains(dir) || empty.contains(dir) {
+                continue;
+            }
+            let holds = config.languages.is_empty()
+                || config
+                    .languages
+                    .iter()
+                    .any(|l| self.holding.get(*l).is_some_and(|dirs| dirs.contains(dir)));
+            if holds { roots.push(dir.clone()) } else { empty.push(dir.clone()) }
+        }
+        (roots, empty)
+    }
 }
 
 #[cfg(test)]
@@ -407,5 +478,40 @@ mod tests {
         // The language-server loader accepts a file with adapter entries.
         std::fs::write(dir.path().join("tether.toml"), "[[adapter]]\nid = \"lldb\"\n").unwrap();
         assert!(crate::lsp::config::load(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn a_marker_counts_as_a_root_only_where_files_of_the_adapters_languages_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let write = |rel: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x\n").unwrap();
+        };
+        write("pyproject.toml");
+        write("src/app.py");
+        // Certificates a test suite makes with CMake: no native code under it.
+        write("tests/certs/expired/CMakeLists.txt");
+        write("tests/certs/expired/server.pem");
+        let table = builtin();
+        let lldb = table.iter().find(|c| c.id == "lldb").unwrap();
+        let debugpy = table.iter().find(|c| c.id == "debugpy").unwrap();
+        let walk = MarkerWalk::of(&root, &table);
+        assert_eq!(walk.roots(lldb), (vec![], vec![root.join("tests/certs/expired")]));
+        assert_eq!(walk.roots(debugpy), (vec![root.clone()], vec![]));
+        let said = report(&root).into_iter().find(|(id, _, _)| id == "lldb").unwrap();
+        assert!(!said.1, "{said:?}");
+        assert!(
+            said.2.starts_with(
+                "Cargo.toml, CMakeLists.txt only where no c, cpp, rust file is (tests/certs/expired)"
+            ),
+            "{said:?}"
+        );
+        // Native code beside a marker makes it a root, however deep the file.
+        write("native/CMakeLists.txt");
+        write("native/lib/deep/fast.c");
+        let walk = MarkerWalk::of(&root, &table);
+        assert_eq!(walk.roots(lldb).0, vec![root.join("native")]);
     }
 }
