@@ -19,6 +19,8 @@ use tether_actors::lsp::discovery;
 use tether_actors::lsp::tree;
 use tether_actors::tools_prefix;
 
+use crate::cli::output::{errln, outln};
+
 /// What to do for one server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
@@ -191,42 +193,34 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
     let (steps, unknown) = match plan(workdir, names) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("tether install: {e}");
+            errln!("tether install: {e}");
             return ExitCode::from(2);
         }
     };
     for u in &unknown {
-        println!("not installed: {u}");
+        outln!("not installed: {u}");
     }
     if steps.is_empty() && unknown.is_empty() {
-        println!("nothing to install: no file here is of a language a server is configured for");
+        outln!("nothing to install: no file here is of a language a server is configured for");
     }
     let mut ok = unknown.is_empty();
     let Some(prefix) = tools_prefix::dir() else {
-        eprintln!(
-            "tether install: no home directory (HOME, XDG_DATA_HOME) to install into; set TETHER_TOOLS"
-        );
+        errln!("tether install: no home directory (HOME, XDG_DATA_HOME) to install into; set TETHER_TOOLS");
         return ExitCode::from(2);
     };
     for s in steps {
         match s {
-            Step::Present { server, binary } => println!("already there: {server} ({})", binary.display()),
+            Step::Present { server, binary } => outln!("already there: {server} ({})", binary.display()),
             Step::Manual { server, how } => {
                 ok = false;
-                println!(
-                    "not installed: {server}: no registry tether reaches ships it; to install it: {how}"
-                );
+                outln!("not installed: {server}: no registry tether reaches ships it; to install it: {how}");
             }
             Step::Adapter { adapter } if dry_run => {
-                println!(
-                    "would install {} debug adapter: {}",
-                    adapter.id,
-                    describe(&adapter.install, &prefix)
-                );
+                outln!("would install {} debug adapter: {}", adapter.id, describe(&adapter.install, &prefix));
             }
             Step::Adapter { adapter } => match install_adapter(&adapter, &prefix) {
                 Ok(binary) => {
-                    println!(
+                    outln!(
                         "installed {}: {} ({})",
                         adapter.id,
                         binary.display(),
@@ -235,11 +229,11 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
                 }
                 Err(e) => {
                     ok = false;
-                    println!("not installed: {} debug adapter: {e}", adapter.id);
+                    outln!("not installed: {} debug adapter: {e}", adapter.id);
                 }
             },
             Step::Install { server, command, install } if dry_run => {
-                println!("would install {server}: {}", describe(&install, &prefix));
+                outln!("would install {server}: {}", describe(&install, &prefix));
                 let _ = command;
             }
             Step::Install { server, command, install } => {
@@ -247,11 +241,11 @@ pub fn run(workdir: &Path, names: &[String], dry_run: bool) -> ExitCode {
                     .and_then(|binary| Manifest::record(&server, &install, &prefix).map(|()| binary))
                 {
                     Ok(binary) => {
-                        println!("installed {server}: {} ({})", binary.display(), describe(&install, &prefix))
+                        outln!("installed {server}: {} ({})", binary.display(), describe(&install, &prefix))
                     }
                     Err(e) => {
                         ok = false;
-                        println!("not installed: {server}: {e}");
+                        outln!("not installed: {server}: {e}");
                     }
                 }
             }
@@ -296,7 +290,7 @@ fn install_one(server: &str, command: &str, install: &Install, prefix: &Path) ->
             Ok(()) => {}
             // The server itself comes from npm or PyPI; a Debian package
             // beside it (shellcheck) only adds to it.
-            Err(e) if extras => eprintln!("tether install: {server}: {e}; installing the server without it"),
+            Err(e) if extras => errln!("tether install: {server}: {e}; installing the server without it"),
             Err(e) => return Err(e),
         }
     }

@@ -207,7 +207,7 @@ pub async fn serve(
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
             let _ = url.set(format!("http://{bound}{MCP_PATH}"));
-            eprintln!("tether serve: MCP over HTTP at http://{bound}{MCP_PATH}");
+            crate::cli::output::errln!("tether serve: MCP over HTTP at http://{bound}{MCP_PATH}");
             let listener = &listener;
             accept_until_stopped(
                 move || async move { listener.accept().await.map(|(s, _)| s) },
@@ -219,7 +219,10 @@ pub async fn serve(
         Listen::Unix(path) => {
             let listener = bind_unix(&path)?;
             let _ = url.set(format!("unix:{}", path.display()));
-            eprintln!("tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}", path.display());
+            crate::cli::output::errln!(
+                "tether serve: MCP over HTTP on the Unix socket {} at {MCP_PATH}",
+                path.display()
+            );
             let listener = &listener;
             accept_until_stopped(
                 move || async move { listener.accept().await.map(|(s, _)| s) },

@@ -134,3 +134,134 @@ fn batch_reads_to_the_end_of_input() {
     assert_eq!(lines[1]["is_error"], true);
     assert_eq!(lines[2]["op"], "tools");
 }
+
+/// Runs tether with stdout a pipe whose reader is already gone, so its
+/// first write fails with `EPIPE`; returns the exit code and stderr.
+fn tether_into_closed_pipe(dir: &std::path::Path, args: &[&str], stdin: &str) -> (Option<i32>, String) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
+    // SAFETY: pipe(2) just opened both descriptors and nothing else owns them.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(args)
+        .arg("--workdir")
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ignored: a batch that stopped at its first answer closes stdin early.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_every_command_quietly() {
+    let dir = workdir();
+    let lines = "{\"tool\": \"ast_grep\", \"args\": {\"pattern\": \"old($A)\"}}\n".repeat(3);
+    let commands: [(&[&str], &str); 7] = [
+        (&["status"], ""),
+        (&["status", "--json"], ""),
+        (&["tools"], ""),
+        (&["tree"], ""),
+        (&["call", "ast_grep", r#"{"pattern": "old($A)"}"#], ""),
+        (&["call", "--json", "ast_grep", r#"{"pattern": "old($A)"}"#], ""),
+        (&["batch"], &lines),
+    ];
+    for (args, stdin) in commands {
+        let (code, err) = tether_into_closed_pipe(dir.path(), args, stdin);
+        assert_eq!(code, Some(0), "`tether {}` exits 0 when its reader has gone: {err}", args.join(" "));
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+    // A tool error keeps its exit code though nobody reads the text.
+    let (code, err) =
+        tether_into_closed_pipe(dir.path(), &["call", "ast_grep", r#"{"pattern": "old(("}"#], "");
+    assert_eq!(code, Some(1), "{err}");
+}
+
+#[test]
+fn workdir_is_taken_before_or_after_the_command() {
+    let dir = workdir();
+    let shown = format!("working directory: {}", dir.path().canonicalize().unwrap().display());
+    let before = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .arg("status")
+        .output()
+        .unwrap();
+    let before = String::from_utf8_lossy(&before.stdout).into_owned();
+    assert!(before.starts_with(&shown), "{before}");
+    let (code, after, _) = tether(dir.path(), &["status"]);
+    assert_eq!(code, 0);
+    assert!(after.starts_with(&shown), "{after}");
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .args(["call", "ast_grep", r#"{"pattern": "old($A)"}"#])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.py:1:1: old(1)"), "{out:?}");
+}
+
+#[test]
+fn text_leaves_data_out_of_json_answers() {
+    let dir = workdir();
+    let (code, out, _) =
+        tether(dir.path(), &["call", "--json", "--text", "ast_grep", r#"{"pattern": "old($A)"}"#]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v.get("data").is_none(), "{v}");
+    assert!(v["text"].as_str().unwrap().contains("2 matches"), "{v}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["batch", "--text", "--workdir"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input =
+        "{\"tool\": \"ast_grep\", \"args\": {\"pattern\": \"old($A)\"}}\n{\"op\": \"tree\"}\nnot json\n";
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    for line in &lines {
+        assert!(line.get("data").is_none() && line["text"].is_string(), "{line}");
+    }
+    assert!(lines[1]["text"].as_str().unwrap().starts_with("router default"), "{}", lines[1]);
+}
+
+#[test]
+fn a_stray_makefile_makes_no_c_project() {
+    // As in requests: pure Python, and Makefiles that make test certificates.
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in [
+        ("pyproject.toml", "[project]\nname = \"app\"\n"),
+        ("src/app/__init__.py", "x = 1\n"),
+        ("tests/certs/expired/Makefile", "all:\n\topenssl req -new\n"),
+        ("tests/certs/expired/server.pem", "-----BEGIN CERTIFICATE-----\n"),
+        ("tests/certs/expired/CMakeLists.txt", "project(certs)\n"),
+    ] {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let (code, out, err) = tether(dir.path(), &["status"]);
+    assert_eq!(code, 0, "{err}");
+    let lsp = out.split("lsp: connected").nth(1).unwrap_or_default();
+    let lsp = lsp.split("\nkernels:").next().unwrap_or_default();
+    assert!(lsp.contains("python      ok"), "{out}");
+    assert!(!lsp.lines().any(|l| l.trim_start().starts_with("c ")), "no C language here: {lsp}");
+    let lldb = out.lines().find(|l| l.trim_start().starts_with("lldb ")).unwrap_or_default();
+    assert!(
+        lldb.contains("unusable")
+            && lldb.contains("only where no c, cpp, rust file is (tests/certs/expired)"),
+        "{out}"
+    );
+}

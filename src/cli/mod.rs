@@ -10,28 +10,34 @@
 //! The human is reached through the controlling terminal (`/dev/tty`, never
 //! stdin or stdout) in `call` and `batch`, and through MCP elicitation in
 //! `serve`.
+//!
+//! - `output` — every line printed, and a reader that goes away
+//!   (`tether status | head -1` ends quietly).
+//! - `batch` — one JSON request a line in, one answer a line out.
 
-use std::io::{BufRead, Write};
+mod batch;
+pub(crate) mod output;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+use output::{errln, outln};
 use serde_json::{Value, json};
 use tether_actors::question::terminal::TerminalPort;
 use tether_actors::workers::command::CommandBackend;
 
 use crate::approval::ApprovalPolicy;
-use crate::result::ToolResult;
 use crate::runtime::{DEFAULT_CONVERSATION, Runtime};
 use crate::serve::TetherServer;
 use crate::serve::elicit::{McpPort, PeerSlot};
 use crate::spec::{Resource, Surface};
 
 /// Exit code for a call whose tool reported an error.
-const EXIT_TOOL_ERROR: u8 = 1;
+pub(crate) const EXIT_TOOL_ERROR: u8 = 1;
 /// Exit code for bad usage.
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 /// At SIGTERM/SIGINT, how long `serve --http` waits for its listener to
 /// close (and its socket file to go) before the run stops regardless.
 const SERVE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -39,6 +45,10 @@ const SERVE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 #[derive(Debug, Parser)]
 #[command(name = "tether", version, about = "Tools bound to live resources, for coding agents")]
 struct Cli {
+    /// Working directory every path is confined to (before or after the
+    /// command: `tether --workdir D status` or `tether status --workdir D`).
+    #[arg(long, global = true, default_value = ".")]
+    workdir: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,8 +56,8 @@ struct Cli {
 /// Options every command shares.
 #[derive(Debug, Args, Clone)]
 struct RunOpts {
-    /// Working directory every path is confined to.
-    #[arg(long, default_value = ".")]
+    /// Set from the global `--workdir`.
+    #[arg(skip)]
     workdir: PathBuf,
     /// Surface the calls come from: full or read-only.
     #[arg(long, default_value = "full")]
@@ -77,6 +87,10 @@ struct RunOpts {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// JSON answers (`batch`, `call --json`) without their `data`: the
+    /// text and images only, for reading in a terminal.
+    #[arg(long)]
+    text: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,9 +115,6 @@ enum Command {
     /// Install language servers for the named languages or servers (or
     /// every language found here) into tether's tools prefix.
     Install {
-        /// Working directory whose languages (and tether.toml) count.
-        #[arg(long, default_value = ".")]
-        workdir: PathBuf,
         /// Print what would be installed, and install nothing.
         #[arg(long)]
         dry_run: bool,
@@ -151,7 +162,7 @@ pub fn main() -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tether: cannot start: {e}");
+            errln!("tether: cannot start: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -159,7 +170,7 @@ pub fn main() -> ExitCode {
     // A blocking stdin read (the MCP transport after a signal) must not
     // hold the exit: every child is already stopped by now.
     rt.shutdown_background();
-    code
+    output::exit_code(code, EXIT_TOOL_ERROR)
 }
 
 fn start_runtime(opts: &RunOpts) -> Result<Runtime, ExitCode> {
@@ -205,13 +216,24 @@ fn start_with_workers(
         }
     }
     builder.start().map_err(|e| {
-        eprintln!("tether: {e}");
+        errln!("tether: {e}");
         ExitCode::from(EXIT_USAGE)
     })
 }
 
 async fn run(cli: Cli) -> ExitCode {
-    match cli.command {
+    let workdir = cli.workdir;
+    let mut command = cli.command;
+    if let Command::Tools(opts)
+    | Command::Call { opts, .. }
+    | Command::Batch(opts)
+    | Command::Tree(opts)
+    | Command::Status(opts)
+    | Command::Serve { opts, .. } = &mut command
+    {
+        opts.workdir = workdir.clone();
+    }
+    match command {
         Command::Tools(opts) => {
             let runtime = match start_runtime(&opts) {
                 Ok(r) => r,
@@ -225,7 +247,7 @@ async fn run(cli: Cli) -> ExitCode {
             } else {
                 for spec in specs {
                     let lane = if spec.parallel_safe { "parallel" } else { "serial" };
-                    println!("{:<12} {:<5} {lane:<8} {}", spec.name, spec.level.as_str(), spec.description);
+                    outln!("{:<12} {:<5} {lane:<8} {}", spec.name, spec.level.as_str(), spec.description);
                 }
             }
             ExitCode::SUCCESS
@@ -234,7 +256,7 @@ async fn run(cli: Cli) -> ExitCode {
             let args: Value = match args.as_deref().map(serde_json::from_str).transpose() {
                 Ok(v) => v.unwrap_or_else(|| json!({})),
                 Err(e) => {
-                    eprintln!(
+                    errln!(
                         "tether call: ARGS_JSON is not valid JSON ({e}); pass one object, e.g. '{{\"pattern\": \"print($A)\"}}'"
                     );
                     return ExitCode::from(EXIT_USAGE);
@@ -246,9 +268,9 @@ async fn run(cli: Cli) -> ExitCode {
             };
             let result = runtime.call(&tool, args).await;
             if opts.json {
-                print_json(&result_json(&tool, &result));
+                print_json(&batch::result_json(&tool, &result, !opts.text));
             } else {
-                println!("{}", result.text);
+                outln!("{}", result.text);
             }
             if result.is_error { ExitCode::from(EXIT_TOOL_ERROR) } else { ExitCode::SUCCESS }
         }
@@ -257,7 +279,7 @@ async fn run(cli: Cli) -> ExitCode {
                 Ok(r) => r,
                 Err(code) => return code,
             };
-            batch(&runtime, opts.surface).await
+            batch::run(&runtime, opts.surface, !opts.text).await
         }
         Command::Tree(opts) => {
             let runtime = match start_runtime(&opts) {
@@ -268,7 +290,7 @@ async fn run(cli: Cli) -> ExitCode {
             if opts.json {
                 print_json(&tree.json());
             } else {
-                print!("{}", tree.text());
+                output::out(&tree.text());
             }
             ExitCode::SUCCESS
         }
@@ -288,17 +310,17 @@ async fn run(cli: Cli) -> ExitCode {
             if opts.json {
                 print_json(&serde_json::to_value(&report).unwrap_or_default());
             } else {
-                print!("{}", report.text());
+                output::out(&report.text());
                 let names: Vec<String> = runtime.tools(opts.surface).into_iter().map(|s| s.name).collect();
-                println!("tools on the {} surface: {}", opts.surface.as_str(), names.join(", "));
+                outln!("tools on the {} surface: {}", opts.surface.as_str(), names.join(", "));
             }
             ExitCode::SUCCESS
         }
-        Command::Install { workdir, dry_run, names } => {
+        Command::Install { dry_run, names } => {
             let workdir = match workdir.canonicalize() {
                 Ok(w) => w,
                 Err(e) => {
-                    eprintln!("tether install: --workdir {}: {e}", workdir.display());
+                    errln!("tether install: --workdir {}: {e}", workdir.display());
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
@@ -310,19 +332,19 @@ async fn run(cli: Cli) -> ExitCode {
             let listen = match crate::serve::http::Listen::parse(&addr, allow_remote) {
                 Ok(l) => l,
                 Err(e) => {
-                    eprintln!("tether serve: {e}");
+                    errln!("tether serve: {e}");
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
             let (token, file) = match crate::serve::http::token() {
                 Ok(t) => t,
                 Err(e) => {
-                    eprintln!("tether serve: {e}");
+                    errln!("tether serve: {e}");
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
             if let Some(file) = &file {
-                eprintln!("tether serve: bearer token {token} (also in {}, mode 0600)", file.display());
+                errln!("tether serve: bearer token {token} (also in {}, mode 0600)", file.display());
             }
             let port = Arc::new(crate::serve::elicit::SessionsPort::default());
             let tokens = Arc::new(crate::serve::http::Tokens::new(token));
@@ -366,7 +388,7 @@ async fn run(cli: Cli) -> ExitCode {
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("tether serve: {e}");
+                    errln!("tether serve: {e}");
                     ExitCode::from(EXIT_TOOL_ERROR)
                 }
             }
@@ -387,7 +409,7 @@ async fn run(cli: Cli) -> ExitCode {
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("tether serve: {e}");
+                    errln!("tether serve: {e}");
                     ExitCode::from(EXIT_TOOL_ERROR)
                 }
             }
@@ -416,82 +438,7 @@ fn terminated() -> impl std::future::Future<Output = ()> {
     }
 }
 
-/// The result object of the CLI contract.
-fn result_json(tool: &str, result: &ToolResult) -> Value {
-    json!({
-        "tool": tool,
-        "is_error": result.is_error,
-        "text": result.text,
-        "data": result.data,
-        "images": result.images,
-    })
-}
-
+/// `value` as one line of JSON on stdout.
 fn print_json(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer(&mut out, value);
-    let _ = writeln!(out);
-    let _ = out.flush();
-}
-
-async fn batch(runtime: &Runtime, surface: Surface) -> ExitCode {
-    let stdin = std::io::stdin();
-    for (n, line) in stdin.lock().lines().enumerate() {
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                eprintln!("tether batch: cannot read stdin: {e}");
-                return ExitCode::from(EXIT_USAGE);
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = answer_line(runtime, surface, n + 1, &line).await;
-        print_json(&answer);
-    }
-    ExitCode::SUCCESS
-}
-
-async fn answer_line(runtime: &Runtime, surface: Surface, n: usize, line: &str) -> Value {
-    let request: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return bad_line(n, &format!("not JSON ({e})")),
-    };
-    if let Some(op) = request.get("op").and_then(Value::as_str) {
-        return match op {
-            "tree" => {
-                let tree = runtime.tree().await;
-                json!({"op": "tree", "text": tree.text(), "data": tree.json()})
-            }
-            "tools" => {
-                let specs = runtime.tools(surface);
-                let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-                json!({"op": "tools", "text": names.join(", "), "data": specs})
-            }
-            other => bad_line(n, &format!("unknown op `{other}`; use \"tree\" or \"tools\"")),
-        };
-    }
-    let Some(tool) = request.get("tool").and_then(Value::as_str) else {
-        return bad_line(n, "expected {\"tool\": NAME, \"args\": {...}} or {\"op\": \"tree\"|\"tools\"}");
-    };
-    let args = request.get("args").cloned().unwrap_or_else(|| json!({}));
-    let result = match request.get("conversation") {
-        None | Some(Value::Null) => runtime.call(tool, args).await,
-        Some(Value::String(conversation)) => runtime.call_in(conversation, tool, args).await,
-        Some(other) => {
-            return bad_line(n, &format!("`conversation` must be a string (a conversation id), got {other}"));
-        }
-    };
-    result_json(tool, &result)
-}
-
-fn bad_line(n: usize, why: &str) -> Value {
-    json!({
-        "tool": null,
-        "is_error": true,
-        "text": format!("batch line {n}: {why}"),
-        "data": null,
-        "images": [],
-    })
+    outln!("{}", serde_json::to_string(value).unwrap_or_default());
 }
