@@ -15,6 +15,12 @@ use tether_actors::question::{ALLOW, Card, DENY, Reply};
 /// The client connection, set when it initializes.
 pub type PeerSlot = Arc<OnceLock<Peer<RoleServer>>>;
 
+/// Whether the client `peer` holds declared form elicitation: only then
+/// can it show a card.
+pub fn can_elicit(peer: &PeerSlot) -> bool {
+    peer.get().is_some_and(|p| p.supported_elicitation_modes().contains(&ElicitationMode::Form))
+}
+
 /// Shows cards as elicitation forms on the MCP client.
 pub struct McpPort {
     peer: PeerSlot,
@@ -117,7 +123,7 @@ impl QuestionPort for McpPort {
         let Some(peer) = self.peer.get() else {
             return Err("no MCP client has connected yet".into());
         };
-        if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        if !can_elicit(&self.peer) {
             let name =
                 peer.peer_info().map(|i| i.client_info.name.clone()).unwrap_or_else(|| "the client".into());
             return Err(format!(

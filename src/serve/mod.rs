@@ -173,6 +173,17 @@ impl TetherServer {
         self.session.as_ref().and_then(|s| s.surface.get().copied()).unwrap_or(self.surface)
     }
 
+    /// The tools this client is offered: the run's on its surface, less
+    /// `ask_user` when the client cannot show a question (it declared no
+    /// elicitation, or has not initialized yet): every call would fail.
+    fn offered(&self) -> Vec<ToolSpec> {
+        let mut tools = self.runtime.tools(self.surface());
+        if !elicit::can_elicit(&self.peer) {
+            tools.retain(|t| t.name != crate::tools::ask_user::NAME);
+        }
+        tools
+    }
+
     /// Serves on stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let service =
@@ -212,7 +223,7 @@ impl ServerHandler for TetherServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(&self.runtime.tools(self.surface)))
+            .with_instructions(instructions(&self.offered()))
     }
 
     /// The handshake-era versions only: `ask_user` and permission cards
@@ -285,7 +296,7 @@ impl ServerHandler for TetherServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.runtime.tools(self.surface()).iter().map(mcp_tool).collect();
+        let tools = self.offered().iter().map(mcp_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -296,6 +307,11 @@ impl ServerHandler for TetherServer {
     ) -> Result<CallToolResponse, McpError> {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let tool = request.name.to_string();
+        if tool == crate::tools::ask_user::NAME && !elicit::can_elicit(&self.peer) {
+            return Ok(CallToolResponse::Complete(mcp_result(ToolResult::error(format!(
+                "{tool} is not offered to this client: it did not declare MCP's elicitation capability, so no human can answer here; proceed on a stated assumption"
+            )))));
+        }
         let mut prepared =
             crate::router::Call::new(&tool, args, self.surface()).cancelled_by(context.ct.clone());
         // An HTTP session's calls run in its own conversation, at most
@@ -356,7 +372,7 @@ impl ServerHandler for TetherServer {
         );
         tree.mime_type = Some("text/plain".into());
         let mut listed = vec![tree];
-        for spec in self.runtime.tools(self.surface()) {
+        for spec in self.offered() {
             let mut reference =
                 Resource::new(format!("{TOOL_URI}{}", spec.name), format!("{} reference", spec.name));
             reference.description = Some(format!("Every argument of `{}` and all it means", spec.name));
@@ -372,7 +388,7 @@ impl ServerHandler for TetherServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if let Some(name) = request.uri.strip_prefix(TOOL_URI) {
-            let tools = self.runtime.tools(self.surface());
+            let tools = self.offered();
             let Some(spec) = tools.iter().find(|t| t.name == name) else {
                 let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                 return Err(McpError::resource_not_found(

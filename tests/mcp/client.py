@@ -66,8 +66,13 @@ async def tree_json(client):
 # --- scenarios ---------------------------------------------------------------
 
 
+def answers_nothing():
+    # A callback makes the SDK declare the elicitation capability.
+    return elicitation(lambda p: types.ElicitResult(action="decline"))
+
+
 async def tools_on_surfaces():
-    async with Client(server()) as c:
+    async with Client(server(), elicitation_callback=answers_nothing()) as c:
         tools = (await c.list_tools()).tools
         names = sorted(t.name for t in tools)
         for expected in ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "eval", "debug", "ask_user"]:
@@ -77,12 +82,22 @@ async def tools_on_surfaces():
             check(len(t.description or "") > 12, f"{t.name} has a description written for a model", t.description)
         eval_tool = next(t for t in tools if t.name == "eval")
         check("code" in eval_tool.input_schema["properties"], "eval's schema names its arguments", eval_tool.input_schema)
-    async with Client(server("--surface", "read-only")) as c:
+    async with Client(server("--surface", "read-only"), elicitation_callback=answers_nothing()) as c:
         names = sorted(t.name for t in (await c.list_tools()).tools)
         check(names == ["ask_user", "ast_grep", "lsp", "read", "resources"], "the read-only surface has read-level tools only", names)
         res = await c.call_tool("eval", {"code": "1", "description": "try to run a cell anyway"})
         check(res.is_error, "a write/exec tool called anyway is refused as a tool error", text_of(res))
         check("read-only" in text_of(res), "the refusal names the surface", text_of(res))
+    # A client that cannot show a question is not offered the tool that asks one.
+    async with Client(server()) as c:
+        names = sorted(t.name for t in (await c.list_tools()).tools)
+        check("ask_user" not in names and "lsp" in names, "no elicitation: no ask_user in tools/list", names)
+        uris = [str(r.uri) for r in (await c.list_resources()).resources]
+        check("tether://tools/ask_user" not in uris, "nor its reference", uris)
+        instructions = c.instructions or ""
+        check("ask_user" not in instructions and "the human" not in instructions, "nor the instructions", instructions)
+        res = await c.call_tool("ask_user", {"question": "Which?"})
+        check(res.is_error and "elicitation capability" in text_of(res), "called anyway: refused with the reason", text_of(res))
     print("ok")
 
 
@@ -366,7 +381,7 @@ EVERY_TOOL = ["apply_patch", "ask_user", "ast_edit", "ast_grep", "debug", "edit"
 
 
 async def tool_list_budget():
-    async with Client(server("--vibe")) as c:
+    async with Client(server("--vibe"), elicitation_callback=answers_nothing()) as c:
         tools = (await c.list_tools()).tools
         sizes = {t.name: len(json.dumps(t.model_dump(mode="json", exclude_none=True))) for t in tools}
         check(sorted(sizes) == EVERY_TOOL, "every tool is registered", sorted(sizes))

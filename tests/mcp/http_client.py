@@ -157,6 +157,8 @@ async def questions_go_to_their_own_session():
     check("chose option 2. postgres" in answers["b"], "session b got its own client's answer", answers)
     check(len(seen["a"]) == 1 and len(seen["b"]) == 1, "each client was asked once, only its own question", seen)
     async with session(name="mute") as c:  # declares no elicitation
+        names = [t.name for t in (await c.list_tools()).tools]
+        check("ask_user" not in names and "lsp" in names, "a mute session is not offered ask_user", names)
         r = await c.call_tool("ask_user", question)
         check(r.is_error and "elicitation" in text_of(r), "a client that cannot show a form is told why", text_of(r))
     print("ok")
