@@ -24,9 +24,9 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::AutoApprove | ApprovalPolicy::Ask => Ok(()),
             ApprovalPolicy::Deny => Err(format!(
-                "`{}` is a {}-level tool and this run's approval policy denies {}-level calls; it did not run. Use read-level tools, or ask the operator to allow changes",
+                "`{}` is {} and this run's approval policy denies {}-level calls; it did not run. Use read-level tools, or ask the operator to allow changes",
                 spec.name,
-                spec.level.as_str(),
+                spec.level.a_tool(),
                 spec.level.as_str()
             )),
         }

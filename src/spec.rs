@@ -28,6 +28,15 @@ impl Level {
             Level::Exec => "exec",
         }
     }
+
+    /// "a read-level tool", "an exec-level tool": the level with its article.
+    pub fn a_tool(self) -> &'static str {
+        match self {
+            Level::Read => "a read-level tool",
+            Level::Write => "a write-level tool",
+            Level::Exec => "an exec-level tool",
+        }
+    }
 }
 
 /// Who is calling, which decides the tools they see.

@@ -214,9 +214,9 @@ impl RouterActor {
         };
         if !call.surface.allows(spec.level) {
             return Err(ToolResult::error(format!(
-                "`{}` is a {}-level tool, and the {} surface (plan mode, read-only sub-agents) has only read-level tools: {}. Ask the main agent to make this change",
+                "`{}` is {}, and the {} surface (plan mode, read-only sub-agents) has only read-level tools: {}. Ask the main agent to make this change",
                 spec.name,
-                spec.level.as_str(),
+                spec.level.a_tool(),
                 call.surface.as_str(),
                 self.registry.names(call.surface)
             )));

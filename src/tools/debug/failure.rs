@@ -43,7 +43,7 @@ pub(super) fn failure(failure: &Failure) -> String {
             "no debug session is running; set breakpoints and launch a program first".into()
         }
         Failure::AlreadyRunning(head) => format!(
-            "a {} session on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
+            "a debug session ({}) on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
             head.adapter,
             head.program,
             head.up.as_secs()

@@ -121,7 +121,7 @@ async fn a_second_launch_is_refused_and_terminate_kills_everything() {
     ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
     let text = dbg(&h, json!({"op": "launch", "program": "prog.py"})).await.text;
     assert!(
-        text.contains("a debugpy session on prog.py is already running")
+        text.contains("a debug session (debugpy) on prog.py is already running")
             && text.contains("terminate it first"),
         "{text}"
     );

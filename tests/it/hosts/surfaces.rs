@@ -33,6 +33,7 @@ async fn the_read_only_surface_neither_sees_nor_calls_write_tools() {
         let r = h.call_from(Surface::ReadOnly, tool, args).await;
         assert!(r.is_error, "{tool} must be refused on the read-only surface");
         assert!(r.text.contains("read-only surface"), "{}", r.text);
+        assert!(r.text.contains("is a write-level tool,"), "{}", r.text);
     }
     assert_eq!(h.read("a.py"), "old(1)\n");
     // The staged edit is still there for the full surface.
@@ -76,6 +77,13 @@ async fn the_deny_policy_refuses_write_tools_but_not_reads() {
     assert!(text.contains("approval policy denies"), "{text}");
     let text = h.err("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     assert!(text.contains("approval policy denies"), "{text}");
+    let text = h.err("eval", json!({"code": "1", "description": "try a cell on a denying run"})).await;
+    assert!(
+        text.starts_with(
+            "`eval` is an exec-level tool and this run's approval policy denies exec-level calls"
+        ),
+        "{text}"
+    );
     h.ok("ast_grep", json!({"pattern": "old($A)"})).await;
     assert_eq!(h.read("a.py"), "old(1)\n");
 }
