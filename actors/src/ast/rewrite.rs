@@ -72,6 +72,23 @@ pub enum RewriteError {
         /// Metavariables the pattern binds.
         bound: Vec<String>,
     },
+    /// The template uses a metavariable the pattern left unnamed (`$$$`,
+    /// `$_`): it matched without keeping what it matched, so the rewrite
+    /// has nothing to put there.
+    #[error(
+        "the rewrite uses {}, which binds nothing: an unnamed metavariable matches without keeping what it matched, so the rewrite has nothing to put there; name it in both, e.g. pattern `{}` and rewrite `{}`",
+        spelled.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", "),
+        pattern,
+        rewrite
+    )]
+    Unnamed {
+        /// The unnamed metavariables, as spelled.
+        spelled: Vec<String>,
+        /// The pattern with each named.
+        pattern: String,
+        /// The rewrite with each named.
+        rewrite: String,
+    },
     /// The rewritten text of a file that parsed cleanly no longer does.
     #[error(
         "the rewrite would leave {file} with a syntax error{} (an empty `$$$` list can leave `bar(, x)`, a template can drop a bracket); nothing was staged — change the rewrite, or narrow the pattern",
@@ -105,8 +122,90 @@ fn spelled_vars(text: &str) -> BTreeSet<String> {
     Template::parse(text).used_vars().into_iter().filter(|name| !name.starts_with('_')).collect()
 }
 
+/// The metavariables `text` spells that bind nothing — `$$$`, `$_` and
+/// names starting with `_` — each once, in order of first use.
+fn unnamed_vars(text: &str) -> Vec<String> {
+    let is_name = |c: u8| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_';
+    let bytes = text.as_bytes();
+    let mut found: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let dollars = bytes[i..].iter().take_while(|&&b| b == b'$').count();
+        let start = i;
+        i += dollars;
+        let name_len = bytes[i..].iter().take_while(|&&b| is_name(b)).count();
+        let name = &text[i..i + name_len];
+        i += name_len;
+        let unnamed = match dollars {
+            3 => name.is_empty() || name.starts_with('_'),
+            1 => name.starts_with('_'),
+            _ => false,
+        };
+        let spelled = &text[start..i];
+        if unnamed && !found.iter().any(|f| f == spelled) {
+            found.push(spelled.to_string());
+        }
+    }
+    found
+}
+
+/// `text` with each of `unnamed` spelled as a name of its own: `$$$` as
+/// `$$$ARGS`, `$_` as `$X` (a name `text` does not use yet).
+fn named(text: &str, unnamed: &[String], taken: &BTreeSet<String>) -> String {
+    let mut out = text.to_string();
+    for (k, spelled) in unnamed.iter().enumerate() {
+        let base = if spelled.starts_with("$$$") { "ARGS" } else { "X" };
+        let name = (0..)
+            .map(|n| if n == 0 { base.to_string() } else { format!("{base}{}", n + k) })
+            .find(|n| !taken.contains(n))
+            .unwrap_or_default();
+        let with = if spelled.starts_with("$$$") { format!("$$${name}") } else { format!("${name}") };
+        out = replace_whole(&out, spelled, &with);
+    }
+    out
+}
+
+/// `text` with `spelled` replaced where it stands whole (not as the start
+/// of a longer name: `$$$` in `$$$REST` stays).
+fn replace_whole(text: &str, spelled: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(spelled) {
+        let after = &rest[at + spelled.len()..];
+        let longer = after
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'$');
+        out.push_str(&rest[..at]);
+        out.push_str(if longer { spelled } else { with });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Every metavariable `rewrite` uses must be bound by `pattern`.
 pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> {
+    // An unnamed one the pattern uses too is surely meant as a capture (a
+    // `$$$` in the rewrite alone may be code: JavaScript allows it).
+    let in_pattern = unnamed_vars(pattern);
+    let spelled: Vec<String> = unnamed_vars(rewrite).into_iter().filter(|v| in_pattern.contains(v)).collect();
+    if !spelled.is_empty() {
+        let taken: BTreeSet<String> = Template::parse(pattern)
+            .used_vars()
+            .into_iter()
+            .chain(Template::parse(rewrite).used_vars())
+            .collect();
+        return Err(RewriteError::Unnamed {
+            pattern: named(pattern, &spelled, &taken),
+            rewrite: named(rewrite, &spelled, &taken),
+            spelled,
+        });
+    }
     let bound = spelled_vars(pattern);
     let used = Template::parse(rewrite).used_vars();
     let unbound: Vec<String> = used.difference(&bound).cloned().collect();
@@ -346,5 +445,26 @@ mod tests {
         assert!(check_template("foo($A, $$$REST)", "bar($$$REST, $A)").is_ok());
         // `$_` binds nothing, so a rewrite cannot use it.
         assert!(check_template("foo($_)", "bar($_)").is_err());
+    }
+
+    #[test]
+    fn an_unnamed_metavariable_in_the_rewrite_is_named_as_the_cause() {
+        let text = check_template("foo($$$)", "bar($$$, 0)").unwrap_err().to_string();
+        assert_eq!(
+            text,
+            "the rewrite uses `$$$`, which binds nothing: an unnamed metavariable matches without keeping what it matched, so the rewrite has nothing to put there; name it in both, e.g. pattern `foo($$$ARGS)` and rewrite `bar($$$ARGS, 0)`"
+        );
+        let text = check_template("f($_, $$$REST)", "g($_, $$$REST)").unwrap_err().to_string();
+        assert!(
+            text.contains("uses `$_`")
+                && text.contains("pattern `f($X, $$$REST)` and rewrite `g($X, $$$REST)`"),
+            "{text}"
+        );
+        // A name already taken is not suggested.
+        let text = check_template("f($$$, $$$ARGS)", "g($$$, $$$ARGS)").unwrap_err().to_string();
+        assert!(text.contains("pattern `f($$$ARGS1, $$$ARGS)`"), "{text}");
+        // `$$$` only in the rewrite may be code (a JavaScript identifier).
+        assert!(check_template("foo($A)", "$$$.bar($A)").is_ok());
+        assert_eq!(unnamed_vars("a($$$, $_, $$$_REST, $$$REST, $A, $_B)"), ["$$$", "$_", "$$$_REST", "$_B"]);
     }
 }

@@ -319,3 +319,18 @@ async fn accepting_a_rewrite_of_a_hard_linked_file_says_its_other_link_keeps_the
     assert_eq!(r.data.as_ref().unwrap()["linked"], json!([["a.py", 1]]));
     assert_eq!(h.read("a_copy.txt"), "import os\nold(1)\n");
 }
+
+#[tokio::test]
+async fn a_rewrite_with_an_unnamed_list_says_it_binds_nothing_and_how_to_name_it() {
+    let h = Harness::new(&[("b.py", "foo(1, 2)\nfoo(x)\n")]);
+    let text =
+        h.err("ast_edit", json!({"pattern": "foo($$$)", "rewrite": "bar($$$, 0)", "path": "b.py"})).await;
+    assert!(text.contains("uses `$$$`, which binds nothing"), "{text}");
+    assert!(text.contains("pattern `foo($$$ARGS)` and rewrite `bar($$$ARGS, 0)`"), "{text}");
+    assert!(!text.contains("syntax error"), "the cause, not a symptom: {text}");
+    // The suggestion, taken, stages what was meant.
+    let staged = h
+        .ok("ast_edit", json!({"pattern": "foo($$$ARGS)", "rewrite": "bar($$$ARGS, 0)", "path": "b.py"}))
+        .await;
+    assert!(staged.text.contains("2 replacements"), "{}", staged.text);
+}
