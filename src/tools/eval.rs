@@ -206,7 +206,10 @@ fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResu
         }
     }
     if let Some(echo) = &outcome.echo {
-        let _ = writeln!(text, "Out: {echo}");
+        // As IPython's prompt does: a value of several lines (a Series, a
+        // 2-d array) starts on a line of its own, so its first line lines
+        // up with the rest.
+        let _ = writeln!(text, "Out:{}{echo}", if echo.contains('\n') { "\n" } else { " " });
     }
     if let Some(err) = &outcome.error {
         if outcome.status == CellStatus::Interrupted {

@@ -1,6 +1,7 @@
-//! The `eval` tool against real python3 (with pandas and matplotlib) and
-//! node: state, echo, output, errors, display, magics, the tool bridge,
-//! the idle budget, interpreter death, reset and bad arguments.
+//! The `eval` tool against real python3 (with pandas, matplotlib and
+//! IPython) and node: state, echo (checked against IPython's own
+//! formatter), output, errors, display, magics, the tool bridge, the idle
+//! budget, interpreter death, reset and bad arguments.
 
 use crate::common;
 
@@ -91,6 +92,142 @@ async fn dataframes_render_as_tables_and_figures_as_png() {
     assert_eq!(r.text, "Out: 0", "and closed after the cell");
     let r = py(&h, "import matplotlib\nmatplotlib.get_backend()").await;
     assert!(r.text.to_lowercase().contains("agg"), "{}", r.text);
+}
+
+fn require_ipython() {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import pandas, numpy, IPython.core.formatters"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "python3 with pandas, numpy and IPython is needed (IPython's formatter is what echoes are checked against); install with `python3 -m pip install pandas ipython` (the README's test command does)"
+    );
+}
+
+/// Runs `_v = {expr}` then `_v`, and gives the cell's answer, the text it
+/// showed for the value (its echo, or a DataFrame's display text), and
+/// what IPython's own formatter gives for the same value — computed by a
+/// second cell with a fresh `PlainTextFormatter`, not through the driver.
+async fn shown_and_ipython(h: &Harness, expr: &str) -> (ToolResult, String, String) {
+    let r = py(h, &format!("_v = {expr}\n_v")).await;
+    assert!(!r.is_error, "{expr}: {}", r.text);
+    let data = r.data.clone().unwrap();
+    let shown = match (data["echo"].as_str(), data["displays"][0]["text"].as_str()) {
+        (Some(echo), _) => echo.to_string(),
+        (None, Some(display)) => display.to_string(),
+        (None, None) => panic!("{expr}: neither echoed nor displayed: {}", r.text),
+    };
+    let ipython = py(
+        h,
+        "import json\nfrom IPython.core.formatters import PlainTextFormatter\nprint(json.dumps(PlainTextFormatter()(_v)))",
+    )
+    .await;
+    assert!(!ipython.is_error, "{}", ipython.text);
+    let expected: String = serde_json::from_str(&ipython.text).expect("IPython's text, as JSON");
+    (r, shown, expected)
+}
+
+#[tokio::test]
+async fn echoes_are_what_ipythons_formatter_shows() {
+    require_ipython();
+    let h = Harness::new(&[]);
+    py(&h, "import datetime\nimport numpy as np\nimport pandas as pd").await;
+
+    // Values IPython prints as their repr never load IPython: `1 + 1` and
+    // a DataFrame stay fast.
+    for expr in [
+        "1 + 1",
+        "pd.Series([1.5, 2.0], name='revenue')",
+        "pd.Index(['Oslo', 'Lima'], name='city')",
+        "pd.DataFrame({'a': range(100)})",
+        "np.arange(12).reshape(3, 4) / 7",
+        "pd.Timestamp('2024-05-01 12:30', tz='UTC')",
+    ] {
+        py(&h, expr).await;
+    }
+    assert_eq!(py(&h, "import sys\n'IPython' in sys.modules").await.text, "Out: False");
+
+    let (r, shown, expected) = shown_and_ipython(&h, "pd.Series([1.5, 2.0], name='revenue')").await;
+    assert_eq!(shown, expected);
+    assert!(shown.ends_with("Name: revenue, dtype: float64"), "the Series' footer is kept: {shown}");
+    assert_eq!(r.text, format!("Out:\n{expected}"), "a value of several lines starts on its own line");
+
+    for expr in [
+        "pd.Index(['Oslo', 'Lima', 'Pune'], name='city')",
+        "pd.date_range('2024-01-01', periods=3, freq='D')",
+        // A DataFrame shows as a display (its HTML kept), its text the repr.
+        "pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [3.5, 19.0]})",
+        // Past display.max_rows: pandas' own cut, and the shape line.
+        "pd.DataFrame({'a': range(100), 'b': [i / 7 for i in range(100)]})",
+        "pd.Series(range(100), name='n')",
+        // Wider than a notebook's 20 columns: cut in the middle, as there.
+        "pd.DataFrame([range(30)] * 3, columns=[f'c{i}' for i in range(30)])",
+        "np.arange(12)",
+        "np.arange(12).reshape(3, 4) / 7",
+        "np.float64(2.5)",
+        // Through IPython itself: containers it breaks over lines its own way.
+        "{'a': np.arange(3), 'b': np.arange(6).reshape(2, 3) * 1.5}",
+        "{f'key{i}': list(range(i * 3)) for i in range(12)}",
+        "list(range(100))",
+        "[{'id': i, 'name': 'n' * i} for i in range(10)]",
+        "datetime.datetime(2024, 5, 1, 12, 30)",
+        "datetime.date(2024, 5, 1)",
+        "pd.Timestamp('2024-05-01 12:30', tz='UTC')",
+        "(datetime.timedelta(hours=3), pd.Timedelta('1 day'))",
+    ] {
+        let (r, shown, expected) = shown_and_ipython(&h, expr).await;
+        assert_eq!(
+            shown, expected,
+            "{expr}: the echo differs from IPython's text; the cell said:\n{}",
+            r.text
+        );
+    }
+
+    // A Jupyter kernel's pandas shows 20 of 30 columns (a terminal's would
+    // fit 80 characters): the middle ones are `...`, and the shape says so.
+    let (_, shown, _) =
+        shown_and_ipython(&h, "pd.DataFrame([range(30)] * 3, columns=[f'c{i}' for i in range(30)])").await;
+    assert!(shown.contains("c9  ...  c20") && shown.ends_with("[3 rows x 30 columns]"), "{shown}");
+
+    // A table past the echo's cap keeps its shape line, and says what was cut.
+    py(&h, "pd.set_option('display.max_rows', 1000)\npd.set_option('display.min_rows', 1000)").await;
+    let (r, shown, expected) =
+        shown_and_ipython(&h, "pd.DataFrame({'a': range(3000), 'b': [i / 7 for i in range(3000)]})").await;
+    assert!(expected.len() > 16 * 1024, "the table is longer than the cap: {} characters", expected.len());
+    assert!(shown.len() < expected.len() && shown.len() <= 16 * 1024 + 200, "{} characters", shown.len());
+    let last = expected.lines().last().unwrap();
+    assert!(shown.ends_with(&format!("; the last line follows)\n{last}")), "{}", &shown[shown.len() - 300..]);
+    assert!(r.text.contains("lines cut here"), "the cut is said");
+    let kept = shown.rsplitn(3, '\n').nth(2).unwrap();
+    assert!(expected.starts_with(&format!("{kept}\n")), "whole lines of the table before the cut");
+    let data = r.data.unwrap();
+    assert!(data["displays"][0]["html"].as_str().unwrap().contains("<table"), "the HTML form is kept");
+}
+
+#[tokio::test]
+async fn without_ipython_echoes_come_from_pprint_and_keep_the_footer() {
+    require_ipython();
+    let h = Harness::new(&[]);
+    let nested = "{f'key{i}': list(range(i * 3)) for i in range(12)}";
+    // IPython is loaded first: the driver tries the import again at each
+    // echo, so blocking it later still reaches the fallback.
+    let (_, shown, with_ipython) = shown_and_ipython(&h, nested).await;
+    assert_eq!(shown, with_ipython);
+    py(&h, "import sys\nsys.modules['IPython'] = None\nimport pandas as pd\ns = pd.Series([1.5, 2.0], name='revenue')")
+        .await;
+    let r = py(&h, "s").await;
+    assert!(r.text.ends_with("Name: revenue, dtype: float64"), "{}", r.text);
+    let r = py(&h, "{'revenue': s}").await;
+    assert!(r.text.ends_with("Name: revenue, dtype: float64}"), "inside a dict too: {}", r.text);
+    let echo =
+        py(&h, &format!("_v = {nested}\n_v")).await.data.unwrap()["echo"].as_str().unwrap().to_string();
+    let pprinted =
+        py(&h, "import json, pprint\nprint(json.dumps(pprint.pformat(_v, width=79, sort_dicts=False)))")
+            .await;
+    let pprinted: String = serde_json::from_str(&pprinted.text).expect("pprint's text, as JSON");
+    assert_eq!(echo, pprinted, "the fallback is pprint's");
+    assert_ne!(echo, with_ipython, "and not IPython's (which indents nested lists by one)");
 }
 
 mod base64_check {

@@ -20,10 +20,12 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 
 OUT_HEAD = 64 * 1024   # output bytes forwarded per cell
 OUT_TAIL = 8 * 1024    # bytes kept from the end once the head is full
 ECHO_MAX = 16 * 1024   # longest echoed value
+FOOTER_MAX = 1024      # longest last line an echo keeps past its cut (a footer, not a value)
 HEARTBEAT = 1.0        # seconds between progress events while output is dropped
 
 # --- move the protocol aside -------------------------------------------------
@@ -71,6 +73,26 @@ def _clip(text, limit=ECHO_MAX):
     if len(text) <= limit:
         return text
     return text[:limit] + "… (%d more characters cut)" % (len(text) - limit)
+
+
+def _clip_shown(text, limit=ECHO_MAX):
+    """An echo or a display's text up to `limit` characters, keeping its
+    last line: a DataFrame's "[N rows x M columns]" or a Series' "Name: …,
+    dtype: …" is there, and a cut table must never read as the whole
+    table. The lines cut between are counted."""
+    if len(text) <= limit:
+        return text
+    head, newline, last = text.rpartition("\n")
+    if not newline or len(last) > FOOTER_MAX:
+        return _clip(text, limit)  # one long line, or a last line that is data
+    kept = head[:max(0, limit - len(last))]
+    whole = kept.rfind("\n")
+    if whole > 0:
+        kept = kept[:whole]  # whole lines only
+    cut = head[len(kept):]
+    lines = cut.count("\n") + (0 if cut.startswith("\n") else 1)
+    return "%s\n… (%d lines cut here, %d characters; the last line follows)\n%s" % (
+        kept, lines, len(cut), last)
 
 
 def _whole_chars(tail):
@@ -206,21 +228,139 @@ def _figure_png(fig):
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def _lines(text):
+    """A repr as IPython's formatter prints one: split into lines and
+    joined again with "\\n" (no trailing newline, \\r\\n and the other
+    separators str.splitlines knows made "\\n")."""
+    return "\n".join(text.splitlines())
+
+
+# Modules whose values IPython's formatter prints as their plain repr (no
+# _repr_pretty_, no printer of its own): checked per type by _repr_is_plain.
+_REPR_MODULES = ("numpy", "pandas", "matplotlib", "datetime")
+# Exact types IPython prints as repr (lib/pretty.py: int, float, str, bytes
+# through _repr_pprint; None, True, False as singletons; complex by its own
+# __repr__): one line each, so the repr is the text.
+_REPR_TYPES = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _repr_is_plain(obj):
+    """Whether IPython's PlainTextFormatter would print `obj` as its repr,
+    decided without importing IPython (~250 ms and 600 modules), so
+    `1 + 1` and a DataFrame stay fast. IPython walks the type's MRO and
+    takes, per class, a printer registered for it, a `_repr_pretty_`, or
+    a `__repr__` in its own __dict__ (then the repr, lines split). So: a
+    class of these modules that defines __repr__, reached before any
+    class that is not theirs (a builtin base such as float, which IPython
+    has printers for). A numpy float64 is `'%r' % x` there: the repr too."""
+    cls = type(obj)
+    if cls in _REPR_TYPES:
+        return True
+    for klass in cls.__mro__:
+        if klass is object:
+            return False
+        if (getattr(klass, "__module__", None) or "").split(".")[0] not in _REPR_MODULES:
+            return False
+        if "_repr_pretty_" in klass.__dict__:
+            return False
+        if "__repr__" in klass.__dict__:
+            return True
+    return False
+
+
+_formatter = [None, None]  # (PlainTextFormatter class, its instance), made once
+
+
+def _plain(obj):
+    """The text a notebook's text/plain shows for `obj`: IPython's own
+    PlainTextFormatter when IPython is importable, else the stdlib's
+    nearest (_plain_stdlib)."""
+    if _repr_is_plain(obj):
+        return _lines(repr(obj))
+    try:
+        # Imported each time (a lookup once loaded): a cell that blocks it
+        # (sys.modules["IPython"] = None) or uninstalls it gets the
+        # fallback. `import IPython.…` checks the top package, which a
+        # `from IPython.core.formatters import …` of a cached submodule
+        # would not.
+        with warnings.catch_warnings():  # its import's warnings are not the cell's
+            warnings.simplefilter("ignore")
+            import IPython.core.formatters as formatters
+    except Exception:  # absent, blocked, or an install that fails to import
+        return _plain_stdlib(obj)
+    if _formatter[0] is not formatters.PlainTextFormatter:
+        _formatter[:] = [formatters.PlainTextFormatter, formatters.PlainTextFormatter()]
+    fmt = _formatter[1]
+    # Its __call__ is wrapped to print a failure and return None; the
+    # unwrapped one raises instead, and the stdlib's text is used — or, if
+    # the value's own repr is what fails, that error ends the cell.
+    call = getattr(type(fmt).__call__, "__wrapped__", None)
+    try:
+        text = call(fmt, obj) if call is not None else fmt(obj)
+    except Exception:
+        text = None
+    return text if isinstance(text, str) else _plain_stdlib(obj)
+
+
+# What pprint shows of these, like IPython, breaks over lines at 79
+# columns; anything else is its repr.
+_PPRINT_TYPES = (dict, list, tuple, set, frozenset)
+
+
+def _plain_stdlib(obj):
+    """Without IPython: builtin containers through pprint at IPython's
+    width and in insertion order, everything else its repr. Measured
+    against IPython 8 (lib/pretty.py), pprint differs in that it
+      - aligns a nested container's items under its opening bracket
+        (IPython indents one column per level);
+      - splits a long string into adjacent literals ('ab' 'cd');
+      - counts a multi-line repr (a numpy array in a dict) as one line, so
+        keeps it beside its neighbours and does not indent its later lines;
+      - shows every item (IPython stops at 1000 with `...`);
+      - and the repr of a class, a function, or an object without __repr__
+        is Python's (`<class 'x.Y'>`, `<x.Y object at 0x…>`; IPython
+        writes `x.Y`, `<x.Y at 0x…>`).
+    Flat containers that fit or break one item a line are the same."""
+    if isinstance(obj, _PPRINT_TYPES):  # pprint itself keeps a subclass's own repr
+        import pprint
+        return pprint.pformat(obj, width=79, sort_dicts=False)
+    return _lines(repr(obj))
+
+
+_pandas_as_in_a_notebook = [False]
+
+
+def _as_in_a_notebook(pd):
+    """pandas picks its column limit when it is imported: 20 in a Jupyter
+    kernel, 0 (fit the terminal's width) anywhere else, this driver
+    included. A notebook's text/plain is the kernel's, so a limit still at
+    the terminal's 0 becomes the kernel's 20, once; a limit the cell set
+    itself afterwards stands."""
+    if _pandas_as_in_a_notebook[0]:
+        return
+    _pandas_as_in_a_notebook[0] = True
+    try:
+        if pd.get_option("display.max_columns") == 0:
+            pd.set_option("display.max_columns", 20)
+    except Exception:  # a pandas without the option: nothing to match
+        pass
+
+
 def _rich(obj):
-    """(text, html, png) for a value."""
+    """(text, html, png) for a value: the text is what a notebook's
+    text/plain shows (pandas' repr keeps a DataFrame's shape line and a
+    Series' name and dtype, and follows pd.set_option as in a notebook)."""
     mod = type(obj).__module__ or ""
-    if mod.startswith("pandas") and hasattr(obj, "to_string"):
-        try:
-            text = obj.to_string(max_rows=60, max_cols=20)
-        except TypeError:
-            text = obj.to_string()
-        html = obj.to_html(max_rows=60, max_cols=20) if hasattr(obj, "to_html") else None
-        return text, html, None
+    pd = sys.modules.get("pandas")
+    if pd is not None and hasattr(pd, "get_option"):
+        _as_in_a_notebook(pd)
+    if pd is not None and isinstance(obj, getattr(pd, "DataFrame", ())):
+        return _clip_shown(_plain(obj)), obj.to_html(max_rows=60, max_cols=20), None
     if mod.startswith("matplotlib") and hasattr(obj, "savefig"):
-        return repr(obj), None, _figure_png(obj)
+        return _plain(obj), None, _figure_png(obj)
     if mod.startswith("matplotlib") and hasattr(obj, "figure") and hasattr(obj.figure, "savefig"):
-        return repr(obj), None, _figure_png(obj.figure)
-    return _clip(repr(obj)), None, None
+        return _plain(obj), None, _figure_png(obj.figure)
+    return _clip_shown(_plain(obj)), None, None
 
 
 _shown_figures = set()
@@ -229,14 +369,17 @@ _shown_figures = set()
 def display(*objs):
     """Shows values in the transcript: tables for DataFrames, images for figures."""
     for obj in objs:
-        text, html, png = _rich(obj)
-        send({"ev": "display", "text": text, "html": html, "png": png})
-        fig = getattr(obj, "figure", obj)
-        if png is not None:
-            _shown_figures.add(id(fig))
-            plt = sys.modules.get("matplotlib.pyplot")
-            if plt is not None:
-                plt.close(fig)
+        _show(obj, *_rich(obj))
+
+
+def _show(obj, text, html, png):
+    send({"ev": "display", "text": text, "html": html, "png": png})
+    fig = getattr(obj, "figure", obj)
+    if png is not None:
+        _shown_figures.add(id(fig))
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close(fig)
 
 
 def _flush_figures():
@@ -246,7 +389,7 @@ def _flush_figures():
     for num in plt.get_fignums():
         fig = plt.figure(num)
         if id(fig) not in _shown_figures:
-            send({"ev": "display", "text": repr(fig), "html": None, "png": _figure_png(fig)})
+            send({"ev": "display", "text": _plain(fig), "html": None, "png": _figure_png(fig)})
     plt.close("all")
     _shown_figures.clear()
 
@@ -476,7 +619,7 @@ def run(code):
                 _ns["_"] = value
                 text, html, png = _rich(value)
                 if png is not None or html is not None:
-                    display(value)
+                    _show(value, text, html, png)
                 else:
                     echo = text
         _flush_figures()
