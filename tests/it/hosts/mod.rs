@@ -9,6 +9,7 @@ mod entries;
 mod host_tools;
 mod http;
 mod mcp;
+mod quickstart;
 mod schemas;
 mod surfaces;
 mod terminal;
