@@ -68,10 +68,14 @@ pub const MAX_SUPERSEDED: usize = 2;
 pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long starting a server and syncing a file may take.
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
-/// References per page unless the caller gives `limit`.
+/// References, or a project check's diagnostics, per page unless the
+/// caller gives `limit`.
 pub const REFERENCES_PAGE: usize = 50;
-/// Most references one answer may list (`limit`).
+/// Most references, or a project check's diagnostics, one answer may list
+/// (`limit`).
 pub const MAX_REFERENCES_PAGE: usize = 1_000;
+/// The `file` of `diagnostics` that runs the project's checkers.
+const PROJECT: &str = "*";
 /// Locations listed by definition, type_definition and implementation (the
 /// rest counted): `implementation` of a common interface runs to thousands.
 pub const MAX_LOCATIONS: usize = 200;
@@ -153,7 +157,7 @@ impl ToolHandler for Lsp {
             name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present).\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
+            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present): counts by severity and by file (with each file's first `offset`) first, then one page of the diagnostics grouped by file; `limit` per page (default 50, at most 1000), `offset` to page on.\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query). A dotted query, `Container.member` (`Session.request`, `pkg.http.Session.request`), keeps the members of that container — in the workspace by the container the server names and the module the file is, in a file by nesting — and when none is there says what the member alone matched, and where. A member is shown with its container before it (`Session.request`).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
             input_schema: schema_of::<LspArgs>(),
             ..ToolSpec::default()
         }
@@ -190,8 +194,9 @@ impl ToolHandler for Lsp {
                 Box::pin(status::reload(sup, path))
             }
             Action::Diagnostics => {
-                if args.file.as_deref() == Some("*") {
-                    Box::pin(project_check(sup, root.clone(), args.language))
+                if args.file.as_deref() == Some(PROJECT) {
+                    let page = Page { offset: args.offset.unwrap_or(0), limit: page_limit(args.limit)? };
+                    Box::pin(project_check(sup, root.clone(), args.language, page))
                 } else {
                     let path = file("diagnostics", args.file)?;
                     Box::pin(file_diagnostics(sup, root.clone(), path))
@@ -278,6 +283,13 @@ fn check_applies(args: &LspArgs) -> Result<(), ToolError> {
     if args.occurrence.is_some() && !navigation {
         return refuse("occurrence", "the actions that take `line` and `symbol`");
     }
+    let paged = args.action == A::References
+        || (args.action == A::Diagnostics && args.file.as_deref() == Some(PROJECT));
+    for (field, given) in [("offset", args.offset.is_some()), ("limit", args.limit.is_some())] {
+        if given && !paged {
+            return refuse(field, "references and diagnostics of `file: \"*\"`");
+        }
+    }
     if args.direction.is_some() && !matches!(args.action, A::CallHierarchy | A::TypeHierarchy) {
         return refuse("direction", "call_hierarchy and type_hierarchy");
     }
@@ -299,7 +311,7 @@ fn check_applies(args: &LspArgs) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Which references to list.
+/// Which references, or which of a project check's diagnostics, to list.
 #[derive(Debug, Clone, Copy)]
 struct Page {
     offset: usize,

@@ -1,6 +1,9 @@
 //! What the tree holds: the languages present (for `symbols` and
-//! `diagnostics "*"`), and the project checkers run over them.
+//! `diagnostics "*"`), and the project checkers run over them — their
+//! diagnostics counted (by severity, by file) before one page of them,
+//! in file order, grouped by file.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,11 +15,15 @@ use tether_actors::lsp::config::Table;
 use tether_actors::lsp::supervisor::{LspSupervisor, Tables};
 use tether_actors::lsp::tree::{self, Present};
 
+use tether_actors::fs::display_path;
+
 use super::render::Lines;
+use super::{MAX_REFERENCES_PAGE, Page};
 use crate::result::ToolResult;
 
-/// Diagnostics listed per checker run.
-const CHECKER_LISTED: usize = 200;
+/// Files named with their counts before a page: past them, the count
+/// of the rest (their diagnostics are on the later pages).
+const MAX_FILES_COUNTED: usize = 50;
 
 /// What the tree holds, for a workspace question: the working directory's
 /// tables and the languages present with their files (only `wanted`, when
@@ -61,19 +68,52 @@ pub(super) async fn languages_here(
         .unwrap_or_else(|e| Err(e.to_string()))
 }
 
+/// One diagnostic a checker reported, where it is.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Reported {
+    /// Relative to the working directory, or absolute outside it.
+    path: String,
+    line: u32,
+    column: u32,
+    severity: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    message: String,
+    /// The language whose checker reported it.
+    language: String,
+}
+
+/// `3 errors, 1 warning`: counts by severity, the most severe first.
+fn by_severity<'a>(severities: impl Iterator<Item = &'a str>) -> (Vec<(String, usize)>, String) {
+    let rank =
+        |s: &str| ["error", "warning", "information", "hint"].iter().position(|k| *k == s).unwrap_or(4);
+    let mut counts: std::collections::BTreeMap<(usize, String), usize> = Default::default();
+    for s in severities {
+        *counts.entry((rank(s), s.to_string())).or_default() += 1;
+    }
+    let counts: Vec<(String, usize)> = counts.into_iter().map(|((_, s), n)| (s, n)).collect();
+    let plural =
+        |s: &str, n: usize| if n == 1 || s == "information" { s.to_string() } else { format!("{s}s") };
+    let words = counts.iter().map(|(s, n)| format!("{n} {}", plural(s, *n))).collect::<Vec<_>>().join(", ");
+    (counts, words)
+}
+
 pub(super) async fn project_check(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
     language: Option<String>,
+    page: Page,
 ) -> ToolResult {
     let Here { table, present, .. } = match languages_here(&sup, &root, language.clone()).await {
         Ok(here) => here,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
     let mut text = String::new();
-    let mut all = Vec::new();
+    let mut all: Vec<Reported> = Vec::new();
     let mut any_checker = false;
     let mut failed = false;
+    // Languages whose checker reported something.
+    let mut reporting = 0;
     for lang in present.iter().map(|p| p.id.as_str()) {
         let Some(checker) = table.candidates(lang).into_iter().find_map(|s| s.checker.clone()) else {
             let _ = writeln!(text, "{lang}: no project checker is configured (add one to tether.toml)");
@@ -82,49 +122,36 @@ pub(super) async fn project_check(
         any_checker = true;
         match checker::run(&checker, &root).await {
             Ok(diags) => {
-                let errors = diags.iter().filter(|d| d.severity == "error").count();
-                let _ = writeln!(
+                let found: Vec<Reported> = diags
+                    .into_iter()
+                    .map(|d| {
+                        let path = if d.path.is_absolute() { d.path.clone() } else { root.join(&d.path) };
+                        Reported {
+                            path: display_path(&root, &path),
+                            line: d.line,
+                            column: d.column,
+                            severity: d.severity,
+                            code: d.code,
+                            message: d.message.lines().next().unwrap_or("").trim().to_string(),
+                            language: lang.to_string(),
+                        }
+                    })
+                    .collect();
+                let files: BTreeSet<&str> = found.iter().map(|d| d.path.as_str()).collect();
+                let (_, severities) = by_severity(found.iter().map(|d| d.severity.as_str()));
+                let _ = write!(
                     text,
-                    "{lang}: `{} {}` reported {} diagnostic(s), {errors} error(s){}",
+                    "{lang}: `{} {}` reported {} diagnostic(s)",
                     checker.command,
                     checker.args.join(" "),
-                    diags.len(),
-                    if diags.is_empty() { "" } else { ":" }
+                    found.len()
                 );
-                let mut lines = Lines::new(&root);
-                for d in diags.iter().take(CHECKER_LISTED) {
-                    let path = if d.path.is_absolute() { d.path.clone() } else { root.join(&d.path) };
-                    let uri = lsp_types::Url::from_file_path(&path).ok();
-                    let place = uri.map(|u| {
-                        lines.place(
-                            &u,
-                            &lsp_types::Range::new(
-                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
-                                lsp_types::Position::new(d.line.saturating_sub(1), 0),
-                            ),
-                        )
-                    });
-                    let rel = place
-                        .as_ref()
-                        .map(|p| p.path.clone())
-                        .unwrap_or_else(|| d.path.display().to_string());
-                    let code = d.code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
-                    let _ = writeln!(
-                        text,
-                        "{rel}:{}:{}: {}{code} {}",
-                        d.line,
-                        d.column,
-                        d.severity,
-                        d.message.lines().next().unwrap_or("")
-                    );
-                    if let Some(src) = place.and_then(|p| p.text) {
-                        let _ = writeln!(text, "    | {src}");
-                    }
+                if !found.is_empty() {
+                    let _ = write!(text, " in {} file(s): {severities}", files.len());
                 }
-                if diags.len() > CHECKER_LISTED {
-                    let _ = writeln!(text, "… {} more not shown", diags.len() - CHECKER_LISTED);
-                }
-                all.extend(diags);
+                text.push('\n');
+                reporting += usize::from(!found.is_empty());
+                all.extend(found);
             }
             Err(e) => {
                 // Never "0 diagnostics": a checker that did not check says why.
@@ -136,6 +163,97 @@ pub(super) async fn project_check(
     if text.is_empty() {
         text = "no source files of a language with a project checker here".to_string();
     }
-    let result = ToolResult::text(text.trim_end()).with_data(json!({"diagnostics": all}));
+    // File order, each file's by position: the order pages walk.
+    all.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    let total = all.len();
+    let offset = page.offset;
+    if offset > 0 && offset >= total {
+        let what = if total == 0 {
+            "there are none; leave `offset` out".to_string()
+        } else {
+            format!("use 0 to {}", total - 1)
+        };
+        return ToolResult::error(format!(
+            "lsp diagnostics: `offset` {offset} is past the {total} diagnostics; {what}\n{}",
+            text.trim_end()
+        ));
+    }
+    let (shown, data) = counted_page(&root, &all, page, reporting > 1);
+    text.push_str(&shown);
+    let result = ToolResult::text(text.trim_end()).with_data(data);
     if any_checker && !failed { result } else { ToolResult { is_error: true, ..result } }
+}
+
+/// The counts (in all, when `several` languages reported; by file, with
+/// the offset each file starts at) and the page of `all` (sorted) that
+/// `page` asks for, grouped by file; and the same as data.
+fn counted_page(root: &Path, all: &[Reported], page: Page, several: bool) -> (String, serde_json::Value) {
+    let mut text = String::new();
+    let total = all.len();
+    let Page { offset, limit } = page;
+    let end = (offset + limit).min(total);
+    let (counts, severities) = by_severity(all.iter().map(|d| d.severity.as_str()));
+    let mut files: Vec<(&str, usize, usize)> = Vec::new();
+    for (k, d) in all.iter().enumerate() {
+        match files.last_mut() {
+            Some((path, n, _)) if *path == d.path => *n += 1,
+            _ => files.push((d.path.as_str(), 1, k)),
+        }
+    }
+    if total > 0 {
+        if several {
+            let _ = writeln!(text, "in all: {total} diagnostic(s) in {} file(s): {severities}", files.len());
+        }
+        for (path, n, first) in files.iter().take(MAX_FILES_COUNTED) {
+            let _ = writeln!(text, "  {path} {n} (offset {first})");
+        }
+        if files.len() > MAX_FILES_COUNTED {
+            let _ = writeln!(text, "  … {} more file(s), on later pages", files.len() - MAX_FILES_COUNTED);
+        }
+        if total > limit || offset > 0 {
+            let _ = write!(text, "showing {}–{end} of {total}; {limit} a page", offset + 1);
+            if end < total {
+                let more = if limit < MAX_REFERENCES_PAGE {
+                    format!(", or a larger limit (up to {MAX_REFERENCES_PAGE})")
+                } else {
+                    String::new()
+                };
+                let _ = write!(text, "; pass offset={end} for more{more}");
+            }
+            text.push_str(":\n");
+        }
+    }
+    let mut lines = Lines::new(root);
+    let by_file: std::collections::HashMap<&str, usize> = files.iter().map(|(p, n, _)| (*p, *n)).collect();
+    let mut current: Option<&str> = None;
+    for d in &all[offset.min(total)..end] {
+        if current != Some(d.path.as_str()) {
+            let _ = writeln!(text, "{} ({})", d.path, by_file[d.path.as_str()]);
+            current = Some(d.path.as_str());
+        }
+        let code = d.code.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
+        let _ = writeln!(text, "  {}:{}: {}{code} {}", d.line, d.column, d.severity, d.message);
+        let path = Path::new(&d.path);
+        let path = if path.is_absolute() { path.to_path_buf() } else { root.join(path) };
+        let at = lsp_types::Position::new(d.line.saturating_sub(1), 0);
+        if let Some(src) = lsp_types::Url::from_file_path(&path)
+            .ok()
+            .and_then(|uri| lines.place(&uri, &lsp_types::Range::new(at, at)).text)
+        {
+            let _ = writeln!(text, "    | {src}");
+        }
+    }
+    let files_data: Vec<serde_json::Value> =
+        files.iter().map(|(path, n, first)| json!({"path": path, "count": n, "offset": first})).collect();
+    let severity_data: serde_json::Map<String, serde_json::Value> =
+        counts.into_iter().map(|(s, n)| (s, json!(n))).collect();
+    let data = json!({
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "by_severity": severity_data,
+        "files": files_data,
+        "diagnostics": &all[offset.min(total)..end],
+    });
+    (text, data)
 }

@@ -1,8 +1,10 @@
 //! `lsp symbols`: a file's symbols (`documentSymbol`, nested, at their
 //! names' own positions) and the workspace's (`workspace/symbol`, asked of
 //! each server of a language the tree holds, once per server).
-//! Here: whom a workspace question goes to and how the answers merge and
-//! rank; `ask` asks one server.
+//! Here: whom a workspace question goes to and how the answers merge,
+//! rank and — for a dotted query — are kept by their container; `ask`
+//! asks one server, `dotted` reads `Container.member` queries, `document`
+//! lists a file's symbols.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,17 +15,16 @@ use tether_actors::lsp::config::Table;
 use tether_actors::lsp::discovery;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, Unavailable};
 use tether_actors::lsp::tree::Present;
-use tether_actors::wire::pending::RequestError;
 
 mod ask;
+mod document;
+mod dotted;
 
-use super::render::kind_name;
-use super::{
-    DOCUMENT_SYMBOLS_CAP, REQUEST_TIMEOUT, WORKSPACE_SYMBOLS_CAP, languages_here, open, ready_for,
-    taken_in_notes, why_none,
-};
+use super::{WORKSPACE_SYMBOLS_CAP, languages_here};
 use crate::result::ToolResult;
 use ask::ask;
+pub(super) use document::document_symbols;
+use dotted::Dotted;
 
 /// Project roots asked per language: a monorepo with more says which
 /// were left out, rather than starting a server for each.
@@ -76,6 +77,9 @@ impl Rank {
 /// One symbol a server answered with.
 struct Found {
     name: String,
+    /// Where the server says it is declared (`containerName`): a class,
+    /// a namespace, a package.
+    container: Option<String>,
     kind: &'static str,
     place: super::render::Place,
     /// Where the server said it is, for its body.
@@ -293,13 +297,17 @@ pub(super) async fn workspace_symbols(
         ));
     }
     let reached = targets.len();
+    // `Session.request`: the servers are asked for the member, and what
+    // they find is kept by its container.
+    let dotted = Dotted::parse(&query);
+    let asked_for = dotted.as_ref().map_or_else(|| query.clone(), |d| d.member.clone());
     // Which servers were asked, as `language@root`.
     let asked: Vec<String> = targets
         .iter()
         .map(|t| format!("{}@{}", t.lang, tether_actors::fs::relative(&root, &t.root)))
         .collect();
     let answers = futures::future::join_all(
-        targets.into_iter().map(|t| ask(sup.clone(), root.clone(), t.lang, t.sample, query.clone())),
+        targets.into_iter().map(|t| ask(sup.clone(), root.clone(), t.lang, t.sample, asked_for.clone())),
     )
     .await;
     let mut places = Vec::new();
@@ -318,6 +326,10 @@ pub(super) async fn workspace_symbols(
     }
     if !cannot.is_empty() {
         notes.push(format!("not searched: {} (no workspace symbols in these servers)", cannot.join(", ")));
+    }
+    let mut elsewhere = Vec::new();
+    if let Some(d) = &dotted {
+        (places, elsewhere) = in_containers(places, d);
     }
     // What the model asked for first: exact names, then prefixes, then what
     // the servers' fuzzy matching let through; the project's before what
@@ -371,7 +383,12 @@ pub(super) async fn workspace_symbols(
         ));
     }
     let mut text = if total == 0 {
-        format!("no workspace symbols match `{query}`")
+        // A line of its own: notes follow.
+        let none = match &dotted {
+            Some(d) => none_in_containers(&query, d, &elsewhere),
+            None => format!("no workspace symbols match `{query}`"),
+        };
+        none + "\n"
     } else {
         format!(
             "{total} workspace symbol(s) match `{query}`{}:\n",
@@ -388,7 +405,12 @@ pub(super) async fn workspace_symbols(
         let _ = writeln!(
             text,
             "{} ({}, {}{root}) {}:{}:{}{outside}",
-            f.name, f.kind, f.lang, f.place.path, f.place.line, f.place.column
+            shown_name(f, dotted.is_some()),
+            f.kind,
+            f.lang,
+            f.place.path,
+            f.place.line,
+            f.place.column
         );
     }
     for note in &notes {
@@ -406,8 +428,8 @@ pub(super) async fn workspace_symbols(
         .take(WORKSPACE_SYMBOLS_CAP)
         .map(|f| {
             json!({
-                "name": f.name, "kind": f.kind, "path": f.place.path, "line": f.place.line,
-                "column": f.place.column, "language": f.lang, "root": f.root,
+                "name": f.name, "container": f.container, "kind": f.kind, "path": f.place.path,
+                "line": f.place.line, "column": f.place.column, "language": f.lang, "root": f.root,
                 "outside_workdir": f.outside, "match": f.rank.word(),
             })
         })
@@ -420,146 +442,75 @@ pub(super) async fn workspace_symbols(
     }
 }
 
-/// One row of a file's symbols.
-struct Row {
-    depth: usize,
-    name: String,
-    kind: &'static str,
-    /// 1-based line and character column of its name.
-    line: u32,
-    column: usize,
-    /// Its whole range, where the server gave one.
-    range: Option<lsp_types::Range>,
+/// What a row shows as the symbol's name: a member's (every symbol's,
+/// under a dotted query) with its container before it, `Session.request`.
+fn shown_name(f: &Found, dotted: bool) -> String {
+    if dotted || dotted::is_member(f.kind) {
+        dotted::with_container(&f.name, f.container.as_deref())
+    } else {
+        f.name.clone()
+    }
 }
 
-/// The symbols of `path`; with `query`, those whose names hold it
-/// (ignoring case); with `body`, the first ones' source.
-pub(super) async fn document_symbols(
-    sup: Addr<LspSupervisor>,
-    root: PathBuf,
-    path: PathBuf,
-    query: Option<String>,
-    body: bool,
-) -> ToolResult {
-    let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced) = match open(&sup, &path, false).await {
-        Ok(s) => s,
-        Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
-    };
-    let doc = session.doc.clone().expect("a file was synced");
-    let ready = ready_for(&session).await;
-    let notes = taken_in_notes(&session, &root, &synced, &ready);
-    let answer = match session
-        .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
-        .await
-    {
-        Ok(v) => v,
-        Err(RequestError::Unsupported(why)) => return ToolResult::error(format!("lsp symbols: {why}")),
-        Err(e) => return ToolResult::error(format!("lsp symbols: {} failed: {e}", session.key.server)),
-    };
-    let text_lines: Vec<&str> = doc.text.lines().collect();
-    let mut rows: Vec<Row> = Vec::new();
-    fn walk(items: &[Value], depth: usize, lines: &[&str], rows: &mut Vec<Row>) {
-        for item in items {
-            let name = item["name"].as_str().unwrap_or("?").to_string();
-            let kind = serde_json::from_value::<lsp_types::SymbolKind>(item["kind"].clone())
-                .map(kind_name)
-                .unwrap_or("symbol");
-            // DocumentSymbol: the name's own range; SymbolInformation: the location.
-            let start = if item.get("selectionRange").is_some() {
-                &item["selectionRange"]["start"]
-            } else {
-                &item["location"]["range"]["start"]
-            };
-            let line = start["line"].as_u64().unwrap_or(0) as u32;
-            let character = start["character"].as_u64().unwrap_or(0) as u32;
-            let col = lines
-                .get(line as usize)
-                .map_or(character as usize + 1, |l| tether_actors::lsp::edits::char_column(l, character));
-            let range = serde_json::from_value(item["range"].clone())
-                .or_else(|_| serde_json::from_value(item["location"]["range"].clone()))
-                .ok();
-            rows.push(Row { depth, name, kind, line: line + 1, column: col, range });
-            if let Some(children) = item["children"].as_array() {
-                walk(children, depth + 1, lines, rows);
-            }
-        }
+/// Where a symbol sits, as the server says: the qualifier in its name
+/// (gopls's `Session.Request`), else its container.
+fn sits_in(f: &Found) -> Option<String> {
+    let own = dotted::segments(&f.name);
+    match own.split_last() {
+        Some((_, qualifiers)) if !qualifiers.is_empty() => Some(qualifiers.join(".")),
+        _ => f.container.clone(),
     }
-    walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), 0, &text_lines, &mut rows);
-    let listed = rows.len();
-    if let Some(q) = query.as_deref() {
-        let wanted = q.to_lowercase();
-        rows.retain(|r| r.name.to_lowercase().contains(&wanted));
-        if rows.is_empty() && listed > 0 {
-            return ToolResult::text(format!(
-                "none of the {listed} symbol(s) in `{rel}` has `{q}` in its name; leave `query` out to list them all"
-            ))
-            .with_data(json!({"file": rel, "total": 0, "symbols": []}));
-        }
+}
+
+/// The symbols the member matched that sit in the containers `d` asks
+/// for (ranked by their own name against the member), and the rest.
+fn in_containers(found: Vec<Found>, d: &Dotted) -> (Vec<Found>, Vec<Found>) {
+    let (mut kept, mut rest) = (Vec::new(), Vec::new());
+    for mut f in found {
+        let (qualifiers, own) = dotted::qualified(&f.place.path, f.container.as_deref(), &f.name);
+        f.rank = Rank::of(&own, &d.member);
+        if d.sits_in(&qualifiers) { kept.push(f) } else { rest.push(f) }
     }
-    if rows.is_empty() {
-        let why = why_none(&session, "reports none");
-        let mut text = format!("no symbols in `{rel}`: {why}");
-        for note in &notes {
-            text.push('\n');
-            text.push_str(note);
-        }
-        return ToolResult::text(text);
+    (kept, rest)
+}
+
+/// Why a dotted query found nothing: what the member alone matched, and
+/// where those sit, so the next query names a container that is there.
+fn none_in_containers(query: &str, d: &Dotted, elsewhere: &[Found]) -> String {
+    let (member, container) = (&d.member, d.container());
+    // Names that hold the member, not what fuzzy matching let through.
+    let named: Vec<&Found> = elsewhere.iter().filter(|f| f.rank < Rank::Fuzzy).collect();
+    let alone = if named.is_empty() { elsewhere.iter().collect() } else { named };
+    if alone.is_empty() {
+        return format!(
+            "no workspace symbols match `{query}`: none is named like `{member}` at all (the servers are asked for the member alone)"
+        );
     }
-    let total = rows.len();
-    let matching = query.as_deref().map(|q| format!(" matching `{q}`")).unwrap_or_default();
+    let sits: Vec<Option<String>> = alone.iter().map(|f| sits_in(f)).collect();
     let mut text = format!(
-        "{total} symbol(s){matching} in `{rel}`{}:\n",
-        if total > DOCUMENT_SYMBOLS_CAP {
-            format!(" (showing {DOCUMENT_SYMBOLS_CAP})")
-        } else {
-            String::new()
-        }
+        "no workspace symbols match `{query}`: nothing `{member}` matches sits in `{container}`; `{member}` alone matches {}: {}",
+        alone.len(),
+        dotted::where_they_sit(sits.iter().map(Option::as_deref))
     );
-    for r in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
-        let _ = writeln!(text, "{}{} ({}) {}:{}", "  ".repeat(r.depth), r.name, r.kind, r.line, r.column);
+    let unplaced: Vec<&&Found> = alone.iter().filter(|f| dotted::is_member(f.kind)).collect();
+    if sits.iter().any(Option::is_some) {
+        let _ = write!(text, "; write one of those before `.{member}`");
+    } else if !unplaced.is_empty() {
+        // Members with no container: the server does not name them
+        // (typescript-language-server).
+        let servers: std::collections::BTreeSet<&str> = unplaced.iter().map(|f| f.lang.as_str()).collect();
+        let _ = write!(
+            text,
+            "; the {} server names no container for its symbols: ask a file's symbols with `file` and this `query`, which follows their nesting",
+            servers.into_iter().collect::<Vec<_>>().join("/")
+        );
+    } else {
+        // At top level only: a module is the one container they have.
+        let module = dotted::qualified(&alone[0].place.path, None, &alone[0].name).0.pop();
+        let module = module.map(|m| format!(" (`{m}.{member}`)")).unwrap_or_default();
+        let _ = write!(text, "; leave the container out, or name the module{module}");
     }
-    // Bodies of the first rows, none inside one already shown (a class's
-    // methods are in its body).
-    let mut bodies = super::body::Bodies { bodies: Vec::new(), notes: Vec::new() };
-    if body {
-        let lines: Vec<String> = doc.text.lines().map(str::to_string).collect();
-        let mut skipped = 0;
-        for r in &rows {
-            let Some(range) = r.range else { continue };
-            if bodies
-                .bodies
-                .iter()
-                .any(|b| b.start_line <= range.start.line + 1 && range.end.line < b.end_line)
-            {
-                continue;
-            }
-            if bodies.bodies.len() == super::body::MAX_BODIES {
-                skipped += 1;
-                continue;
-            }
-            bodies.bodies.push(super::body::Body::of(rel.clone(), &lines, &range));
-        }
-        if skipped > 0 {
-            bodies.notes.push(format!(
-                "note: bodies shown for the first {} symbols only; {skipped} more not shown (narrow with `query`)",
-                super::body::MAX_BODIES
-            ));
-        }
-    }
-    for note in &notes {
-        let _ = writeln!(text, "{note}");
-    }
-    let data: Vec<Value> = rows
-        .iter()
-        .take(DOCUMENT_SYMBOLS_CAP)
-        .map(
-            |r| json!({"depth": r.depth, "name": r.name, "kind": r.kind, "line": r.line, "column": r.column}),
-        )
-        .collect();
-    let result =
-        ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}));
-    if body { super::body::attach(result, bodies) } else { result }
+    text
 }
 
 #[cfg(test)]

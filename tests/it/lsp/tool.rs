@@ -11,7 +11,7 @@ use crate::common::{Harness, copy_dir};
 use serde_json::{Value, json};
 use tether::Surface;
 
-fn require(binary: &str, install: &str) {
+pub(super) fn require(binary: &str, install: &str) {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
         .unwrap_or(false);
@@ -225,10 +225,10 @@ async fn the_project_checker_runs_for_star() {
     h.write("bad.py", "from shapes import Square\n\nSquare('one').area(2)\n");
     let text = lsp_ok(&h, json!({"action": "diagnostics", "file": "*", "language": "python"})).await;
     assert!(text.contains("python: `pyright --outputjson` reported"), "{text}");
-    assert!(text.contains("bad.py:3:"), "{text}");
+    assert!(text.contains("\nbad.py (") && text.contains("\n  3:"), "{text}");
     let ts = fixture("ts");
     let text = lsp_ok(&ts, json!({"action": "diagnostics", "file": "*"})).await;
-    assert!(text.contains("app.ts:5:7: error [TS2322]"), "{text}");
+    assert!(text.contains("\napp.ts (") && text.contains("\n  5:7: error [TS2322]"), "{text}");
 }
 
 #[tokio::test]

@@ -145,8 +145,10 @@ async fn ask_once(
             place.path = home_relative(&place.path);
         }
         let rank = Rank::of(&name, query);
+        let container = item["containerName"].as_str().filter(|c| !c.is_empty()).map(str::to_string);
         out.found.push(Found {
             name,
+            container,
             kind,
             place,
             uri: loc.uri,
