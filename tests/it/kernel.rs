@@ -228,6 +228,16 @@ async fn without_ipython_echoes_come_from_pprint_and_keep_the_footer() {
     let pprinted: String = serde_json::from_str(&pprinted.text).expect("pprint's text, as JSON");
     assert_eq!(echo, pprinted, "the fallback is pprint's");
     assert_ne!(echo, with_ipython, "and not IPython's (which indents nested lists by one)");
+    // Nested deeper than pprint recurses, or too long for it: the repr,
+    // never an error for a cell that ran.
+    let r = py(
+        &h,
+        "sys.setrecursionlimit(1000)\ndeep = []\nat = deep\nfor i in range(600):\n    at.append([i, 'a' * 50])\n    at = at[-1]\ndeep",
+    )
+    .await;
+    assert!(!r.is_error && r.text.starts_with("Out: [[0, 'aaaa"), "{}", r.text);
+    let r = py(&h, "list(range(100_000))").await;
+    assert!(!r.is_error && r.text.starts_with("Out: [0, 1, 2, 3,"), "one line, as repr: {}", &r.text[..80]);
 }
 
 mod base64_check {

@@ -76,8 +76,10 @@ pub enum RewriteError {
     /// `$_`): it matched without keeping what it matched, so the rewrite
     /// has nothing to put there.
     #[error(
-        "the rewrite uses {}, which binds nothing: an unnamed metavariable matches without keeping what it matched, so the rewrite has nothing to put there; name it in both, e.g. pattern `{}` and rewrite `{}`",
+        "the rewrite uses {}, which {} nothing: an unnamed metavariable matches without keeping what it matched, so the rewrite has nothing to put there; name {} in both, e.g. pattern `{}` and rewrite `{}`",
         spelled.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", "),
+        if spelled.len() == 1 { "binds" } else { "bind" },
+        if spelled.len() == 1 { "it" } else { "them" },
         pattern,
         rewrite
     )]
@@ -153,38 +155,58 @@ fn unnamed_vars(text: &str) -> Vec<String> {
     found
 }
 
-/// `text` with each of `unnamed` spelled as a name of its own: `$$$` as
-/// `$$$ARGS`, `$_` as `$X` (a name `text` does not use yet).
-fn named(text: &str, unnamed: &[String], taken: &BTreeSet<String>) -> String {
-    let mut out = text.to_string();
-    for (k, spelled) in unnamed.iter().enumerate() {
-        let base = if spelled.starts_with("$$$") { "ARGS" } else { "X" };
-        let name = (0..)
-            .map(|n| if n == 0 { base.to_string() } else { format!("{base}{}", n + k) })
-            .find(|n| !taken.contains(n))
-            .unwrap_or_default();
-        let with = if spelled.starts_with("$$$") { format!("$$${name}") } else { format!("${name}") };
-        out = replace_whole(&out, spelled, &with);
+/// `pattern` and `rewrite` with each of `unnamed` spelled as a name of its
+/// own that neither uses yet: `$$$` as `$$$ARGS`, `$_` as `$X`. One the
+/// pattern spells twice stood for two nodes that need not be equal, so
+/// each of its places gets a name (`f($X, $X2)`); the rewrite gets the
+/// first.
+fn named(pattern: &str, rewrite: &str, unnamed: &[String], taken: &BTreeSet<String>) -> (String, String) {
+    let mut taken = taken.clone();
+    let (mut pattern, mut rewrite) = (pattern.to_string(), rewrite.to_string());
+    for spelled in unnamed {
+        let (sigil, base) = if spelled.starts_with("$$$") { ("$$$", "ARGS") } else { ("$", "X") };
+        let places = whole_places(&pattern, spelled).len().max(1);
+        let names: Vec<String> = (0..places)
+            .map(|_| {
+                let name = (1..)
+                    .map(|n| if n == 1 { base.to_string() } else { format!("{base}{n}") })
+                    .find(|n| !taken.contains(n))
+                    .unwrap_or_default();
+                taken.insert(name.clone());
+                format!("{sigil}{name}")
+            })
+            .collect();
+        pattern = replace_whole(&pattern, spelled, &names);
+        rewrite = replace_whole(&rewrite, spelled, &names[..1]);
     }
-    out
+    (pattern, rewrite)
 }
 
-/// `text` with `spelled` replaced where it stands whole (not as the start
-/// of a longer name: `$$$` in `$$$REST` stays).
-fn replace_whole(text: &str, spelled: &str, with: &str) -> String {
+/// Where `spelled` stands whole in `text`: not inside a longer
+/// metavariable (`$_` in `$$$_`, `$$$` in `$$$REST`).
+fn whole_places(text: &str, spelled: &str) -> Vec<usize> {
+    let is_name = |b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'$';
+    text.match_indices(spelled)
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            let before = at.checked_sub(1).map(|k| text.as_bytes()[k]);
+            let after = text.as_bytes().get(at + spelled.len()).copied();
+            before != Some(b'$') && !after.is_some_and(is_name)
+        })
+        .collect()
+}
+
+/// `text` with the k-th whole `spelled` replaced by `names[k]` (the last
+/// name for any past them).
+fn replace_whole(text: &str, spelled: &str, names: &[String]) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(spelled) {
-        let after = &rest[at + spelled.len()..];
-        let longer = after
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'$');
-        out.push_str(&rest[..at]);
-        out.push_str(if longer { spelled } else { with });
-        rest = after;
+    let mut from = 0;
+    for (k, at) in whole_places(text, spelled).into_iter().enumerate() {
+        out.push_str(&text[from..at]);
+        out.push_str(names.get(k).or(names.last()).map_or(spelled, String::as_str));
+        from = at + spelled.len();
     }
-    out.push_str(rest);
+    out.push_str(&text[from..]);
     out
 }
 
@@ -193,18 +215,16 @@ pub fn check_template(pattern: &str, rewrite: &str) -> Result<(), RewriteError> 
     // An unnamed one the pattern uses too is surely meant as a capture (a
     // `$$$` in the rewrite alone may be code: JavaScript allows it).
     let in_pattern = unnamed_vars(pattern);
-    let spelled: Vec<String> = unnamed_vars(rewrite).into_iter().filter(|v| in_pattern.contains(v)).collect();
+    let in_rewrite = unnamed_vars(rewrite);
+    let spelled: Vec<String> = in_pattern.into_iter().filter(|v| in_rewrite.contains(v)).collect();
     if !spelled.is_empty() {
         let taken: BTreeSet<String> = Template::parse(pattern)
             .used_vars()
             .into_iter()
             .chain(Template::parse(rewrite).used_vars())
             .collect();
-        return Err(RewriteError::Unnamed {
-            pattern: named(pattern, &spelled, &taken),
-            rewrite: named(rewrite, &spelled, &taken),
-            spelled,
-        });
+        let (pattern, rewrite) = named(pattern, rewrite, &spelled, &taken);
+        return Err(RewriteError::Unnamed { pattern, rewrite, spelled });
     }
     let bound = spelled_vars(pattern);
     let used = Template::parse(rewrite).used_vars();
@@ -460,9 +480,18 @@ mod tests {
                 && text.contains("pattern `f($X, $$$REST)` and rewrite `g($X, $$$REST)`"),
             "{text}"
         );
-        // A name already taken is not suggested.
+        // A name already taken is not suggested, and no two get one name.
         let text = check_template("f($$$, $$$ARGS)", "g($$$, $$$ARGS)").unwrap_err().to_string();
-        assert!(text.contains("pattern `f($$$ARGS1, $$$ARGS)`"), "{text}");
+        assert!(text.contains("pattern `f($$$ARGS2, $$$ARGS)` and rewrite `g($$$ARGS2, $$$ARGS)`"), "{text}");
+        let text = check_template("f($_, $_B)", "g($_B, $_)").unwrap_err().to_string();
+        assert!(text.contains("pattern `f($X, $X2)` and rewrite `g($X2, $X)`"), "{text}");
+        // Two places of one `$_` are two nodes: two names, not one that
+        // would make them equal.
+        let text = check_template("f($_, $_)", "g($_)").unwrap_err().to_string();
+        assert!(text.contains("pattern `f($X, $X2)` and rewrite `g($X)`"), "{text}");
+        // `$_` inside `$$$_` is not a place of its own.
+        let text = check_template("f($$$_, $_)", "g($_)").unwrap_err().to_string();
+        assert!(text.contains("pattern `f($$$_, $X)`"), "{text}");
         // `$$$` only in the rewrite may be code (a JavaScript identifier).
         assert!(check_template("foo($A)", "$$$.bar($A)").is_ok());
         assert_eq!(unnamed_vars("a($$$, $_, $$$_REST, $$$REST, $A, $_B)"), ["$$$", "$_", "$$$_REST", "$_B"]);

@@ -321,11 +321,14 @@ pub fn report(workdir: &Path) -> Vec<(String, bool, String)> {
             let binary = resolve(&config, workdir, workdir);
             let (roots, empty) = tree.roots(&config);
             let roots_text = if roots.is_empty() && !empty.is_empty() {
+                let mut markers: Vec<&str> = empty.iter().map(|(m, _)| m.as_str()).collect();
+                markers.sort_unstable();
+                markers.dedup();
                 let rels: Vec<String> =
-                    empty.iter().take(4).map(|r| crate::fs::relative(workdir, r)).collect();
+                    empty.iter().take(4).map(|(_, r)| crate::fs::relative(workdir, r)).collect();
                 format!(
                     "{} only where no {} file is ({})",
-                    config.root_markers.join(", "),
+                    markers.join(", "),
                     config.languages.join(", "),
                     rels.join(", ")
                 )
@@ -391,11 +394,19 @@ struct MarkerWalk {
     /// Every directory (and its ancestors up to the working directory)
     /// holding a file of a language, by language id.
     holding: std::collections::HashMap<String, std::collections::HashSet<PathBuf>>,
+    /// Whether the walk stopped at [`MARKER_WALK_ENTRIES`]: a file it did
+    /// not reach may be anywhere.
+    capped: bool,
+    /// Which file is whose.
+    languages: crate::lsp::languages::Languages,
 }
 
 /// How deep, and how many entries, the walk for adapter roots looks.
 const MARKER_WALK_DEPTH: usize = 6;
 const MARKER_WALK_ENTRIES: usize = 20_000;
+/// Entries a second look under a marker directory reads, for a file of
+/// the adapter's languages deeper than the first walk went.
+const DEEPER_LOOK_ENTRIES: usize = 5_000;
 
 impl MarkerWalk {
     fn of(workdir: &Path, table: &[AdapterConfig]) -> Self {
@@ -405,13 +416,19 @@ impl MarkerWalk {
         // own languages included); a broken tether.toml is reported by
         // `lsp status`, and the built-in table stands in here.
         let languages = crate::lsp::config::load(workdir).map(|t| t.languages).unwrap_or_default();
-        let mut walk = MarkerWalk { markers: Vec::new(), holding: Default::default() };
-        let entries = ignore::WalkBuilder::new(workdir)
-            .max_depth(Some(MARKER_WALK_DEPTH))
-            .build()
-            .flatten()
-            .take(MARKER_WALK_ENTRIES);
-        for entry in entries {
+        let mut walk = MarkerWalk {
+            markers: Vec::new(),
+            holding: Default::default(),
+            capped: false,
+            languages: languages.clone(),
+        };
+        let mut seen = 0;
+        for entry in ignore::WalkBuilder::new(workdir).max_depth(Some(MARKER_WALK_DEPTH)).build().flatten() {
+            if seen == MARKER_WALK_ENTRIES {
+                walk.capped = true;
+                break;
+            }
+            seen += 1;
             let Some(parent) = entry.path().parent() else { continue };
             if let Some(name) = entry.file_name().to_str()
                 && names.contains(name)
@@ -437,23 +454,47 @@ impl MarkerWalk {
 
     /// `config`'s roots: the directories holding one of its markers and,
     /// under them, a file of one of its languages (an adapter that names
-    /// no language: any marker counts). Then the marker directories left
-    /// out for holding none: a Makefile among test certificates is no C
-    /// project.
-    fn roots(&self, config: &AdapterConfig) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let (mut roots, mut empty) = (Vec::new(), Vec::new());
+    /// no language, or a walk cut short: any marker counts). Then the
+    /// marker directories left out for holding none, with the marker: a
+    /// Makefile among test certificates is no C project.
+    fn roots(&self, config: &AdapterConfig) -> (Vec<PathBuf>, Vec<(String, PathBuf)>) {
+        let (mut roots, mut empty): (Vec<PathBuf>, Vec<(String, PathBuf)>) = (Vec::new(), Vec::new());
         for (name, dir) in &self.markers {
-            if !config.root_markers.contains(name) || roots.contains(dir) || empty.contains(dir) {
+            if !config.root_markers.contains(name)
+                || roots.contains(dir)
+                || empty.iter().any(|(_, d)| d == dir)
+            {
                 continue;
             }
             let holds = config.languages.is_empty()
+                || self.capped
                 || config
                     .languages
                     .iter()
-                    .any(|l| self.holding.get(*l).is_some_and(|dirs| dirs.contains(dir)));
-            if holds { roots.push(dir.clone()) } else { empty.push(dir.clone()) }
+                    .any(|l| self.holding.get(*l).is_some_and(|dirs| dirs.contains(dir)))
+                || self.deeper_holds(dir, &config.languages);
+            if holds { roots.push(dir.clone()) } else { empty.push((name.clone(), dir.clone())) }
         }
         (roots, empty)
+    }
+
+    /// Whether `dir` holds a file of `languages` below the depth the walk
+    /// stopped at (`src/main/java/com/…`), looking at most
+    /// [`DEEPER_LOOK_ENTRIES`] entries; a look it could not finish counts.
+    fn deeper_holds(&self, dir: &Path, languages: &[&str]) -> bool {
+        let mut seen = 0;
+        for entry in ignore::WalkBuilder::new(dir).build().flatten() {
+            if seen == DEEPER_LOOK_ENTRIES {
+                return true;
+            }
+            seen += 1;
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && self.languages.of(entry.path()).is_some_and(|l| languages.contains(&l.id.as_str()))
+            {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -498,14 +539,15 @@ mod tests {
         let lldb = table.iter().find(|c| c.id == "lldb").unwrap();
         let debugpy = table.iter().find(|c| c.id == "debugpy").unwrap();
         let walk = MarkerWalk::of(&root, &table);
-        assert_eq!(walk.roots(lldb), (vec![], vec![root.join("tests/certs/expired")]));
-        assert_eq!(walk.roots(debugpy), (vec![root.clone()], vec![]));
+        assert_eq!(
+            walk.roots(lldb),
+            (vec![], vec![("CMakeLists.txt".to_string(), root.join("tests/certs/expired"))])
+        );
+        assert_eq!(walk.roots(debugpy), (vec![root.clone()], Vec::<(String, PathBuf)>::new()));
         let said = report(&root).into_iter().find(|(id, _, _)| id == "lldb").unwrap();
         assert!(!said.1, "{said:?}");
         assert!(
-            said.2.starts_with(
-                "Cargo.toml, CMakeLists.txt only where no c, cpp, rust file is (tests/certs/expired)"
-            ),
+            said.2.starts_with("CMakeLists.txt only where no c, cpp, rust file is (tests/certs/expired)"),
             "{said:?}"
         );
         // Native code beside a marker makes it a root, however deep the file.
@@ -513,5 +555,13 @@ mod tests {
         write("native/lib/deep/fast.c");
         let walk = MarkerWalk::of(&root, &table);
         assert_eq!(walk.roots(lldb).0, vec![root.join("native")]);
+        // Deeper than the walk goes, a second look under the marker finds it.
+        write("deep/Cargo.toml");
+        write("deep/a/b/c/d/e/f/g/main.rs");
+        let walk = MarkerWalk::of(&root, &table);
+        assert!(walk.roots(lldb).0.contains(&root.join("deep")), "{:?}", walk.roots(lldb));
+        // A walk cut short proves no absence: every marker counts.
+        let cut = MarkerWalk { capped: true, ..MarkerWalk::of(&root, &table) };
+        assert!(cut.roots(lldb).0.contains(&root.join("tests/certs/expired")));
     }
 }

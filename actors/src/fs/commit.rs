@@ -164,8 +164,12 @@ pub fn commit_with(changes: &[FileChange], write: &WriteStep<'_>) -> Result<Comm
     let mut created: Vec<PathBuf> = changes.iter().filter_map(|c| first_missing_ancestor(&c.path)).collect();
     created.sort();
     created.dedup();
-    // Names that share their content with other links: those keep it.
-    let linked = super::linked(changes.iter().filter(|c| c.before.is_some()).map(|c| c.path.clone()));
+    // Names rewritten that share their content with other links: those
+    // keep the old content. (A deleted name's other links keep it too, as
+    // with `rm`: nothing to say.)
+    let linked = super::linked(
+        changes.iter().filter(|c| c.before.is_some() && c.after.is_some()).map(|c| c.path.clone()),
+    );
     // A file deleted and then restored on rollback gets its mode back.
     let modes: Vec<Option<u32>> =
         changes.iter().map(|c| std::fs::metadata(&c.path).ok().map(|m| m.permissions().mode())).collect();

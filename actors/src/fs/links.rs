@@ -15,8 +15,8 @@ pub fn other_links(path: &Path) -> Option<u64> {
 /// What a commit wrote that the caller should know beyond "done".
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Committed {
-    /// Files written (or deleted) that had other hard links, with how
-    /// many: those links keep the content the file had before.
+    /// Files rewritten that had other hard links, with how many: those
+    /// links keep the content the file had before.
     pub linked: Vec<(PathBuf, u64)>,
 }
 

@@ -43,7 +43,8 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
 /// Swaps the staged `tmp` into `path` if `path` still holds `expected`;
 /// otherwise puts back what was there (someone else's write, or anything
 /// that cannot be read) and says `false` — or, if even that fails, keeps
-/// it at the temporary name and says where: it is never deleted.
+/// it beside the file under a name no sweep takes and says where: it is
+/// never deleted.
 pub(super) fn swap_in(tmp: tempfile::NamedTempFile, path: &Path, expected: &[u8]) -> io::Result<bool> {
     let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
     match exchange(tmp.path(), path) {
@@ -57,7 +58,10 @@ pub(super) fn swap_in(tmp: tempfile::NamedTempFile, path: &Path, expected: &[u8]
             // Someone else's file (or one that cannot be read, or a
             // directory): back in place before anything else.
             if let Err(e) = exchange(tmp.path(), path) {
-                let kept = tmp.keep().map(|(_, p)| p.display().to_string()).unwrap_or_default();
+                let kept = tmp
+                    .keep()
+                    .map(|(_, p)| super::temps::keep_aside(p).display().to_string())
+                    .unwrap_or_default();
                 return Err(io::Error::other(format!("{e}; what was at the path is kept at {kept}")));
             }
             displaced.map(|_| false)

@@ -109,7 +109,7 @@ mod tests {
         let head = SessionHead { adapter: "debugpy", program: "prog.py".into(), up: Duration::from_secs(3) };
         assert!(
             failure(&Failure::AlreadyRunning(head))
-                .starts_with("a debugpy session on prog.py is already running (up 3 s)")
+                .starts_with("a debug session (debugpy) on prog.py is already running (up 3 s)")
         );
         let expired = Failure::NoSession { expired: Some("it expired".into()), ended: Some("old".into()) };
         assert_eq!(failure(&expired), "no debug session: it expired. Launch again to start a new one");

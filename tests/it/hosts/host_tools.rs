@@ -256,12 +256,18 @@ async fn a_temporary_file_a_dead_run_left_is_removed_by_the_next_write_there() {
     let mut dead = std::process::Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();
-    let left = h.path(&format!("src/.tether-{pid}-Ab12Cd.tmp"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let left = h.path(&format!("src/.tether-{pid}-{}-Ab12Cd.tmp", now - 120));
     std::fs::write(&left, "half a file").unwrap();
-    let live = h.path(&format!("src/.tether-{}-Zz99Yy.tmp", std::process::id()));
+    // A writer this process cannot see (another pid namespace) looks gone
+    // too: its file of a few seconds is kept.
+    let unseen = h.path(&format!("src/.tether-{pid}-{}-Qq11Rr.tmp", now - 5));
+    std::fs::write(&unseen, "a write in flight elsewhere").unwrap();
+    let live = h.path(&format!("src/.tether-{}-{}-Zz99Yy.tmp", std::process::id(), now - 120));
     std::fs::write(&live, "a write in flight").unwrap();
     h.ok("write", json!({"path": "src/a.py", "content": "x = 2\n"})).await;
     assert!(!left.exists(), "the dead run's temporary file is gone");
+    assert!(unseen.exists(), "a fresh one is kept whoever wrote it");
     assert!(live.exists(), "a live writer's is kept");
     assert_eq!(h.read("src/a.py"), "x = 2\n");
 }

@@ -259,7 +259,7 @@ def _repr_is_plain(obj):
     for klass in cls.__mro__:
         if klass is object:
             return False
-        if (getattr(klass, "__module__", None) or "").split(".")[0] not in _REPR_MODULES:
+        if str(getattr(klass, "__module__", None) or "").split(".")[0] not in _REPR_MODULES:
             return False
         if "_repr_pretty_" in klass.__dict__:
             return False
@@ -305,6 +305,9 @@ def _plain(obj):
 # What pprint shows of these, like IPython, breaks over lines at 79
 # columns; anything else is its repr.
 _PPRINT_TYPES = (dict, list, tuple, set, frozenset)
+# Past this many items pprint is 20 times slower than repr and the text far
+# past the echo's cap anyway (IPython itself stops at 1000): repr them.
+_PPRINT_MAX_ITEMS = 1000
 
 
 def _plain_stdlib(obj):
@@ -321,9 +324,12 @@ def _plain_stdlib(obj):
         is Python's (`<class 'x.Y'>`, `<x.Y object at 0x…>`; IPython
         writes `x.Y`, `<x.Y at 0x…>`).
     Flat containers that fit or break one item a line are the same."""
-    if isinstance(obj, _PPRINT_TYPES):  # pprint itself keeps a subclass's own repr
+    if isinstance(obj, _PPRINT_TYPES) and len(obj) <= _PPRINT_MAX_ITEMS:
         import pprint
-        return pprint.pformat(obj, width=79, sort_dicts=False)
+        try:  # pprint itself keeps a subclass's own repr
+            return pprint.pformat(obj, width=79, sort_dicts=False)
+        except RecursionError:  # nested deeper than pprint recurses; repr goes on
+            pass
     return _lines(repr(obj))
 
 
@@ -350,7 +356,7 @@ def _rich(obj):
     """(text, html, png) for a value: the text is what a notebook's
     text/plain shows (pandas' repr keeps a DataFrame's shape line and a
     Series' name and dtype, and follows pd.set_option as in a notebook)."""
-    mod = type(obj).__module__ or ""
+    mod = str(getattr(type(obj), "__module__", None) or "")
     pd = sys.modules.get("pandas")
     if pd is not None and hasattr(pd, "get_option"):
         _as_in_a_notebook(pd)
