@@ -12,7 +12,8 @@
 //! `hierarchy` follows call and type hierarchies, `body` reads the
 //! source of what an answer names,
 //! `settled` holds cross-file answers against changes made meanwhile,
-//! `crosscheck` holds an answer against the text for servers that drop
+//! `vanished` against files deleted or cut short before the server caught
+//! up, `crosscheck` holds an answer against the text for servers that drop
 //! what they cannot resolve, [`symbols`] and [`diagnostics`] their
 //! actions, `project` what the tree holds and the project checkers,
 //! `status` status and reload, [`rename`] `lsp_rename`.
@@ -30,6 +31,7 @@ pub mod render;
 mod settled;
 mod status;
 pub mod symbols;
+mod vanished;
 
 pub(crate) use status::RESOURCES_HINT;
 

@@ -21,6 +21,7 @@ use super::answers::{render_code_actions, render_hover, render_locations, render
 use super::hierarchy::{self, Direction};
 use super::position::{self, SymbolAt};
 use super::settled::{self, Since};
+use super::vanished;
 use super::{
     Action, MAX_SUPERSEDED, Page, READY_WAIT, REQUEST_TIMEOUT, Ready, Spot, action_name, body, crosscheck,
     is_empty_answer, open_at, readiness, ready_for, render, taken_in_notes,
@@ -152,6 +153,12 @@ async fn ask_at(
     Ok(Answered { session, synced, ready, at, moved_note, answer })
 }
 
+/// Whether an action's answer is a list of locations across the project
+/// (one a deleted file can leave stale).
+fn lists_locations(action: Action) -> bool {
+    matches!(action, Action::References | Action::Implementation)
+}
+
 /// Whether an action's answer is gathered from files across the project.
 fn is_cross_file(action: Action) -> bool {
     matches!(
@@ -173,7 +180,7 @@ pub(super) async fn navigate(
     // A cross-file answer a change on disk overtook (a file the server
     // read half-written) is asked again once the server has the change.
     let mut synced = None;
-    let (mut asks, mut superseded) = (0, 0);
+    let (mut asks, mut superseded, mut vanished_asks) = (0, 0, 0);
     let (asked, overtaken) = loop {
         let asked = match ask_at(&sup, &path, &rel, &question, synced.take()).await {
             Ok(asked) => asked,
@@ -194,16 +201,36 @@ pub(super) async fn navigate(
             break (asked, None);
         }
         let mut since = asked.synced.clone();
-        match settled::changed_since(&sup, &asked.session, &mut since).await {
-            Since::Nothing => break (asked, None),
-            Since::Changed(_) if asks <= settled::MAX_REASKS => synced = Some(since),
-            other => {
-                let note = settled::overtaken_note(&asked.session.key.server, &root, &other);
-                break (asked, note);
+        let overtaken = match settled::changed_since(&sup, &asked.session, &mut since).await {
+            Since::Nothing => None,
+            Since::Changed(_) if asks <= settled::MAX_REASKS => {
+                synced = Some(since);
+                continue;
             }
+            other => settled::overtaken_note(&asked.session.key.server, &root, &other),
+        };
+        // An index that has not caught up with a deletion yet: its answer
+        // names what is gone. Asked again once it has had a moment.
+        if lists_locations(action)
+            && vanished_asks < vanished::MAX_REASKS
+            && !vanished::of(&asked.answer).await.is_empty()
+        {
+            vanished_asks += 1;
+            tokio::time::sleep(vanished::REASK_WAIT).await;
+            continue;
         }
+        break (asked, overtaken);
     };
-    let Answered { session, synced, ready, at, moved_note, answer } = asked;
+    let Answered { session, synced, ready, at, moved_note, mut answer } = asked;
+    // What it still lists of what is gone is left out, and said.
+    let mut vanished_note = None;
+    if lists_locations(action) {
+        let gone = vanished::of(&answer).await;
+        if !gone.is_empty() {
+            vanished::leave_out(&mut answer, &gone);
+            vanished_note = Some(vanished::note(&session.key.server, &root, &gone));
+        }
+    }
     let name = action_name(action);
     let note = at.note(symbol);
     // A hierarchy's items, where its bodies are.
@@ -223,7 +250,7 @@ pub(super) async fn navigate(
         let named = listed.unwrap_or_else(|| render::locations(&answer));
         result = body::attach(result, body::of_locations(&sup, &root, &named).await);
     }
-    for note in note.into_iter().chain(moved_note).chain(overtaken) {
+    for note in note.into_iter().chain(moved_note).chain(overtaken).chain(vanished_note) {
         result.append(&note);
     }
     for note in taken_in_notes(&session, &root, &synced, &ready) {
