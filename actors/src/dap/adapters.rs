@@ -422,13 +422,12 @@ impl MarkerWalk {
             capped: false,
             languages: languages.clone(),
         };
-        let mut seen = 0;
-        for entry in ignore::WalkBuilder::new(workdir).max_depth(Some(MARKER_WALK_DEPTH)).build().flatten() {
+        let entries = ignore::WalkBuilder::new(workdir).max_depth(Some(MARKER_WALK_DEPTH)).build().flatten();
+        for (seen, entry) in entries.enumerate() {
             if seen == MARKER_WALK_ENTRIES {
                 walk.capped = true;
                 break;
             }
-            seen += 1;
             let Some(parent) = entry.path().parent() else { continue };
             if let Some(name) = entry.file_name().to_str()
                 && names.contains(name)
@@ -482,12 +481,10 @@ impl MarkerWalk {
     /// stopped at (`src/main/java/com/…`), looking at most
     /// [`DEEPER_LOOK_ENTRIES`] entries; a look it could not finish counts.
     fn deeper_holds(&self, dir: &Path, languages: &[&str]) -> bool {
-        let mut seen = 0;
-        for entry in ignore::WalkBuilder::new(dir).build().flatten() {
+        for (seen, entry) in ignore::WalkBuilder::new(dir).build().flatten().enumerate() {
             if seen == DEEPER_LOOK_ENTRIES {
                 return true;
             }
-            seen += 1;
             if entry.file_type().is_some_and(|t| t.is_file())
                 && self.languages.of(entry.path()).is_some_and(|l| languages.contains(&l.id.as_str()))
             {
