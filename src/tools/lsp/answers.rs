@@ -8,9 +8,7 @@ use serde_json::{Value, json};
 use tether_actors::lsp::server::Opened;
 
 use super::render::{Lines, Place, grouped, hover_text, locations};
-use super::{
-    MAX_CODE_ACTIONS, MAX_HOVER_CHARS, MAX_LOCATIONS, MAX_REFERENCES_PAGE, Page, readiness, why_none,
-};
+use super::{MAX_CODE_ACTIONS, MAX_HOVER_CHARS, MAX_LOCATIONS, Page, readiness, why_none};
 use crate::result::ToolResult;
 
 pub(super) fn render_locations(
@@ -85,14 +83,7 @@ pub(super) fn render_references(
     );
     if total > limit || offset > 0 {
         let _ = write!(text, " (showing {}–{end}; {limit} a page", offset + 1);
-        if end < total {
-            let more = if limit < MAX_REFERENCES_PAGE {
-                format!(", or a larger limit (up to {MAX_REFERENCES_PAGE})")
-            } else {
-                String::new()
-            };
-            let _ = write!(text, "; pass offset={end} for more{more}");
-        }
+        text.push_str(&super::render::more_hint(end, total, limit));
         text.push(')');
     }
     text.push_str(":\n");

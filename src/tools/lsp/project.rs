@@ -17,8 +17,8 @@ use tether_actors::lsp::tree::{self, Present};
 
 use tether_actors::fs::display_path;
 
+use super::Page;
 use super::render::Lines;
-use super::{MAX_REFERENCES_PAGE, Page};
 use crate::result::ToolResult;
 
 /// Files named with their counts before a page: past them, the count
@@ -212,14 +212,7 @@ fn counted_page(root: &Path, all: &[Reported], page: Page, several: bool) -> (St
         }
         if total > limit || offset > 0 {
             let _ = write!(text, "showing {}–{end} of {total}; {limit} a page", offset + 1);
-            if end < total {
-                let more = if limit < MAX_REFERENCES_PAGE {
-                    format!(", or a larger limit (up to {MAX_REFERENCES_PAGE})")
-                } else {
-                    String::new()
-                };
-                let _ = write!(text, "; pass offset={end} for more{more}");
-            }
+            text.push_str(&super::render::more_hint(end, total, limit));
             text.push_str(":\n");
         }
     }

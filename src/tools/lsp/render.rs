@@ -90,6 +90,21 @@ pub fn locations(value: &serde_json::Value) -> Vec<(Url, Range)> {
     Vec::new()
 }
 
+/// How to see more of a paged list that ends at `end` of `total` with
+/// `limit` a page: "; pass offset=N for more, or a larger limit (up to
+/// …)"; empty on the last page.
+pub fn more_hint(end: usize, total: usize, limit: usize) -> String {
+    if end >= total {
+        return String::new();
+    }
+    let larger = if limit < super::MAX_REFERENCES_PAGE {
+        format!(", or a larger limit (up to {})", super::MAX_REFERENCES_PAGE)
+    } else {
+        String::new()
+    };
+    format!("; pass offset={end} for more{larger}")
+}
+
 /// References grouped by file with counts, one page of `page` entries
 /// starting at `offset`.
 pub fn grouped(places: &[Place], offset: usize, page: usize) -> String {
