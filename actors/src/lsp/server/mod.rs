@@ -81,14 +81,10 @@ pub const MAX_SYNC_BYTES: u64 = 8 * 1024 * 1024;
 /// How long a file opened for re-reading waits for the server's
 /// diagnostics (its sign of having parsed it) before it is closed anyway.
 pub const REINDEX_WAIT: Duration = Duration::from_secs(10);
-/// Most files re-read by opening them within [`REOPEN_WINDOW`]; more (a
+/// Most files re-read by opening them, per batch; a larger batch (a
 /// checkout of another branch) restarts the server, which reads
 /// everything anew.
 pub const REOPEN_MAX: usize = 64;
-/// How long the files re-read are counted together: a checkout on a busy
-/// machine writes its files slower than the watcher's debounce, and
-/// reaches the server as several batches.
-pub const REOPEN_WINDOW: Duration = Duration::from_secs(2);
 /// Most files kept open after a re-read (`keep_reopened`); past it the
 /// oldest is closed — by then long taken into the server's project.
 pub const MAX_KEPT_OPEN: usize = 512;
@@ -198,9 +194,6 @@ pub struct LspServerActor {
     unmanaged: Option<(unmanaged::Project, String)>,
     /// Which files are its: its languages' under its root.
     serves: Serves,
-    /// Since when files have been re-read by opening them, and how many
-    /// ([`REOPEN_WINDOW`]).
-    reopened: (Instant, usize),
 }
 
 impl LspServerActor {
@@ -231,7 +224,6 @@ impl LspServerActor {
             pids,
             unmanaged: None,
             serves,
-            reopened: (Instant::now(), 0),
         }
     }
 

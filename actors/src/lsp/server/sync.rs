@@ -4,14 +4,13 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use actix::prelude::*;
 use serde_json::{Value, json};
 
 use super::{
-    Doc, LspError, LspServerActor, MAX_KEPT_OPEN, MAX_SYNC_BYTES, REINDEX_WAIT, REOPEN_MAX, REOPEN_WINDOW,
-    SyncedDoc,
+    Doc, LspError, LspServerActor, MAX_KEPT_OPEN, MAX_SYNC_BYTES, REINDEX_WAIT, REOPEN_MAX, SyncedDoc,
 };
 use crate::lsp::shared::{Held, ServerState};
 use crate::watch::{Batch, ChangeKind};
@@ -284,15 +283,7 @@ impl Handler<FilesChanged> for LspServerActor {
             .iter()
             .filter(|c| !self.docs.contains_key(&c.path) && reopens(c.kind) && self.serves(&c.path))
             .collect();
-        // Counted with the files re-read in the last moments: one checkout
-        // can arrive as several batches.
-        let (since, counted) = self.reopened;
-        let counted = if since.elapsed() > REOPEN_WINDOW { 0 } else { counted };
-        if !rereads.is_empty() {
-            self.reopened = (if counted == 0 { Instant::now() } else { since }, counted + rereads.len());
-        }
-        if !rereads.is_empty() && self.reopened.1 > REOPEN_MAX {
-            self.reopened = (Instant::now(), 0);
+        if rereads.len() > REOPEN_MAX {
             // A checkout of another branch: cheaper and surer to start
             // over (the server reads, and re-indexes, everything) than to
             // open hundreds of files one by one.
