@@ -91,8 +91,8 @@ def _clip_shown(text, limit=ECHO_MAX):
         kept = kept[:whole]  # whole lines only
     cut = head[len(kept):]
     lines = cut.count("\n") + (0 if cut.startswith("\n") else 1)
-    return "%s\n… (%d lines cut here, %d characters; the last line follows)\n%s" % (
-        kept, lines, len(cut), last)
+    return "%s\n… (%d line%s cut here, %d characters; the last line follows)\n%s" % (
+        kept, lines, "" if lines == 1 else "s", len(cut), last)
 
 
 def _whole_chars(tail):
