@@ -112,23 +112,32 @@ fn batch_holds_a_conversation_with_state_across_lines() {
     }
 }
 
-#[test]
-fn batch_reads_to_the_end_of_input() {
-    let dir = workdir();
+/// `tether batch` in `dir` with `flags`, fed `input`: its exit code and
+/// each answer line.
+fn batch_answers(dir: &std::path::Path, flags: &[&str], input: &str) -> (Option<i32>, Vec<Value>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--workdir"])
-        .arg(dir.path())
+        .arg("batch")
+        .args(flags)
+        .arg("--workdir")
+        .arg(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let input =
-        "{\"tool\": \"ast_grep\", \"args\": {\"pattern\": \"old($A)\"}}\nnot json\n\n{\"op\": \"tools\"}\n";
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<Value> =
+    let lines =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (out.status.code(), lines)
+}
+
+#[test]
+fn batch_reads_to_the_end_of_input() {
+    let dir = workdir();
+    let input =
+        "{\"tool\": \"ast_grep\", \"args\": {\"pattern\": \"old($A)\"}}\nnot json\n\n{\"op\": \"tools\"}\n";
+    let (code, lines) = batch_answers(dir.path(), &[], input);
+    assert_eq!(code, Some(0));
     assert_eq!(lines.len(), 3, "blank lines are skipped, every other line answered");
     assert_eq!(lines[0]["data"]["total"], 2);
     assert_eq!(lines[1]["is_error"], true);
@@ -217,19 +226,9 @@ fn text_leaves_data_out_of_json_answers() {
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     assert!(v.get("data").is_none(), "{v}");
     assert!(v["text"].as_str().unwrap().contains("2 matches"), "{v}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["batch", "--text", "--workdir"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
     let input =
         "{\"tool\": \"ast_grep\", \"args\": {\"pattern\": \"old($A)\"}}\n{\"op\": \"tree\"}\nnot json\n";
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let lines: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (_, lines) = batch_answers(dir.path(), &["--text"], input);
     assert_eq!(lines.len(), 3);
     for line in &lines {
         assert!(line.get("data").is_none() && line["text"].is_string(), "{line}");
