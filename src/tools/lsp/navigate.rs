@@ -181,7 +181,7 @@ pub(super) async fn navigate(
     // read half-written) is asked again once the server has the change.
     let mut synced = None;
     let (mut asks, mut superseded, mut vanished_asks) = (0, 0, 0);
-    let (asked, overtaken) = loop {
+    let (asked, overtaken, gone) = loop {
         let asked = match ask_at(&sup, &path, &rel, &question, synced.take()).await {
             Ok(asked) => asked,
             Err(NotAnswered::Superseded) if superseded < MAX_SUPERSEDED => {
@@ -198,7 +198,7 @@ pub(super) async fn navigate(
         };
         asks += 1;
         if !is_cross_file(action) {
-            break (asked, None);
+            break (asked, None, Vec::new());
         }
         let mut since = asked.synced.clone();
         let overtaken = match settled::changed_since(&sup, &asked.session, &mut since).await {
@@ -211,25 +211,20 @@ pub(super) async fn navigate(
         };
         // An index that has not caught up with a deletion yet: its answer
         // names what is gone. Asked again once it has had a moment.
-        if lists_locations(action)
-            && vanished_asks < vanished::MAX_REASKS
-            && !vanished::of(&asked.answer).await.is_empty()
-        {
+        let gone = if lists_locations(action) { vanished::of(&asked.answer).await } else { Vec::new() };
+        if !gone.is_empty() && vanished_asks < vanished::MAX_REASKS {
             vanished_asks += 1;
             tokio::time::sleep(vanished::REASK_WAIT).await;
             continue;
         }
-        break (asked, overtaken);
+        break (asked, overtaken, gone);
     };
     let Answered { session, synced, ready, at, moved_note, mut answer } = asked;
     // What it still lists of what is gone is left out, and said.
     let mut vanished_note = None;
-    if lists_locations(action) {
-        let gone = vanished::of(&answer).await;
-        if !gone.is_empty() {
-            vanished::leave_out(&mut answer, &gone);
-            vanished_note = Some(vanished::note(&session.key.server, &root, &gone));
-        }
+    if !gone.is_empty() {
+        vanished::leave_out(&mut answer, &gone);
+        vanished_note = Some(vanished::note(&session.key.server, &root, &gone));
     }
     let name = action_name(action);
     let note = at.note(symbol);
