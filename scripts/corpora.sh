@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the registry packages the structural-search parity tests read
 # (tests/it/ast/parity/registry.rs) and the mixed-language benchmark walks:
-# real code in 21 languages, none of it written here. Idempotent: a
+# real code in 21 languages, none of it written here, and two real projects
+# (rich, rxjs) the language-server tests work on. Idempotent: a
 # language already extracted is left alone. Nothing is installed system-wide;
 # each package is unpacked under $TETHER_CORPORA (default
 # ~/.cache/tether-test/corpora)/<language>/.
@@ -60,6 +61,8 @@ fetch() {
     css)      npm_package css tachyons 4.12.0 ;;
     dart)     crate dart flutter_rust_bridge_codegen 2.13.0 ;;
     fastapi)  sdist fastapi fastapi 0.115.0 ;;  # Python: call hierarchy on a real project
+    rich)     sdist rich rich 15.0.0 ;;  # Python: answers about exactly what was asked, write deltas
+    rxjs)     npm_package rxjs rxjs 7.8.2 ;;  # TypeScript: the same, in a large real project
     elixir)   npm_package elixir @snyk/snyk-hex-plugin 2.2.2 ;;
     haskell)  deb haskell libhugs-base-bundled 98.200609.21-6+b1 ;;
     hcl)      deb hcl golang-github-hashicorp-terraform-json-dev 0.5.0-3 ;;
@@ -87,7 +90,7 @@ fetch() {
 }
 
 languages=("$@")
-[ ${#languages[@]} -gt 0 ] || languages=(bash csharp css dart elixir fastapi haskell hcl html java json kotlin lua markdown nix php ruby scala solidity swift yaml zig)
+[ ${#languages[@]} -gt 0 ] || languages=(bash csharp css dart elixir fastapi haskell hcl html java json kotlin lua markdown nix php rich ruby rxjs scala solidity swift yaml zig)
 for language in "${languages[@]}"; do
   ( fetch "$language" ) || { echo "corpora.sh: fetching the $language corpus failed" >&2; exit 1; }
 done

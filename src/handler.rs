@@ -33,24 +33,61 @@ impl From<ToolError> for ToolResult {
     }
 }
 
-/// Runs after a tool wrote files; whatever text it returns is appended to
-/// the tool's result. The language-server layer uses it to report the
-/// diagnostics a write introduced.
+/// What an after-write hook recorded about files just before they were
+/// written, handed back to it after the write (the language-server layer
+/// keeps the diagnostics of the content the write replaces).
+pub type WriteBaseline = Option<Box<dyn std::any::Any + Send>>;
+
+/// Runs around a tool's write; whatever text `after_write` returns is
+/// appended to the tool's result. The language-server layer uses it to
+/// report the diagnostics a write introduced and resolved — against the
+/// diagnostics of the content just before the write, which
+/// `before_write` asks for.
 pub trait AfterWrite: Send + Sync + 'static {
-    /// Called with the absolute paths just written.
-    fn after_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+    /// Called with the absolute paths about to be written, while they
+    /// still hold what the write replaces. The default records nothing.
+    fn before_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = WriteBaseline> + Send>> {
+        let _ = paths;
+        Box::pin(async { None })
+    }
+
+    /// Called with the absolute paths just written, and what
+    /// `before_write` recorded for them (`None` when it was not called).
+    fn after_write(
+        &self,
+        paths: Vec<PathBuf>,
+        before: WriteBaseline,
+    ) -> Pin<Box<dyn Future<Output = Option<String>> + Send>>;
 }
 
 /// Several after-write hooks run in order; their texts are joined.
 pub struct AfterWriteChain(pub Vec<Arc<dyn AfterWrite>>);
 
 impl AfterWrite for AfterWriteChain {
-    fn after_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> {
+    fn before_write(&self, paths: Vec<PathBuf>) -> Pin<Box<dyn Future<Output = WriteBaseline> + Send>> {
         let hooks = self.0.clone();
         Box::pin(async move {
-            let mut texts = Vec::new();
+            let mut each: Vec<WriteBaseline> = Vec::with_capacity(hooks.len());
             for hook in hooks {
-                if let Some(text) = hook.after_write(paths.clone()).await {
+                each.push(hook.before_write(paths.clone()).await);
+            }
+            Some(Box::new(each) as Box<dyn std::any::Any + Send>)
+        })
+    }
+
+    fn after_write(
+        &self,
+        paths: Vec<PathBuf>,
+        before: WriteBaseline,
+    ) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> {
+        let hooks = self.0.clone();
+        let mut each: Vec<WriteBaseline> =
+            before.and_then(|b| b.downcast::<Vec<WriteBaseline>>().ok()).map(|b| *b).unwrap_or_default();
+        each.resize_with(hooks.len(), || None);
+        Box::pin(async move {
+            let mut texts = Vec::new();
+            for (hook, before) in hooks.into_iter().zip(each) {
+                if let Some(text) = hook.after_write(paths.clone(), before).await {
                     texts.push(text);
                 }
             }
@@ -82,10 +119,25 @@ impl CallContext {
         &self.workdir
     }
 
-    /// Runs the after-write hook for `paths` and appends its text to `result`.
-    pub async fn report_write(&self, paths: Vec<PathBuf>, mut result: ToolResult) -> ToolResult {
+    /// Runs the hook's `before_write` for `paths`, which a tool is about
+    /// to write: call it before reading what the write replaces.
+    pub async fn before_write(&self, paths: &[PathBuf]) -> WriteBaseline {
+        match &self.after_write {
+            Some(hook) => hook.before_write(paths.to_vec()).await,
+            None => None,
+        }
+    }
+
+    /// Runs the after-write hook for `paths`, with what `before_write`
+    /// recorded, and appends its text to `result`.
+    pub async fn report_write(
+        &self,
+        paths: Vec<PathBuf>,
+        before: WriteBaseline,
+        mut result: ToolResult,
+    ) -> ToolResult {
         if let Some(hook) = &self.after_write
-            && let Some(text) = hook.after_write(paths).await
+            && let Some(text) = hook.after_write(paths, before).await
         {
             result.append(&text);
         }

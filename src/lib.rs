@@ -59,7 +59,7 @@ pub mod status;
 pub mod tools;
 
 pub use approval::ApprovalPolicy;
-pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler};
+pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler, WriteBaseline};
 pub use result::{Image, ToolResult};
 pub use runtime::{Runtime, RuntimeBuilder, Tree};
 pub use spec::{Level, Resource, Surface, ToolSpec};

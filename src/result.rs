@@ -42,6 +42,13 @@ impl ToolResult {
         self
     }
 
+    /// Puts a line (or lines) before the text: what the rest must be read with.
+    pub fn prepend(&mut self, first: &str) {
+        if !first.is_empty() {
+            self.text = format!("{first}\n{}", self.text);
+        }
+    }
+
     /// Appends a paragraph to the text (used by the after-write hook).
     pub fn append(&mut self, more: &str) {
         if more.is_empty() {

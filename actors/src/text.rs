@@ -1,6 +1,7 @@
 //! Text helpers every resource's answers use: cutting a string to a
 //! budget (in characters, the unit a model reads, or in bytes, the unit a
-//! buffer holds), durations as a person says them, and plurals.
+//! buffer holds), durations as a person says them, plurals, and where
+//! each line of a text went in its next version.
 
 use std::time::Duration;
 
@@ -15,6 +16,23 @@ pub fn cut(s: &str, max: usize) -> (String, bool) {
         None => (s.to_string(), false),
         Some((end, _)) => (format!("{}{ELLIPSIS}", &s[..end]), true),
     }
+}
+
+/// For each line (0-based) of `before`, the line it is in `after` when it
+/// was kept unchanged by the change between them (a line diff), or `None`
+/// where it was removed or rewritten.
+pub fn kept_lines(before: &str, after: &str) -> Vec<Option<usize>> {
+    let mut map = vec![None; before.lines().count().max(before.split('\n').count())];
+    for op in similar::TextDiff::from_lines(before, after).ops() {
+        if let similar::DiffOp::Equal { old_index, new_index, len } = *op {
+            for i in 0..len {
+                if let Some(slot) = map.get_mut(old_index + i) {
+                    *slot = Some(new_index + i);
+                }
+            }
+        }
+    }
+    map
 }
 
 /// The longest prefix of `s` that is at most `max` bytes and ends on a

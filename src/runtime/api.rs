@@ -169,9 +169,23 @@ impl Runtime {
     /// tools — with language servers connected: sync and save each file
     /// and report the diagnostics the write introduced or resolved.
     /// Returns the text to append to that tool's result, if any.
-    pub async fn after_write(&self, paths: Vec<PathBuf>) -> Option<String> {
+    pub async fn after_write(
+        &self,
+        paths: Vec<PathBuf>,
+        before: crate::handler::WriteBaseline,
+    ) -> Option<String> {
         match &self.after_write {
-            Some(hook) => hook.after_write(paths).await,
+            Some(hook) => hook.after_write(paths, before).await,
+            None => None,
+        }
+    }
+
+    /// For a host tool about to write `paths`: what the hooks need to know
+    /// of the content they still hold (the diagnostics the write's report
+    /// compares with). Pass it to [`Runtime::after_write`].
+    pub async fn before_write(&self, paths: Vec<PathBuf>) -> crate::handler::WriteBaseline {
+        match &self.after_write {
+            Some(hook) => hook.before_write(paths).await,
             None => None,
         }
     }

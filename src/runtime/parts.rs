@@ -89,7 +89,6 @@ impl Parts {
             hooks.push(Arc::new(tools::lsp::diagnostics::LspAfterWrite {
                 supervisor: supervisor.clone(),
                 workdir: self.workdir.clone(),
-                registry: Default::default(),
             }));
             children.push(supervisor.recipient());
         } else {

@@ -58,7 +58,10 @@ impl ToolHandler for ApplyPatch {
             targets.push((file, old, new));
         }
         let ctx = ctx.clone();
+        let touched: Vec<std::path::PathBuf> =
+            targets.iter().flat_map(|(_, old, new)| old.iter().chain(new.iter()).cloned()).collect();
         Ok(Box::pin(async move {
+            let before = ctx.before_write(&touched).await;
             let root = ctx.root().to_path_buf();
             let outcome = super::blocking("apply_patch", move || {
                 apply_all(&root, targets).map_or_else(ToolResult::error, |(changes, summary)| {
@@ -87,7 +90,7 @@ impl ToolHandler for ApplyPatch {
                 .and_then(|d| d["files"].as_array())
                 .map(|files| files.iter().filter_map(|f| f.as_str()).map(|f| ctx.root().join(f)).collect())
                 .unwrap_or_default();
-            ctx.report_write(written, outcome).await
+            ctx.report_write(written, before, outcome).await
         }))
     }
 }

@@ -48,12 +48,13 @@ impl ToolHandler for Edit {
         let rel = tether_actors::fs::relative(ctx.root(), &path);
         let ctx = ctx.clone();
         Ok(Box::pin(async move {
+            let before = ctx.before_write(std::slice::from_ref(&path)).await;
             let target = path.clone();
             let result = super::blocking("edit", move || edit(&target, &rel, &args)).await;
             if result.is_error {
                 return result;
             }
-            ctx.report_write(vec![path], result).await
+            ctx.report_write(vec![path], before, result).await
         }))
     }
 }

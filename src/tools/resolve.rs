@@ -5,7 +5,7 @@
 use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tether_actors::ast::actor::{AstActor, Resolve as ResolveMsg, ResolveAction};
+use tether_actors::ast::actor::{AstActor, Resolve as ResolveMsg, ResolveAction, StagedPaths};
 use tether_actors::ast::staging::Resolution;
 
 use super::plural;
@@ -64,6 +64,14 @@ impl ToolHandler for Resolve {
         let id = args.edit_id;
         let conversation = ctx.conversation.to_string();
         Ok(Box::pin(async move {
+            // What accepting replaces, while the files still hold it.
+            let before = if action == ResolveAction::Accept {
+                let asked = StagedPaths { edit_id: id.clone(), conversation: conversation.clone() };
+                let paths = ast.send(asked).await.unwrap_or_default();
+                ctx.before_write(&paths).await
+            } else {
+                None
+            };
             let sent = ast.send(ResolveMsg { edit_id: id.clone(), action, conversation }).await;
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
@@ -78,7 +86,7 @@ impl ToolHandler for Resolve {
             match resolution {
                 Resolution::Accepted { files, .. } => {
                     let paths = files.iter().map(|f| ctx.root().join(f)).collect();
-                    ctx.report_write(paths, result).await
+                    ctx.report_write(paths, before, result).await
                 }
                 _ => result,
             }

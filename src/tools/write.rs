@@ -37,6 +37,7 @@ impl ToolHandler for Write {
         let rel = tether_actors::fs::relative(ctx.root(), &path);
         let ctx = ctx.clone();
         Ok(Box::pin(async move {
+            let before = ctx.before_write(std::slice::from_ref(&path)).await;
             let target = path.clone();
             let result = super::blocking("write", move || {
                 if target.is_dir() {
@@ -62,7 +63,7 @@ impl ToolHandler for Write {
             if result.is_error {
                 return result;
             }
-            ctx.report_write(vec![path], result).await
+            ctx.report_write(vec![path], before, result).await
         }))
     }
 }

@@ -123,6 +123,20 @@ impl Message for Resolve {
     type Result = Result<Resolution, AstError>;
 }
 
+/// The files a staged change would write, if `conversation` staged it and
+/// it is still pending (nothing otherwise): what accepting it replaces.
+#[derive(Debug, Clone)]
+pub struct StagedPaths {
+    /// The id from staging.
+    pub edit_id: String,
+    /// The conversation asking.
+    pub conversation: String,
+}
+
+impl Message for StagedPaths {
+    type Result = Vec<std::path::PathBuf>;
+}
+
 /// The parser set's actor.
 pub struct AstActor {
     root: std::path::PathBuf,
@@ -219,6 +233,14 @@ impl Handler<StageFiles> for AstActor {
 
     fn handle(&mut self, msg: StageFiles, _ctx: &mut Self::Context) -> Self::Result {
         Ok(self.staging.stage(msg.plan, &msg.owner)?)
+    }
+}
+
+impl Handler<StagedPaths> for AstActor {
+    type Result = MessageResult<StagedPaths>;
+
+    fn handle(&mut self, msg: StagedPaths, _ctx: &mut Self::Context) -> Self::Result {
+        MessageResult(self.staging.paths(&msg.edit_id, &msg.conversation))
     }
 }
 

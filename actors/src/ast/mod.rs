@@ -1,8 +1,9 @@
 //! Structural search and rewrite: the grammars (`lang`), the walk
 //! (`walk`, `coverage`), the scan of each file's regions (`scan`), patterns
 //! read through a ladder of contexts (`ladder`, `reading`, `pattern`),
-//! search (`search`), rewrites (`template`, `rewrite`, `staging`) and the
-//! actor that holds them (`actor`).
+//! search (`search`), rewrites (`template`, `rewrite`, `staging`), what a
+//! rename does to a file's syntax (`renamed`) and the actor that holds
+//! them (`actor`).
 
 pub mod actor;
 pub mod coverage;
@@ -10,6 +11,7 @@ mod ladder;
 pub mod lang;
 pub mod pattern;
 mod reading;
+pub mod renamed;
 pub mod rewrite;
 pub mod scan;
 pub mod search;

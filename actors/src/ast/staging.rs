@@ -175,6 +175,14 @@ impl Staging {
         self.pending.len()
     }
 
+    /// The files the pending edit `id` would write, if `asker` staged it.
+    pub fn paths(&self, id: &str, asker: &str) -> Vec<std::path::PathBuf> {
+        match self.pending.get(id) {
+            Some(edit) if edit.owner == asker => edit.plan.files.iter().map(|f| f.path.clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Takes the edit out for resolving by conversation `asker`.
     pub fn take(&mut self, id: &str, asker: &str) -> Result<StagedEdit, StagingError> {
         match self.pending.get(id) {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use lsp_types::{Position, TextEdit, Url, WorkspaceEdit};
 
+use crate::ast::renamed::RenamedAt;
+
 /// The byte offset of an LSP position in `text`, or `None` if it is past
 /// the end of its line or of the text.
 pub fn offset_of(text: &str, pos: Position) -> Option<usize> {
@@ -193,6 +195,41 @@ fn strip_common<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) {
 
 fn shorten(s: &str) -> String {
     crate::text::cut(&s.replace('\n', "⏎"), 60).0
+}
+
+/// Where each edit of a rename from `old` to `new` (all against `text`)
+/// put the new name in the text after, and where the old name stood
+/// before — for reading both with the file's grammar. Edits out of range
+/// are left out (`apply_edits` refuses them).
+pub fn renamed_places(text: &str, edits: &[TextEdit], old: &str, new: &str) -> Vec<RenamedAt> {
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .filter_map(|e| {
+            Some((offset_of(text, e.range.start)?, offset_of(text, e.range.end)?, e.new_text.as_str()))
+        })
+        .filter(|(start, end, _)| start <= end)
+        .collect();
+    spans.sort_by_key(|s| (s.0, s.1));
+    let mut grown: isize = 0;
+    let mut places = Vec::new();
+    for (start, end, new_text) in spans {
+        let before = whole_word(&text[start..end], old).map(|i| start + i);
+        if let Some(i) = whole_word(new_text, new) {
+            let after = (start as isize + grown) as usize + i;
+            places.push(RenamedAt { before, after });
+        }
+        grown += new_text.len() as isize - (end - start) as isize;
+    }
+    places
+}
+
+/// The first place `word` stands in `text` as a whole identifier.
+fn whole_word(text: &str, word: &str) -> Option<usize> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        !text[..i].chars().next_back().is_some_and(is_word)
+            && !text[i + word.len()..].chars().next().is_some_and(is_word)
+    })
 }
 
 /// The identifier covering `pos` in `text` (letters, digits, `_`, `$`).

@@ -5,24 +5,23 @@
 //! after-write hook (S3.1) that reports only what a write introduced —
 //! keyed by file, severity, code and message, position deliberately
 //! excluded, so a diagnostic that merely moved is not new — and what it
-//! resolved, against the file's previous fresh state, whoever wrote the
-//! file in between.
+//! resolved, against the diagnostics of the content the write replaced
+//! (asked for before the write, whoever wrote that content; when none
+//! can be had in time the report says the delta is unknown).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use actix::Addr;
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
-use parking_lot::Mutex;
 use tether_actors::lsp::server::{BARRIER_WAIT, Open, Opened};
 use tether_actors::lsp::shared::ServerState;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
-use crate::handler::AfterWrite;
+use crate::handler::{AfterWrite, WriteBaseline};
 
 /// How long a write waits for the server's diagnostics of the new content
 /// (a cold server's start is included).
@@ -42,6 +41,9 @@ pub const CHECK_RESTART_GRACE: Duration = Duration::from_millis(1500);
 /// server publishes only a list that changed: an empty one that stays
 /// empty is not sent again).
 pub const CHECK_PUBLISH_GRACE: Duration = Duration::from_millis(400);
+/// How long a server that publishes without versions must stay quiet
+/// about a file before its last list is taken as the whole list.
+pub const UNVERSIONED_SETTLE: Duration = Duration::from_millis(1000);
 /// Most diagnostics listed per file.
 pub const MAX_LISTED: usize = 100;
 
@@ -132,11 +134,25 @@ pub async fn fresh(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshn
                 return (latest, Freshness::Pending(why));
             }
         }
-        let latest = session.shared.diagnostics(&uri).filter(|e| current(e)).unwrap_or(entry);
+        let mut latest = session.shared.diagnostics(&uri).filter(|e| current(e)).unwrap_or(entry);
         if latest.version.is_none() {
+            // Such a server may publish a file's list in passes
+            // (typescript-language-server: errors first, then tsserver's
+            // suggestions such as deprecations): the list stands once no
+            // other came for a moment.
+            loop {
+                let left = wait.saturating_sub(started.elapsed()).min(UNVERSIONED_SETTLE);
+                let seen = latest.seq;
+                let newer = |s: &ServerState| s.diagnostics(&uri).filter(|e| e.seq > seen);
+                match session.shared.wait_until(left, newer).await {
+                    Some(next) if !left.is_zero() => latest = next,
+                    _ => break,
+                }
+            }
             let why = format!(
-                "{} publishes diagnostics without saying which version of the file they are about; this is the first list it published after the content was sent",
-                session.key.server
+                "{} publishes diagnostics without saying which version of the file they are about; this is its last list after the content was sent, once it was quiet for {} ms",
+                session.key.server,
+                UNVERSIONED_SETTLE.as_millis()
             );
             return (latest.items, Freshness::Unconfirmed(why));
         }
@@ -319,70 +335,93 @@ pub fn listing(rel: &str, text: &str, items: &[Diagnostic], freshness: &Freshnes
     }
     let errors = items.iter().filter(|d| severity(d) == "error").count();
     let _ = writeln!(out, "{} diagnostic(s) for `{rel}`, {errors} error(s) ({label}):", items.len());
-    let mut sorted: Vec<&Diagnostic> = items.iter().collect();
-    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-    for d in sorted.iter().take(MAX_LISTED) {
-        let _ = writeln!(out, "{}", line_for(rel, text, d));
+    let (lines, more) = in_order(rel, text, items, MAX_LISTED);
+    for line in lines {
+        let _ = writeln!(out, "{line}");
     }
-    if items.len() > MAX_LISTED {
-        let _ = writeln!(out, "… {} more not shown", items.len() - MAX_LISTED);
+    if more > 0 {
+        let _ = writeln!(out, "… {more} more not shown");
     }
     out.trim_end().to_string()
 }
 
-/// What one run has already reported, and what each file had last time.
-#[derive(Default)]
-pub struct Registry {
-    seen: Mutex<BTreeSet<Key>>,
-    last: Mutex<HashMap<String, Vec<Key>>>,
+/// `items` in file order as [`line_for`] renders them, at most `max`, and
+/// how many more there are.
+fn in_order(rel: &str, text: &str, items: &[Diagnostic], max: usize) -> (Vec<String>, usize) {
+    let mut sorted: Vec<&Diagnostic> = items.iter().collect();
+    sorted.sort_by_key(|d| (d.range.start.line, d.range.start.character));
+    let lines = sorted.iter().take(max).map(|d| line_for(rel, text, d)).collect();
+    (lines, items.len().saturating_sub(max))
 }
 
-impl Registry {
-    /// Records `items` as the current state of `rel`; returns the ones
-    /// new since the previous state and the keys that disappeared. The
-    /// previous state is `before` — the server's fresh list for the
-    /// content just replaced, whoever wrote it — when known; otherwise
-    /// what this registry last recorded, with everything reported before
-    /// in this run counted as not new.
-    pub fn update(
-        &self,
-        rel: &str,
-        items: &[Diagnostic],
-        before: Option<&[Diagnostic]>,
-    ) -> (Vec<Diagnostic>, Vec<Key>) {
-        let keys: Vec<Key> = items.iter().map(|d| key(rel, d)).collect();
-        let mut seen = self.seen.lock();
-        let mut last = self.last.lock();
-        let recorded = last.insert(rel.to_string(), keys.clone()).unwrap_or_default();
-        if let Some(before) = before {
-            let before: BTreeSet<Key> = before.iter().map(|d| key(rel, d)).collect();
-            let new: Vec<Diagnostic> = items
-                .iter()
-                .zip(&keys)
-                .filter(|(_, k)| !before.contains(*k))
-                .map(|(d, _)| d.clone())
-                .collect();
-            let resolved: Vec<Key> = before.iter().filter(|k| !keys.contains(k)).cloned().collect();
-            seen.extend(keys.iter().cloned());
-            for k in &resolved {
-                seen.remove(k);
-            }
-            return (new, resolved);
+/// The diagnostics of the content a write replaced, the baseline its
+/// report is taken against.
+#[derive(Debug, Clone)]
+pub enum Baseline {
+    /// The server's list for that content (or none: a new file).
+    Known {
+        /// The content they are about.
+        text: String,
+        /// The diagnostics.
+        items: Vec<Diagnostic>,
+        /// Why the list is only unconfirmed (a server that publishes
+        /// without versions), if it is.
+        unconfirmed: Option<String>,
+    },
+    /// No list about that content could be had; the text says why.
+    Unknown(String),
+}
+
+/// Each written file's [`Baseline`], by path: what
+/// [`LspAfterWrite::before_write`] hands to `after_write`.
+#[derive(Debug, Default)]
+pub struct Baselines(HashMap<PathBuf, Baseline>);
+
+/// What a write introduced and resolved, comparing the diagnostics
+/// `before` (of the text `was`) with those `after` (of the text `now`) by
+/// file, severity, code and message — position deliberately excluded, so
+/// a diagnostic that merely moved is neither — each key counted as often
+/// as it occurs. Where a key occurs more than once, a diagnostic is paired
+/// first with one on the same line carried over unchanged by the write,
+/// so the one that is new is the one the write put there.
+pub fn delta_of(
+    rel: &str,
+    was: &str,
+    before: &[Diagnostic],
+    now: &str,
+    after: &[Diagnostic],
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let kept = tether_actors::text::kept_lines(was, now);
+    let moved_to = |d: &Diagnostic| kept.get(d.range.start.line as usize).copied().flatten();
+    let keys_before: Vec<Key> = before.iter().map(|d| key(rel, d)).collect();
+    let keys_after: Vec<Key> = after.iter().map(|d| key(rel, d)).collect();
+    let mut paired_before = vec![false; before.len()];
+    let mut paired_after = vec![false; after.len()];
+    // Same key, on a line the write carried over, landing where it is now.
+    for (i, d) in after.iter().enumerate() {
+        let same_place = (0..before.len()).find(|&j| {
+            !paired_before[j]
+                && keys_before[j] == keys_after[i]
+                && moved_to(&before[j]) == Some(d.range.start.line as usize)
+        });
+        if let Some(j) = same_place {
+            paired_before[j] = true;
+            paired_after[i] = true;
         }
-        let mut new = Vec::new();
-        for (d, k) in items.iter().zip(&keys) {
-            if seen.insert(k.clone()) {
-                new.push(d.clone());
-            }
-        }
-        let resolved: Vec<Key> =
-            recorded.into_iter().filter(|k| !keys.contains(k)).collect::<BTreeSet<_>>().into_iter().collect();
-        // A resolved diagnostic that comes back later is new again.
-        for k in &resolved {
-            seen.remove(k);
-        }
-        (new, resolved)
     }
+    // Then the same key anywhere: the line itself was edited, or moved.
+    for i in 0..after.len() {
+        if paired_after[i] {
+            continue;
+        }
+        if let Some(j) = (0..before.len()).find(|&j| !paired_before[j] && keys_before[j] == keys_after[i]) {
+            paired_before[j] = true;
+            paired_after[i] = true;
+        }
+    }
+    let new = after.iter().zip(&paired_after).filter(|(_, p)| !**p).map(|(d, _)| d.clone()).collect();
+    let resolved = before.iter().zip(&paired_before).filter(|(_, p)| !**p).map(|(d, _)| d.clone()).collect();
+    (new, resolved)
 }
 
 /// The after-write hook backed by the language servers.
@@ -391,20 +430,55 @@ pub struct LspAfterWrite {
     pub supervisor: Addr<LspSupervisor>,
     /// The working directory.
     pub workdir: PathBuf,
-    /// The run's registry.
-    pub registry: Arc<Registry>,
 }
 
+/// How long a write waits, before writing, for the server's diagnostics of
+/// the content it replaces (a cold server's start is included).
+pub const BASELINE_WAIT: Duration = Duration::from_secs(15);
+
 impl LspAfterWrite {
+    /// The baseline of one file about to be written; `None` for a file no
+    /// server serves.
+    async fn baseline(supervisor: Addr<LspSupervisor>, path: PathBuf) -> Option<Baseline> {
+        if !path.exists() {
+            return Some(Baseline::Known { text: String::new(), items: Vec::new(), unconfirmed: None });
+        }
+        let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
+            Ok(routed) => routed,
+            Err(Unavailable::NoLanguage(_) | Unavailable::NotConfigured(_)) => return None,
+            Err(e) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
+        };
+        let open = routed.addr.send(Open { file: Some(path.clone()), save: false });
+        let session = match tokio::time::timeout(BASELINE_WAIT, open).await {
+            Ok(Ok(Ok(session))) => session,
+            Ok(Ok(Err(e))) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
+            Ok(Err(e)) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
+            Err(_) => {
+                return Some(Baseline::Unknown(format!(
+                    "{} did not start within {} s",
+                    routed.key.server,
+                    BASELINE_WAIT.as_secs()
+                )));
+            }
+        };
+        let (items, freshness) = fresh(&session, BASELINE_WAIT).await;
+        let text = session.doc.as_ref().map(|d| d.text.to_string()).unwrap_or_default();
+        let freshness = still_on_disk(&path, &text, freshness, &session.key.server);
+        Some(match freshness {
+            Freshness::Fresh => Baseline::Known { text, items, unconfirmed: None },
+            Freshness::Unconfirmed(why) => Baseline::Known { text, items, unconfirmed: Some(why) },
+            Freshness::Pending(why) | Freshness::Stale { why, .. } => Baseline::Unknown(why),
+        })
+    }
+
     async fn one(
         supervisor: Addr<LspSupervisor>,
         workdir: PathBuf,
-        registry: Arc<Registry>,
         path: PathBuf,
+        before: Option<Baseline>,
     ) -> Option<String> {
         let rel = tether_actors::fs::relative(&workdir, &path);
-        // Changes made outside tether reach the server first, so the
-        // previous state below is the file's latest fresh one.
+        // Changes made outside tether reach the server first.
         let synced = supervisor.send(SyncDisk).await.ok();
         let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
             Ok(routed) => routed,
@@ -425,7 +499,7 @@ impl LspAfterWrite {
             }
         };
         let (items, freshness) = fresh(&session, AFTER_WRITE_WAIT).await;
-        let label = match &freshness {
+        let mut label = match &freshness {
             Freshness::Fresh => "fresh".to_string(),
             Freshness::Unconfirmed(why) => format!("unconfirmed: {why}"),
             Freshness::Pending(why) | Freshness::Stale { why, .. } => {
@@ -433,9 +507,19 @@ impl LspAfterWrite {
             }
         };
         let text = session.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
-        let before = session.doc.as_ref().and_then(|d| d.previous.as_ref()).map(|e| e.items.as_slice());
-        let (new, resolved) = registry.update(&rel, &items, before);
-        let mut block = delta(&rel, &text, &new, &resolved, items.len(), &label);
+        let before = before.unwrap_or_else(|| {
+            Baseline::Unknown("no diagnostics were taken of the content before the write".to_string())
+        });
+        let mut block = match before {
+            Baseline::Known { text: was, items: had, unconfirmed } => {
+                if let (Some(why), true) = (unconfirmed, label == "fresh") {
+                    label = format!("unconfirmed before the write: {why}");
+                }
+                let (new, resolved) = delta_of(&rel, &was, &had, &text, &items);
+                delta(&rel, &text, &was, &new, &resolved, items.len(), &label)
+            }
+            Baseline::Unknown(why) => unknown_delta(&rel, &text, &items, &label, &why),
+        };
         if let Some(note) = synced.and_then(|s| s.note) {
             block.push_str(&format!("\nnote: {note}"));
         }
@@ -443,39 +527,74 @@ impl LspAfterWrite {
     }
 }
 
-fn delta(rel: &str, text: &str, new: &[Diagnostic], resolved: &[Key], total: usize, label: &str) -> String {
+/// Most diagnostics listed when what a write introduced is unknown.
+pub const MAX_LISTED_UNKNOWN: usize = 20;
+
+fn unknown_delta(rel: &str, text: &str, items: &[Diagnostic], label: &str, why: &str) -> String {
     let mut out = String::new();
-    if new.is_empty() && resolved.is_empty() {
-        let _ = write!(out, "diagnostics ({label}) for `{rel}`: nothing new ({total} known in the file)");
-        return out;
+    let errors = items.iter().filter(|d| severity(d) == "error").count();
+    let _ = write!(
+        out,
+        "diagnostics ({label}) for `{rel}`: {} in the file now, {errors} error(s); which of them the write introduced is unknown: there was no list for the content before it ({why})",
+        items.len()
+    );
+    let (lines, more) = in_order(rel, text, items, MAX_LISTED_UNKNOWN);
+    for line in lines {
+        let _ = write!(out, "\n  {line}");
     }
-    let _ =
-        writeln!(out, "diagnostics ({label}) for `{rel}`: {} new, {} resolved", new.len(), resolved.len());
-    for d in new.iter().take(MAX_LISTED) {
-        let _ = writeln!(out, "+ {}", line_for(rel, text, d));
+    if more > 0 {
+        let _ = write!(out, "\n  … {more} more (`lsp diagnostics` lists them)");
     }
-    for (_, sev, code, message) in resolved.iter().take(MAX_LISTED) {
-        let code = if code.is_empty() { String::new() } else { format!(" [{code}]") };
-        let _ = writeln!(out, "− {rel}: {sev}{code} {message}");
-    }
-    out.trim_end().to_string()
+    out
 }
 
 impl AfterWrite for LspAfterWrite {
+    fn before_write(
+        &self,
+        paths: Vec<PathBuf>,
+    ) -> Pin<Box<dyn std::future::Future<Output = WriteBaseline> + Send>> {
+        let supervisor = self.supervisor.clone();
+        Box::pin(async move {
+            // Changes made outside tether reach the servers first: the
+            // baseline is the content the write replaces, whoever wrote it.
+            let _ = supervisor.send(SyncDisk).await;
+            let tasks: Vec<_> = paths
+                .into_iter()
+                .map(|path| {
+                    let supervisor = supervisor.clone();
+                    tokio::spawn(async move {
+                        let baseline = Self::baseline(supervisor, path.clone()).await;
+                        (path, baseline)
+                    })
+                })
+                .collect();
+            let mut baselines = Baselines::default();
+            for task in tasks {
+                if let Ok((path, Some(baseline))) = task.await {
+                    baselines.0.insert(path, baseline);
+                }
+            }
+            Some(Box::new(baselines) as Box<dyn std::any::Any + Send>)
+        })
+    }
+
     fn after_write(
         &self,
         paths: Vec<PathBuf>,
+        before: WriteBaseline,
     ) -> Pin<Box<dyn std::future::Future<Output = Option<String>> + Send>> {
         let supervisor = self.supervisor.clone();
         let workdir = self.workdir.clone();
-        let registry = self.registry.clone();
+        let mut baselines =
+            before.and_then(|b| b.downcast::<Baselines>().ok()).map(|b| b.0).unwrap_or_default();
         Box::pin(async move {
             // Files are checked side by side (a patch may touch many, each
             // waiting up to AFTER_WRITE_WAIT), and reported in order.
             let tasks: Vec<_> = paths
                 .into_iter()
                 .map(|path| {
-                    tokio::spawn(Self::one(supervisor.clone(), workdir.clone(), registry.clone(), path))
+                    let before = baselines.remove(&path);
+                    tokio::spawn(Self::one(supervisor.clone(), workdir.clone(), path, before))
                 })
                 .collect();
             let mut blocks = Vec::new();
@@ -487,6 +606,42 @@ impl AfterWrite for LspAfterWrite {
             (!blocks.is_empty()).then(|| blocks.join("\n"))
         })
     }
+}
+
+/// `+` each diagnostic the write introduced, at its place in the text
+/// after, and `−` each it resolved, at its place in the text before.
+fn delta(
+    rel: &str,
+    text: &str,
+    was: &str,
+    new: &[Diagnostic],
+    resolved: &[Diagnostic],
+    total: usize,
+    label: &str,
+) -> String {
+    let mut out = String::new();
+    if new.is_empty() && resolved.is_empty() {
+        let _ = write!(out, "diagnostics ({label}) for `{rel}`: nothing new ({total} known in the file)");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "diagnostics ({label}) for `{rel}`: {} new, {} resolved{}",
+        new.len(),
+        resolved.len(),
+        if resolved.is_empty() { "" } else { " (a resolved one at its line before the write)" }
+    );
+    for d in new.iter().take(MAX_LISTED) {
+        let _ = writeln!(out, "+ {}", line_for(rel, text, d));
+    }
+    for d in resolved.iter().take(MAX_LISTED) {
+        let _ = writeln!(out, "− {}", line_for(rel, was, d));
+    }
+    let cut = new.len().saturating_sub(MAX_LISTED) + resolved.len().saturating_sub(MAX_LISTED);
+    if cut > 0 {
+        let _ = writeln!(out, "… {cut} more not shown");
+    }
+    out.trim_end().to_string()
 }
 
 /// The relative form of `path`, for keys and messages.
@@ -510,26 +665,45 @@ mod tests {
     }
 
     #[test]
-    fn moved_diagnostics_are_not_new_and_fixed_ones_are_resolved() {
-        let r = Registry::default();
-        let (new, resolved) = r.update("a.py", &[diag(2, "x is undefined")], None);
-        assert_eq!((new.len(), resolved.len()), (1, 0));
-        let (new, resolved) = r.update("a.py", &[diag(6, "x is undefined")], None);
+    fn moved_diagnostics_are_not_new_and_each_copy_counts() {
+        let was = "a\nb\nx\n";
+        let (new, resolved) = delta_of(
+            "a.py",
+            was,
+            &[diag(2, "x is undefined")],
+            "1\n2\n3\n4\na\nb\nx\n",
+            &[diag(6, "x is undefined")],
+        );
         assert_eq!((new.len(), resolved.len()), (0, 0), "moved down four lines: not new");
-        let (new, resolved) = r.update("a.py", &[], None);
+        let (new, resolved) = delta_of("a.py", was, &[diag(2, "x is undefined")], "a\nb\n", &[]);
         assert_eq!((new.len(), resolved.len()), (0, 1));
-        let (new, _) = r.update("a.py", &[diag(1, "x is undefined")], None);
-        assert_eq!(new.len(), 1, "reintroduced after being fixed: new again");
+        assert_eq!(resolved[0].range.start.line, 2, "a resolved one keeps its place");
+        // A second copy of the same error, written above the first: the
+        // new one is the one the write put there.
+        let now = "x\na\nb\nx\n";
+        let (new, _) = delta_of(
+            "a.py",
+            was,
+            &[diag(2, "x is undefined")],
+            now,
+            &[diag(0, "x is undefined"), diag(3, "x is undefined")],
+        );
+        assert_eq!(
+            new.iter().map(|d| d.range.start.line).collect::<Vec<_>>(),
+            [0],
+            "the written copy is new"
+        );
     }
 
     #[test]
-    fn the_delta_is_taken_against_the_previous_fresh_state_whoever_wrote_it() {
-        let r = Registry::default();
-        r.update("a.py", &[diag(1, "E1")], None);
+    fn the_delta_is_taken_against_the_content_the_write_replaced() {
         // Outside tether, E1 was fixed and E2 introduced; the server's list
-        // for that content is the previous state of the next write, which adds E3.
-        let (new, resolved) = r.update("a.py", &[diag(2, "E2"), diag(3, "E3")], Some(&[diag(2, "E2")]));
+        // for that content is the baseline of the next write, which adds E3.
+        let (new, resolved) = delta_of("a.py", "", &[diag(2, "E2")], "", &[diag(2, "E2"), diag(3, "E3")]);
         assert_eq!(new.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["E3"]);
         assert!(resolved.is_empty(), "E1 was resolved by the outside write, not this one: {resolved:?}");
+        let shown = delta("a.py", "a\nb\nc\nd\n", "a\nb\nold\n", &new, &[diag(2, "E1")], 2, "fresh");
+        assert!(shown.contains("+ a.py:4:1: error [E1] E3"), "{shown}");
+        assert!(shown.contains("− a.py:3:1: error [E1] E1\n    | old"), "{shown}");
     }
 }

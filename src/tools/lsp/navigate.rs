@@ -114,7 +114,7 @@ async fn ask_at(
     if let (true, Action::TypeHierarchy, Some(direction)) =
         (unsupported || not_found, action, question.direction)
     {
-        return match hierarchy::derive(&session, &doc, &at, symbol, direction).await {
+        return match hierarchy::derive(&session, &doc, &at, at.name(symbol), direction).await {
             Ok(answer) => Ok(Answered { session, synced, ready, at, moved_note, answer }),
             Err(why) => failed(format!("lsp {name}: {why}")),
         };
@@ -228,6 +228,11 @@ pub(super) async fn navigate(
     }
     let name = action_name(action);
     let note = at.note(symbol);
+    // Labelled with the identifier the server was asked about: when the
+    // text asked is only part of a longer name, that name.
+    let held_note = at.held_note(symbol);
+    let used = at.name(symbol).to_string();
+    let symbol = used.as_str();
     // A hierarchy's items, where its bodies are.
     let mut listed = None;
     let mut result = match (action, question.direction) {
@@ -244,6 +249,9 @@ pub(super) async fn navigate(
     if question.body && !result.is_error {
         let named = listed.unwrap_or_else(|| render::locations(&answer));
         result = body::attach(result, body::of_locations(&sup, &root, &named).await);
+    }
+    if let Some(held) = &held_note {
+        result.prepend(held);
     }
     for note in note.into_iter().chain(moved_note).chain(overtaken).chain(vanished_note) {
         result.append(&note);

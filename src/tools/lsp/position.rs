@@ -27,9 +27,49 @@ pub struct SymbolAt {
     pub column: usize,
     /// The line's text.
     pub line_text: String,
+    /// The whole identifier the occurrence stands in: the symbol itself,
+    /// or the longer name holding it when no whole identifier on the line
+    /// equals it (`ObservableInput` for `Observable`).
+    pub identifier: String,
+    /// Whether `symbol` is only part of [`Self::identifier`].
+    pub partial: bool,
 }
 
 impl SymbolAt {
+    /// The name the answer is about: what was asked, or the longer
+    /// identifier that holds it — never the text asked when the server was
+    /// asked about something else.
+    pub fn name<'a>(&'a self, symbol: &'a str) -> &'a str {
+        if self.partial { &self.identifier } else { symbol }
+    }
+
+    /// When `symbol` is only part of a longer name on its line: a note
+    /// saying which identifier the answer is about.
+    pub fn held_note(&self, symbol: &str) -> Option<String> {
+        self.partial.then(|| {
+            format!(
+                "note: line {} has no identifier `{symbol}`; the answer is about `{}` (the identifier on line {0} holding `{symbol}`)",
+                self.position.line + 1,
+                self.identifier
+            )
+        })
+    }
+
+    /// For writes: `symbol` must be a whole identifier on its line, so
+    /// that what is changed is what was named. Otherwise the error names
+    /// the identifiers that are there.
+    pub fn require_whole(&self, symbol: &str, rel: &str) -> Result<(), String> {
+        if !self.partial {
+            return Ok(());
+        }
+        let line = self.position.line + 1;
+        let names: Vec<String> = identifiers(&self.line_text).into_iter().map(|n| format!("`{n}`")).collect();
+        Err(format!(
+            "argument `symbol`: `{symbol}` is not a whole identifier on line {line} of `{rel}` (it is part of `{}`), and a write must name exactly what it changes; the identifiers on that line: {}",
+            self.identifier,
+            names.join(", ")
+        ))
+    }
     /// A note for the result when the symbol was ambiguous on its line:
     /// which occurrence the answer is about, and how to ask for another.
     pub fn note(&self, symbol: &str) -> Option<String> {
@@ -84,7 +124,7 @@ pub fn locate(
     // `area` on `total_area(s.area())` means the method, not the middle of
     // another name: whole-identifier occurrences come first.
     // By characters, not bytes: `e` in `größe = e + 1` is the second one.
-    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let word = is_word;
     let whole: Vec<usize> = all
         .iter()
         .copied()
@@ -107,6 +147,15 @@ pub fn locate(
         }
     };
     let byte = candidates[index];
+    let from =
+        line_text[..byte].char_indices().rev().take_while(|&(_, c)| word(c)).last().map_or(byte, |(i, _)| i);
+    let to = byte
+        + symbol.len()
+        + line_text[byte + symbol.len()..]
+            .chars()
+            .take_while(|&c| word(c))
+            .map(char::len_utf8)
+            .sum::<usize>();
     let start = utf16_column(line_text, byte);
     let end = utf16_column(line_text, byte + symbol.len());
     Ok(SymbolAt {
@@ -117,7 +166,25 @@ pub fn locate(
         picked: occurrence.is_some(),
         column: line_text[..byte].chars().count() + 1,
         line_text: line_text.to_string(),
+        identifier: line_text[from..to].to_string(),
+        partial: whole.is_empty(),
     })
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The identifiers on a line, in order, each once (runs of letters,
+/// digits, `_` and `$` not starting with a digit).
+pub fn identifiers(line: &str) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for name in line.split(|c: char| !is_word(c)) {
+        if name.chars().next().is_some_and(|c| !c.is_ascii_digit()) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// Finds again, in `now` (the text the server holds when the request
@@ -160,6 +227,26 @@ pub fn relocate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_identifier_is_preferred_and_a_part_names_the_identifier_holding_it() {
+        let text = "import { ObservableInput, Observable } from '../types';\nimport { ObservableInput } from '../types';\n";
+        let whole = locate(text, "a.ts", 1, "Observable", None).unwrap();
+        assert_eq!((whole.column, whole.partial, whole.name("Observable")), (27, false, "Observable"));
+        assert_eq!(whole.held_note("Observable"), None);
+        assert!(whole.require_whole("Observable", "a.ts").is_ok());
+        let part = locate(text, "a.ts", 2, "Observable", None).unwrap();
+        assert_eq!((part.partial, part.name("Observable")), (true, "ObservableInput"));
+        let note = part.held_note("Observable").unwrap();
+        assert!(note.contains("`ObservableInput` (the identifier on line 2 holding `Observable`)"), "{note}");
+        let refused = part.require_whole("Observable", "a.ts").unwrap_err();
+        assert!(refused.contains("part of `ObservableInput`"), "{refused}");
+        assert!(refused.contains("`import`, `ObservableInput`, `from`, `types`"), "{refused}");
+        let tabl = locate("t = Table(x)\n", "a.py", 1, "Tabl", None).unwrap();
+        assert_eq!(tabl.name("Tabl"), "Table", "a prefix answers about the identifier it begins");
+        let mid = locate("größe_total = 1\n", "a.py", 1, "e_to", None).unwrap();
+        assert_eq!(mid.identifier, "größe_total");
+    }
 
     #[test]
     fn a_symbol_is_found_again_where_its_line_moved() {

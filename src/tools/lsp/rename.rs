@@ -12,20 +12,25 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use actix::Addr;
-use lsp_types::request::Rename;
-use lsp_types::{RenameParams, TextDocumentIdentifier, TextDocumentPositionParams};
+use lsp_types::request::{DocumentSymbolRequest, Rename};
+use lsp_types::{
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, Position, RenameParams,
+    TextDocumentIdentifier, TextDocumentPositionParams,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::ast::actor::{AstActor, StageFiles};
+use tether_actors::ast::lang::Lang;
+use tether_actors::ast::renamed;
 use tether_actors::ast::rewrite::{FileRewrite, RewritePlan};
 use tether_actors::ast::scan::Coverage;
 use tether_actors::fs::FileChange;
-use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file};
-use tether_actors::lsp::server::OnError;
+use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file, renamed_places};
+use tether_actors::lsp::server::{OnError, Opened};
 use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 
@@ -80,6 +85,12 @@ impl ToolHandler for LspRename {
                 args.file
             )));
         }
+        if !is_identifier(&args.symbol) {
+            return Err(ToolError::new(format!(
+                "argument `symbol`: `{}` is not one identifier; give the name to rename as it appears on the line",
+                args.symbol
+            )));
+        }
         if !is_identifier(&args.new_name) {
             return Err(ToolError::new(format!(
                 "argument `new_name`: `{}` is not an identifier; give one name of letters, digits, `_` (or `$`), not starting with a digit",
@@ -129,6 +140,9 @@ async fn rename(
         Ok(found) => found,
         Err(e) => return ToolResult::error(format!("lsp_rename: {e}")),
     };
+    if let Err(why) = at.require_whole(&args.symbol, &rel) {
+        return ToolResult::error(format!("lsp_rename: {why}; nothing was written"));
+    }
     let ready = super::ready_for(&session).await;
     if ready.unloaded {
         return ToolResult::error(format!(
@@ -214,9 +228,6 @@ async fn rename(
     let old_name =
         tether_actors::lsp::edits::identifier_at(&doc.text, at.position).unwrap_or(&args.symbol).to_string();
     let mut note = at.note(&args.symbol);
-    if old_name != args.symbol {
-        note = Some(format!("note: renaming the identifier `{old_name}` that `{}` points into", args.symbol));
-    }
     // Changes on disk the sync points could not confirm: the server may not
     // know a use of the name they made, and the rename would miss it.
     for unconfirmed in [&synced.note, &after.note].into_iter().flatten() {
@@ -266,6 +277,16 @@ async fn rename(
             Ok(t) => t,
             Err(e) => return ToolResult::error(format!("lsp_rename: in `{frel}`: {e}; nothing was written")),
         };
+        // Read with the file's grammar: the new name must be a name where
+        // the old one stood, and the file no more broken than it was.
+        if let Some(lang) = Lang::for_path(&file) {
+            let places = renamed_places(&before, edits, &old_name, &args.new_name);
+            if let Err(why) = renamed::check(lang, &before, &after, &old_name, &args.new_name, &places) {
+                return ToolResult::error(format!(
+                    "lsp_rename: in `{frel}`: {why}; nothing was written. Pick another name"
+                ));
+            }
+        }
         if after != before {
             counts.insert(frel.clone(), edits.len());
             files.push(FileRewrite {
@@ -278,6 +299,9 @@ async fn rename(
                 nested_left: 0,
             });
         }
+    }
+    if let Some(why) = declared_beside(&sup, &session, &root, &by_file, &old_name, &args.new_name).await {
+        return ToolResult::error(format!("lsp_rename: {why}; nothing was written. Pick another name"));
     }
     if files.is_empty() {
         return ToolResult::error(format!(
@@ -324,6 +348,8 @@ async fn rename(
             mode: None,
         })
         .collect();
+    let written: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let baseline = ctx.before_write(&written).await;
     let commit_root = root.clone();
     let committed = tokio::task::spawn_blocking(move || {
         tether_actors::fs::commit(&changes).map_err(|e| format!("{}: {}", e.left(), e.describe(&commit_root)))
@@ -351,6 +377,117 @@ async fn rename(
     if let Some(note) = crate::tools::committed_note(&root, &committed) {
         result.append(&note);
     }
-    let written = files.into_iter().map(|f| f.path).collect();
-    ctx.report_write(written, result).await
+    ctx.report_write(written, baseline, result).await
+}
+
+/// Files whose document symbols are read for the declaration the rename
+/// renames, when it is not in the file asked about.
+const MAX_DECLARATION_FILES: usize = 4;
+
+/// Whether `new` is already declared in the scope of the declaration the
+/// rename renames (its siblings in the document symbols of its file):
+/// written, one would hide or clash with the other. The declaration is
+/// the document symbol whose name one of the rename's edits replaces;
+/// looked for in the file asked about first, then in a few more of the
+/// files the rename touches.
+async fn declared_beside(
+    sup: &Addr<LspSupervisor>,
+    asked: &Opened,
+    root: &Path,
+    by_file: &BTreeMap<lsp_types::Url, Vec<lsp_types::TextEdit>>,
+    old: &str,
+    new: &str,
+) -> Option<String> {
+    let asked_uri = asked.doc.as_ref().map(|d| d.uri.clone());
+    let mut order: Vec<&lsp_types::Url> = by_file.keys().filter(|u| Some(*u) == asked_uri.as_ref()).collect();
+    order.extend(by_file.keys().filter(|u| Some(*u) != asked_uri.as_ref()).take(MAX_DECLARATION_FILES));
+    for uri in order {
+        let starts: Vec<Position> = by_file[uri].iter().map(|e| e.range.start).collect();
+        let symbols = if Some(uri) == asked_uri.as_ref() {
+            document_symbols(asked, uri).await
+        } else {
+            let path = uri.to_file_path().ok()?;
+            match super::open(sup, &path, false).await {
+                Ok((session, _)) => document_symbols(&session, uri).await,
+                Err(_) => None,
+            }
+        };
+        let Some(symbols) = symbols else { continue };
+        let rel = uri.to_file_path().map(|p| tether_actors::fs::relative(root, &p)).unwrap_or_default();
+        match clash(&symbols, &starts, old, new) {
+            Clash::Found(line, kind) => {
+                return Some(format!(
+                    "`{new}` is already declared beside `{old}` in `{rel}` (line {line}, {kind}); renamed, one would clash with or hide the other"
+                ));
+            }
+            Clash::Free => return None,
+            Clash::NoDeclaration => continue,
+        }
+    }
+    None
+}
+
+async fn document_symbols(session: &Opened, uri: &lsp_types::Url) -> Option<DocumentSymbolResponse> {
+    let params = DocumentSymbolParams {
+        text_document: TextDocumentIdentifier { uri: uri.clone() },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    session.ask::<DocumentSymbolRequest>(params, REQUEST_TIMEOUT).await.ok().flatten()
+}
+
+/// What a file's document symbols say of a name beside the renamed one.
+#[derive(Debug, PartialEq)]
+enum Clash {
+    /// The renamed declaration is here and a sibling already has the new
+    /// name: its 1-based line and kind.
+    Found(u32, String),
+    /// The renamed declaration is here, and no sibling has the new name.
+    Free,
+    /// The renamed declaration is not among these symbols.
+    NoDeclaration,
+}
+
+fn kind_word(kind: lsp_types::SymbolKind) -> String {
+    format!("{kind:?}").to_lowercase()
+}
+
+/// [`Clash`] for `symbols`, the renamed declaration being the symbol named
+/// `old` whose name starts where an edit (`starts`) does.
+fn clash(symbols: &DocumentSymbolResponse, starts: &[Position], old: &str, new: &str) -> Clash {
+    match symbols {
+        DocumentSymbolResponse::Nested(tree) => nested_clash(tree, starts, old, new),
+        DocumentSymbolResponse::Flat(flat) => {
+            // Flat lists give the whole range only: the declaration is the
+            // innermost symbol named `old` holding an edit's start.
+            let holds = |r: &lsp_types::Range, p: &Position| r.start <= *p && *p <= r.end;
+            let declared = flat
+                .iter()
+                .filter(|s| s.name == old && starts.iter().any(|p| holds(&s.location.range, p)))
+                .min_by_key(|s| {
+                    (s.location.range.end.line - s.location.range.start.line, s.location.range.end.character)
+                });
+            let Some(declared) = declared else { return Clash::NoDeclaration };
+            flat.iter()
+                .find(|s| s.name == new && s.container_name == declared.container_name)
+                .map_or(Clash::Free, |s| Clash::Found(s.location.range.start.line + 1, kind_word(s.kind)))
+        }
+    }
+}
+
+fn nested_clash(siblings: &[DocumentSymbol], starts: &[Position], old: &str, new: &str) -> Clash {
+    let renamed = siblings.iter().any(|s| s.name == old && starts.contains(&s.selection_range.start));
+    if renamed {
+        return siblings
+            .iter()
+            .find(|s| s.name == new)
+            .map_or(Clash::Free, |s| Clash::Found(s.selection_range.start.line + 1, kind_word(s.kind)));
+    }
+    for s in siblings {
+        match nested_clash(s.children.as_deref().unwrap_or_default(), starts, old, new) {
+            Clash::NoDeclaration => continue,
+            found => return found,
+        }
+    }
+    Clash::NoDeclaration
 }

@@ -33,10 +33,11 @@ async fn a_host_outside_actix_gets_its_own_system() {
     assert!(!r.is_error, "{}", r.text);
     // With language servers connected, a file no server can serve says so
     // rather than passing for clean.
-    let said = rt.after_write(vec![dir.path().join("a.py")]).await.expect("a report");
+    let before = rt.before_write(vec![dir.path().join("a.py")]).await;
+    let said = rt.after_write(vec![dir.path().join("a.py")], before).await.expect("a report");
     assert!(said.contains("diagnostics unavailable for `a.py`"), "{said}");
     let bare = Runtime::builder().workdir(dir.path()).connect(tether::Resource::Parsers).start().unwrap();
-    assert_eq!(bare.after_write(vec![dir.path().join("a.py")]).await, None, "no hook configured");
+    assert_eq!(bare.after_write(vec![dir.path().join("a.py")], None).await, None, "no hook configured");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::common::Harness;
 use parking_lot::Mutex;
 use serde_json::json;
-use tether::AfterWrite;
+use tether::{AfterWrite, WriteBaseline};
 
 #[tokio::test]
 async fn read_returns_text_and_refuses_what_it_cannot_show() {
@@ -98,17 +98,28 @@ async fn apply_patch_changes_every_file_or_none() {
     assert!(text.contains("`patch`") && text.contains("unified diff"), "{text}");
 }
 
-/// Records what was written and answers with a line of its own.
+/// Records what was written and answers with a line of its own, saying
+/// which of the files it was shown before they were written.
 struct Recorder(Mutex<Vec<PathBuf>>);
 
 impl AfterWrite for Recorder {
+    fn before_write(
+        &self,
+        paths: Vec<PathBuf>,
+    ) -> Pin<Box<dyn std::future::Future<Output = WriteBaseline> + Send>> {
+        Box::pin(async move { Some(Box::new(paths) as Box<dyn std::any::Any + Send>) })
+    }
+
     fn after_write(
         &self,
         paths: Vec<PathBuf>,
+        before: WriteBaseline,
     ) -> Pin<Box<dyn std::future::Future<Output = Option<String>> + Send>> {
         let n = paths.len();
+        let shown = before.and_then(|b| b.downcast::<Vec<PathBuf>>().ok()).map(|b| *b).unwrap_or_default();
+        let seen_before = paths.iter().filter(|p| shown.contains(p)).count();
         self.0.lock().extend(paths);
-        Box::pin(async move { Some(format!("[after-write: {n} file(s)]")) })
+        Box::pin(async move { Some(format!("[after-write: {n} file(s), {seen_before} seen before]")) })
     }
 }
 
@@ -118,15 +129,15 @@ async fn the_after_write_hook_appends_to_every_writing_tool() {
     let hook = recorder.clone();
     let h = Harness::with(&[("a.py", "old(1)\n")], move |b| b.connect_all().after_write(hook));
     let r = h.ok("write", json!({"path": "b.py", "content": "x = 1\n"})).await;
-    assert!(r.text.ends_with("[after-write: 1 file(s)]"), "{}", r.text);
+    assert!(r.text.ends_with("[after-write: 1 file(s), 1 seen before]"), "{}", r.text);
     let r = h.ok("edit", json!({"path": "b.py", "old_string": "x = 1", "new_string": "x = 2"})).await;
-    assert!(r.text.ends_with("[after-write: 1 file(s)]"), "{}", r.text);
+    assert!(r.text.ends_with("[after-write: 1 file(s), 1 seen before]"), "{}", r.text);
     let r =
         h.ok("apply_patch", json!({"patch": "--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-x = 2\n+x = 3\n"})).await;
-    assert!(r.text.ends_with("[after-write: 1 file(s)]"), "{}", r.text);
+    assert!(r.text.ends_with("[after-write: 1 file(s), 1 seen before]"), "{}", r.text);
     h.ok("ast_edit", json!({"pattern": "old($A)", "rewrite": "new($A)"})).await;
     let r = h.ok("resolve", json!({"edit_id": "edit_1", "action": "accept"})).await;
-    assert!(r.text.ends_with("[after-write: 1 file(s)]"), "{}", r.text);
+    assert!(r.text.ends_with("[after-write: 1 file(s), 1 seen before]"), "{}", r.text);
     let seen = recorder.0.lock().clone();
     assert_eq!(seen.len(), 4);
     assert!(seen.iter().all(|p| p.is_absolute() && p.starts_with(h.root())), "{seen:?}");

@@ -1,6 +1,7 @@
 //! Language servers, through the `lsp` and `lsp_rename` tools and the
 //! diagnostics a write carries.
 
+mod exactly;
 mod fake_server;
 mod freshness;
 mod java;

@@ -301,14 +301,15 @@ async fn diagnostics_on_write_report_new_problems_once_and_resolutions() {
     let r = h.ok("edit", json!({"path": "app.py", "old_string": "print(undefined_thing)", "new_string": "print(Square(1.0).area())"})).await;
     assert!(r.text.contains("0 new, 1 resolved"), "{}", r.text);
     assert!(
-        r.text.contains("− app.py: error [reportUndefinedVariable] \"undefined_thing\" is not defined"),
+        r.text.contains("− app.py:7:7: error [reportUndefinedVariable] \"undefined_thing\" is not defined"),
         "{}",
         r.text
     );
 
     // A host writing with its own tools asks the runtime directly.
+    let before = h.rt.before_write(vec![h.path("app.py")]).await;
     std::fs::write(h.path("app.py"), "x: int = 'text'\n").unwrap();
-    let text = h.rt.after_write(vec![h.path("app.py")]).await.expect("a report");
+    let text = h.rt.after_write(vec![h.path("app.py")], before).await.expect("a report");
     assert!(text.contains("1 new") && text.contains("reportAssignmentType"), "{text}");
 }
 

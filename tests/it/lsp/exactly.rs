@@ -1,0 +1,234 @@
+//! Answers about exactly what was asked, on two real projects (rich 15.0.0
+//! from PyPI with pyright, rxjs 7.8.2 from npm with
+//! typescript-language-server): a `symbol` that is only part of a longer
+//! name on its line, the diagnostics a write introduced against the
+//! content it replaced (whoever wrote that content), and renames that
+//! would write broken code.
+
+use serde_json::json;
+
+use super::tool::{lsp, lsp_ok, pyright, tsls};
+use crate::common::{Harness, copy_dir, corpus};
+
+/// rich's package, as a project pyright serves.
+fn rich() -> Harness {
+    let h = Harness::new(&[
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        ("pyproject.toml", "[project]\nname = \"rich\"\n"),
+    ]);
+    copy_dir(&corpus("rich", "out/rich-15.0.0/rich"), &h.path("rich"));
+    h
+}
+
+/// rxjs's sources and its tsconfig, as a project
+/// typescript-language-server serves.
+fn rxjs() -> Harness {
+    let h = Harness::new(&[(".git/HEAD", "ref: refs/heads/main\n")]);
+    let package = corpus("rxjs", "out/package");
+    copy_dir(&package.join("src"), &h.path("src"));
+    for file in ["tsconfig.json", "package.json"] {
+        std::fs::copy(package.join(file), h.path(file)).unwrap();
+    }
+    h
+}
+
+/// The 1-based line of `rel` that starts (trimmed) with `start`.
+fn line_of(h: &Harness, rel: &str, start: &str) -> u32 {
+    let text = h.read(rel);
+    let k = text.lines().position(|l| l.trim_start().starts_with(start));
+    k.unwrap_or_else(|| panic!("no line of {rel} starts with {start:?}")) as u32 + 1
+}
+
+/// The `+` lines of a write's diagnostics report.
+fn added(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with("+ ")).collect()
+}
+
+/// The `−` lines of a write's diagnostics report.
+fn resolved(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with("− ")).collect()
+}
+
+#[tokio::test]
+async fn a_symbol_inside_a_longer_name_is_answered_as_that_name_and_never_renamed() {
+    tsls();
+    let h = rxjs();
+    let file = "src/internal/operators/mergeMap.ts";
+    assert!(h.read(file).lines().next().unwrap().contains("ObservableInput"));
+    let at = |action: &str| json!({"action": action, "file": file, "line": 1, "symbol": "Observable"});
+    let held = "`ObservableInput` (the identifier on line 1 holding `Observable`)";
+
+    let def = lsp_ok(&h, at("definition")).await;
+    assert!(def.starts_with("note: line 1 has no identifier `Observable`"), "{def}");
+    assert!(def.contains(held), "{def}");
+    assert!(def.contains("definition of `ObservableInput`"), "{def}");
+    assert!(!def.contains("of `Observable`"), "never labelled with the text asked: {def}");
+    assert!(def.contains("src/internal/types.ts:"), "{def}");
+
+    let refs = lsp_ok(&h, at("references")).await;
+    assert!(refs.contains(held), "{refs}");
+    assert!(refs.contains(" references to `ObservableInput` in "), "{refs}");
+    assert!(!refs.contains("to `Observable`"), "{refs}");
+
+    let before = h.read(file);
+    let refused = h
+        .err("lsp_rename", json!({"file": file, "line": 1, "symbol": "Observable", "new_name": "Stream"}))
+        .await;
+    assert!(refused.contains("`Observable` is not a whole identifier on line 1"), "{refused}");
+    assert!(refused.contains("part of `ObservableInput`"), "{refused}");
+    assert!(
+        refused.contains("`import`, `ObservableInput`, `OperatorFunction`, `ObservedValueOf`, `from`"),
+        "{refused}"
+    );
+    assert_eq!(h.read(file), before, "nothing written");
+    let staged = h
+        .err(
+            "lsp_rename",
+            json!({"file": file, "line": 1, "symbol": "Observable", "new_name": "Stream", "stage": true}),
+        )
+        .await;
+    assert!(staged.contains("not a whole identifier"), "nothing staged either: {staged}");
+}
+
+#[tokio::test]
+async fn a_prefix_of_a_python_name_is_answered_as_the_name() {
+    pyright();
+    let h = rich();
+    let line = line_of(&h, "rich/table.py", "class Table(");
+    let hover =
+        lsp_ok(&h, json!({"action": "hover", "file": "rich/table.py", "line": line, "symbol": "Tabl"})).await;
+    assert!(
+        hover.starts_with(&format!(
+            "note: line {line} has no identifier `Tabl`; the answer is about `Table` (the identifier on line {line} holding `Tabl`)"
+        )),
+        "{hover}"
+    );
+    assert!(hover.contains("class Table"), "{hover}");
+}
+
+#[tokio::test]
+async fn a_writes_new_diagnostics_are_against_the_content_it_replaced() {
+    pyright();
+    let h = rich();
+    // A file the server has not opened: what it already had is not new.
+    let filesize = h.read("rich/filesize.py");
+    let doc = filesize.lines().find(|l| l.trim_start().starts_with("\"\"\"")).unwrap().trim().to_string();
+    let r = h
+        .ok(
+            "edit",
+            json!({"path": "rich/filesize.py", "old_string": doc, "new_string": format!("{doc}  # reworded")}),
+        )
+        .await;
+    assert!(r.text.contains("diagnostics (fresh) for `rich/filesize.py`"), "{}", r.text);
+    assert!(added(&r.text).is_empty(), "a docstring edit introduces nothing: {}", r.text);
+    assert!(resolved(&r.text).is_empty(), "{}", r.text);
+
+    // An error another program wrote is not the next edit's.
+    lsp_ok(&h, json!({"action": "diagnostics", "file": "rich/rule.py"})).await;
+    let rule = h.read("rich/rule.py");
+    std::fs::write(h.path("rich/rule.py"), format!("{rule}\nbroken: int = \"text\"\n")).unwrap();
+    let r = h
+        .ok(
+            "edit",
+            json!({"path": "rich/rule.py", "old_string": "class Rule(", "new_string": "# A horizontal rule.\nclass Rule("}),
+        )
+        .await;
+    assert!(r.text.contains("diagnostics (fresh) for `rich/rule.py`"), "{}", r.text);
+    assert!(added(&r.text).is_empty(), "the outside error is not blamed on the edit: {}", r.text);
+
+    // An edit that does introduce one is told so, at its line.
+    let r = h
+        .ok(
+            "edit",
+            json!({"path": "rich/rule.py", "old_string": "# A horizontal rule.\n", "new_string": "also_broken: int = \"text\"\n"}),
+        )
+        .await;
+    let new = added(&r.text);
+    let line = line_of(&h, "rich/rule.py", "also_broken");
+    assert_eq!(new.len(), 1, "{}", r.text);
+    assert!(new[0].starts_with(&format!("+ rich/rule.py:{line}:")), "{}", r.text);
+
+    // And one that fixes both says where each was, before the write.
+    let before = h.read("rich/rule.py");
+    let was = line_of(&h, "rich/rule.py", "broken: int");
+    let fixed = before
+        .replace("also_broken: int = \"text\"\n", "")
+        .replace("broken: int = \"text\"", "broken = \"text\"");
+    let r = h.ok("write", json!({"path": "rich/rule.py", "content": fixed})).await;
+    let gone = resolved(&r.text);
+    assert_eq!(gone.len(), 2, "{}", r.text);
+    assert!(gone.iter().any(|l| l.starts_with(&format!("− rich/rule.py:{was}:"))), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_rename_after_a_checkout_resolves_only_what_it_fixed() {
+    pyright();
+    let h = rich();
+    // What the checkout takes away: errors the server has seen.
+    let segment = h.read("rich/segment.py");
+    let broken = format!("{segment}\nbad_one: int = \"a\"\nbad_two: str = 2\n");
+    std::fs::write(h.path("rich/segment.py"), &broken).unwrap();
+    let seen = lsp_ok(&h, json!({"action": "diagnostics", "file": "rich/segment.py"})).await;
+    assert!(seen.contains("bad_one") || seen.contains("reportAssignmentType"), "{seen}");
+    // The checkout: the file back as it was, written by another program.
+    std::fs::write(h.path("rich/segment.py"), &segment).unwrap();
+    let line = line_of(&h, "rich/segment.py", "def split_and_crop_lines(");
+    let r = h
+        .ok(
+            "lsp_rename",
+            json!({"file": "rich/segment.py", "line": line, "symbol": "split_and_crop_lines", "new_name": "split_crop_lines"}),
+        )
+        .await;
+    assert!(r.text.starts_with("renamed `split_and_crop_lines` → `split_crop_lines`"), "{}", r.text);
+    assert!(resolved(&r.text).is_empty(), "the checkout resolved those, not the rename: {}", r.text);
+    assert!(added(&r.text).is_empty(), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_rename_onto_a_keyword_or_a_name_in_the_same_scope_writes_nothing() {
+    pyright();
+    let h = rich();
+    let before = h.read("rich/segment.py");
+    let line = line_of(&h, "rich/segment.py", "def split_and_crop_lines(");
+    let rename = |new_name: &str| json!({"file": "rich/segment.py", "line": line, "symbol": "split_and_crop_lines", "new_name": new_name});
+    let keyword = h.err("lsp_rename", rename("class")).await;
+    assert!(keyword.contains("`class` is not a name in python"), "{keyword}");
+    assert!(keyword.contains("nothing was written"), "{keyword}");
+    let literal = h.err("lsp_rename", rename("None")).await;
+    assert!(literal.contains("`None` is not a name in python"), "{literal}");
+    let taken = h.err("lsp_rename", rename("split_lines")).await;
+    let declared = line_of(&h, "rich/segment.py", "def split_lines(");
+    assert!(
+        taken.contains(&format!("`split_lines` is already declared beside `split_and_crop_lines` in `rich/segment.py` (line {declared}, method)")),
+        "{taken}"
+    );
+    assert_eq!(h.read("rich/segment.py"), before, "nothing written");
+    let soft = h.ok("lsp_rename", rename("match")).await;
+    assert!(
+        soft.text.starts_with("renamed `split_and_crop_lines` → `match`"),
+        "a soft keyword is a name: {}",
+        soft.text
+    );
+    assert!(
+        lsp(&h, json!({"action": "diagnostics", "file": "rich/segment.py"}))
+            .await
+            .text
+            .contains("rich/segment.py")
+    );
+}
+
+#[tokio::test]
+async fn a_typescript_rename_does_not_count_the_files_old_hints_as_new() {
+    tsls();
+    let h = rxjs();
+    let file = "src/internal/operators/publishReplay.ts";
+    let line = line_of(&h, file, "const selector =");
+    let r = h
+        .ok("lsp_rename", json!({"file": file, "line": line, "symbol": "selector", "new_name": "chosen"}))
+        .await;
+    assert!(r.text.starts_with("renamed `selector` → `chosen`"), "{}", r.text);
+    assert!(added(&r.text).is_empty(), "the deprecation hints were there before: {}", r.text);
+    assert!(r.text.contains(&format!("for `{file}`: nothing new")), "{}", r.text);
+    let listed = lsp_ok(&h, json!({"action": "diagnostics", "file": file})).await;
+    assert!(listed.contains("'multicast' is deprecated"), "the hints are in the file: {listed}");
+}
