@@ -1,6 +1,9 @@
 //! Project checkers (`lsp diagnostics file="*"`): run the language's
-//! whole-project command and read its output into diagnostics of the same
-//! shape the servers publish.
+//! whole-project command in a project root and read its output into
+//! diagnostics of the same shape the servers publish. A check writes
+//! nothing into the project: what a checker keeps between runs (tsc's
+//! build info under `incremental`, cargo's target directory) goes to a
+//! directory of tether's own outside it ([`cache_dir`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -66,6 +69,54 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Where a check of `root` keeps what its checker keeps between runs:
+/// under the system's temporary directory, one directory per root.
+pub fn cache_dir(root: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut hasher);
+    std::env::temp_dir().join("tether-check").join(format!("{:016x}", hasher.finish()))
+}
+
+/// Why `root` holds no project `checker` can check, if it holds none: tsc
+/// run where there is neither `tsconfig.json` nor `jsconfig.json` prints
+/// its usage, not diagnostics.
+pub fn no_project(checker: &Checker, root: &Path) -> Option<String> {
+    let names_one = checker.args.iter().any(|a| matches!(a.as_str(), "-p" | "--project" | "-b" | "--build"));
+    let configs = ["tsconfig.json", "jsconfig.json"];
+    (checker.format == CheckerFormat::Tsc && !names_one && !configs.iter().any(|c| root.join(c).is_file()))
+        .then(|| {
+            "neither tsconfig.json nor jsconfig.json is there, so tsc has no project to check".to_string()
+        })
+}
+
+/// The arguments and environment `checker` runs with in `dir` so that it
+/// writes nothing there, its keepings in `cache`.
+fn confined_to(checker: &Checker, dir: &Path, cache: &Path) -> (Vec<String>, Vec<(&'static str, PathBuf)>) {
+    let mut args = checker.args.clone();
+    let mut env = Vec::new();
+    let given = |flag: &str| checker.args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+    match checker.format {
+        CheckerFormat::Tsc => {
+            let names_one = ["-p", "--project", "-b", "--build"].iter().any(|f| given(f));
+            if !names_one && !dir.join("tsconfig.json").is_file() && dir.join("jsconfig.json").is_file() {
+                args.extend(["-p".to_string(), "jsconfig.json".to_string()]);
+            }
+            // With `incremental` (or `composite`) in the project's config,
+            // tsc writes its build info beside it even under --noEmit:
+            // always incremental, the build info in tether's cache.
+            if !given("--tsBuildInfoFile") && !given("-b") && !given("--build") {
+                let info = cache.join("tsbuildinfo");
+                args.extend(["--incremental".to_string(), "--tsBuildInfoFile".to_string()]);
+                args.push(info.display().to_string());
+            }
+        }
+        CheckerFormat::Cargo => env.push(("CARGO_TARGET_DIR", cache.join("target"))),
+        CheckerFormat::Pyright | CheckerFormat::LineColMessage => {}
+    }
+    (args, env)
+}
+
 /// Runs `checker` in `dir` and reads its diagnostics. It is an error —
 /// never an empty list — when the checker cannot run, ends with a status
 /// its format does not give when it ran to the end, prints output that is
@@ -77,11 +128,16 @@ pub async fn run(checker: &Checker, dir: &Path) -> Result<Vec<CheckDiag>, String
         if checker.args.is_empty() { "" } else { " " },
         checker.args.join(" ")
     );
+    let cache = cache_dir(dir);
+    std::fs::create_dir_all(&cache)
+        .map_err(|e| format!("{shown} did not run: cannot make its cache {}: {e}", cache.display()))?;
+    let (args, env) = confined_to(checker, dir, &cache);
     let mut command = tokio::process::Command::new(&checker.command);
+    command.envs(env);
     // In a group of its own, killed whole when it ends, overruns or the
     // call is dropped: `cargo check` leaves `rustc`s, `go vet` its tools.
     let child = crate::process::without_withheld(&mut command)
-        .args(&checker.args)
+        .args(&args)
         .current_dir(dir)
         .env(crate::process::RUN_ID_VAR, crate::process::run_id())
         .env(crate::process::RUN_ROOT_VAR, dir)
@@ -260,6 +316,31 @@ mod tests {
         let left: i32 = std::fs::read_to_string(dir.path().join("left.pid")).unwrap().trim().parse().unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         assert!(!crate::process::is_running(left), "the checker's background child {left} was killed");
+    }
+
+    #[test]
+    fn a_check_keeps_its_build_info_and_target_outside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Path::new("/cache");
+        let tsc =
+            Checker { command: "tsc".into(), args: vec!["--noEmit".into()], format: CheckerFormat::Tsc };
+        assert!(no_project(&tsc, dir.path()).unwrap().contains("neither tsconfig.json nor jsconfig.json"));
+        std::fs::write(dir.path().join("jsconfig.json"), "{}").unwrap();
+        assert_eq!(no_project(&tsc, dir.path()), None);
+        let (args, env) = confined_to(&tsc, dir.path(), cache);
+        assert_eq!(
+            args,
+            ["--noEmit", "-p", "jsconfig.json", "--incremental", "--tsBuildInfoFile", "/cache/tsbuildinfo"]
+        );
+        assert!(env.is_empty());
+        let cargo =
+            Checker { command: "cargo".into(), args: vec!["check".into()], format: CheckerFormat::Cargo };
+        let (args, env) = confined_to(&cargo, dir.path(), cache);
+        assert_eq!(
+            (args, env),
+            (vec!["check".to_string()], vec![("CARGO_TARGET_DIR", PathBuf::from("/cache/target"))])
+        );
+        assert!(!cache_dir(dir.path()).starts_with(dir.path()));
     }
 
     #[test]

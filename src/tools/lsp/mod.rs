@@ -85,9 +85,9 @@ pub const MAX_LOCATIONS: usize = 200;
 pub const MAX_HOVER_CHARS: usize = 8_000;
 /// Code actions listed at most (the rest counted).
 pub const MAX_CODE_ACTIONS: usize = 100;
-/// Workspace symbols listed.
+/// Workspace symbols per page unless the caller gives `limit`.
 pub const WORKSPACE_SYMBOLS_CAP: usize = 100;
-/// Document symbols listed.
+/// Document symbols per page unless the caller gives `limit`.
 pub const DOCUMENT_SYMBOLS_CAP: usize = 200;
 
 /// What to ask the language server.
@@ -159,7 +159,7 @@ impl ToolHandler for Lsp {
             name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checker (`language`: which one; default every language present): counts by severity and by file (with each file's first `offset`) first, then one page of the diagnostics grouped by file; `limit` per page (default 50, at most 1000), `offset` to page on.\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query). A dotted query, `Container.member` (`Session.request`, `pkg.http.Session.request`), keeps the members of that container — in the workspace by the container the server names and the module the file is, in a file by nesting — and when none is there says what the member alone matched, and where. A member is shown with its container before it (`Session.request`).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
+            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checkers, once in each project root (`language`: which one; default every language present; nothing is written into the project): counts by severity and by file (with each file's first `offset`) first, then one page of the diagnostics grouped by file; `limit` per page (default 50, at most 1000), `offset` to page on.\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query); `limit` per page (default 100 in the workspace, 200 in a file, at most 1000), `offset` to page on. Workspace symbols rank exact names first, then types, functions and methods, module-level names, and the parameters and locals of functions last. A dotted query, `Container.member` (`Session.request`, `pkg.http.Session.request`), keeps the members of that container — in the workspace by the container the server names and the module the file is, in a file by nesting — and when none is there says what the member alone matched, and where. A member is shown with its container before it (`Session.request`).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
             input_schema: schema_of::<LspArgs>(),
             ..ToolSpec::default()
         }
@@ -206,13 +206,20 @@ impl ToolHandler for Lsp {
             }
             Action::Symbols => {
                 let body = args.body.unwrap_or(false);
+                if args.query.as_deref().is_some_and(|q| q.trim().is_empty()) {
+                    return Err(ToolError::new(
+                        "lsp symbols: argument `query` is empty; give a name or part of one, or leave `query` out and give `file` to list that file's symbols",
+                    ));
+                }
                 match (args.query, args.file) {
                     (Some(q), None) => {
-                        Box::pin(symbols::workspace_symbols(sup, root.clone(), q, args.language, body))
+                        let page = symbols_page(args.offset, args.limit, WORKSPACE_SYMBOLS_CAP)?;
+                        Box::pin(symbols::workspace_symbols(sup, root.clone(), q, args.language, body, page))
                     }
                     (query, Some(f)) => {
                         let path = file("symbols", Some(f))?;
-                        Box::pin(symbols::document_symbols(sup, root.clone(), path, query, body))
+                        let page = symbols_page(args.offset, args.limit, DOCUMENT_SYMBOLS_CAP)?;
+                        Box::pin(symbols::document_symbols(sup, root.clone(), path, query, body, page))
                     }
                     (None, None) => {
                         return Err(ToolError::new(
@@ -285,11 +292,11 @@ fn check_applies(args: &LspArgs) -> Result<(), ToolError> {
     if args.occurrence.is_some() && !navigation {
         return refuse("occurrence", "the actions that take `line` and `symbol`");
     }
-    let paged = args.action == A::References
+    let paged = matches!(args.action, A::References | A::Symbols)
         || (args.action == A::Diagnostics && args.file.as_deref() == Some(PROJECT));
     for (field, given) in [("offset", args.offset.is_some()), ("limit", args.limit.is_some())] {
         if given && !paged {
-            return refuse(field, "references and diagnostics of `file: \"*\"`");
+            return refuse(field, "references, symbols and diagnostics of `file: \"*\"`");
         }
     }
     if args.direction.is_some() && !matches!(args.action, A::CallHierarchy | A::TypeHierarchy) {
@@ -318,6 +325,36 @@ fn check_applies(args: &LspArgs) -> Result<(), ToolError> {
 struct Page {
     offset: usize,
     limit: usize,
+}
+
+impl Page {
+    /// The rows of a list of `total` this page shows, and what its header
+    /// says of them (nothing when the whole list fits on the first page);
+    /// an error when `offset` is past the list.
+    fn span(self, total: usize, what: &str) -> Result<(std::ops::Range<usize>, String), String> {
+        let Page { offset, limit } = self;
+        if offset > 0 && offset >= total {
+            let fix =
+                if total == 0 { "leave `offset` out".to_string() } else { format!("use 0 to {}", total - 1) };
+            return Err(format!("`offset` {offset} is past the {total} {what}; {fix}"));
+        }
+        let end = (offset + limit).min(total);
+        let header = if total > limit || offset > 0 {
+            format!(" (showing {}–{end}; {limit} a page{})", offset + 1, render::more_hint(end, total, limit))
+        } else {
+            String::new()
+        };
+        Ok((offset..end, header))
+    }
+}
+
+/// The page of a symbols list: `default` rows unless `limit` says.
+fn symbols_page(offset: Option<usize>, limit: Option<usize>, default: usize) -> Result<Page, ToolError> {
+    let limit = match limit {
+        None => default,
+        Some(_) => page_limit(limit)?,
+    };
+    Ok(Page { offset: offset.unwrap_or(0), limit })
 }
 
 fn page_limit(limit: Option<usize>) -> Result<usize, ToolError> {

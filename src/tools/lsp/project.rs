@@ -1,7 +1,8 @@
 //! What the tree holds: the languages present (for `symbols` and
-//! `diagnostics "*"`), and the project checkers run over them — their
-//! diagnostics counted (by severity, by file) before one page of them,
-//! in file order, grouped by file.
+//! `diagnostics "*"`), and the project checkers run over them — once per
+//! project root their server would use, whatever languages a checker
+//! covers — their diagnostics counted (by severity, by file) before one
+//! page of them, in file order, grouped by file.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -11,7 +12,8 @@ use std::sync::Arc;
 use actix::Addr;
 use serde_json::json;
 use tether_actors::lsp::checker;
-use tether_actors::lsp::config::Table;
+use tether_actors::lsp::config::{Checker, Table};
+use tether_actors::lsp::discovery;
 use tether_actors::lsp::supervisor::{LspSupervisor, Tables};
 use tether_actors::lsp::tree::{self, Present};
 
@@ -98,6 +100,57 @@ fn by_severity<'a>(severities: impl Iterator<Item = &'a str>) -> (Vec<(String, u
     (counts, words)
 }
 
+/// Roots a checker runs in at most; past them the answer says how many
+/// were left out.
+pub const MAX_CHECK_ROOTS: usize = 6;
+
+/// One checker's work here: the languages it covers (a server's checker
+/// covers every language of the server: tsc TypeScript and JavaScript) and
+/// the roots it runs in — the roots its server would be started at for the
+/// files of those languages.
+struct CheckPlan {
+    checker: Checker,
+    languages: Vec<String>,
+    roots: Vec<PathBuf>,
+    /// Roots past [`MAX_CHECK_ROOTS`].
+    left: usize,
+    /// Directories of those languages under no root of the server.
+    rootless: usize,
+}
+
+/// Which checker runs where, and a note for each language without one.
+fn plan_checks(workdir: &Path, table: &Table, present: &[Present]) -> (Vec<CheckPlan>, Vec<String>) {
+    let mut plans: Vec<(String, CheckPlan)> = Vec::new();
+    let mut unchecked = Vec::new();
+    for p in present {
+        let Some(server) = table.candidates(&p.id).into_iter().find(|s| s.checker.is_some()) else {
+            unchecked.push(format!("{}: no project checker is configured (add one to tether.toml)", p.id));
+            continue;
+        };
+        let at = match plans.iter().position(|(id, _)| *id == server.id) {
+            Some(at) => at,
+            None => {
+                let checker = server.checker.clone().expect("found by its checker");
+                let plan =
+                    CheckPlan { checker, languages: Vec::new(), roots: Vec::new(), left: 0, rootless: 0 };
+                plans.push((server.id.clone(), plan));
+                plans.len() - 1
+            }
+        };
+        let plan = &mut plans[at].1;
+        plan.languages.push(p.id.clone());
+        for sample in &p.samples {
+            match discovery::find_root(sample, workdir, &server.root_markers) {
+                Some(root) if plan.roots.contains(&root) => {}
+                Some(root) if plan.roots.len() < MAX_CHECK_ROOTS => plan.roots.push(root),
+                Some(_) => plan.left += 1,
+                None => plan.rootless += 1,
+            }
+        }
+    }
+    (plans.into_iter().map(|(_, plan)| plan).collect(), unchecked)
+}
+
 pub(super) async fn project_check(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
@@ -108,56 +161,88 @@ pub(super) async fn project_check(
         Ok(here) => here,
         Err(e) => return ToolResult::error(format!("lsp diagnostics: {e}")),
     };
+    let (plans, unchecked) = plan_checks(&root, &table, &present);
     let mut text = String::new();
+    for note in unchecked {
+        let _ = writeln!(text, "{note}");
+    }
     let mut all: Vec<Reported> = Vec::new();
+    let mut seen = BTreeSet::new();
     let mut any_checker = false;
     let mut failed = false;
     // Languages whose checker reported something.
-    let mut reporting = 0;
-    for lang in present.iter().map(|p| p.id.as_str()) {
-        let Some(checker) = table.candidates(lang).into_iter().find_map(|s| s.checker.clone()) else {
-            let _ = writeln!(text, "{lang}: no project checker is configured (add one to tether.toml)");
-            continue;
-        };
-        any_checker = true;
-        match checker::run(&checker, &root).await {
-            Ok(diags) => {
-                let found: Vec<Reported> = diags
-                    .into_iter()
-                    .map(|d| {
-                        let path = if d.path.is_absolute() { d.path.clone() } else { root.join(&d.path) };
-                        Reported {
-                            path: display_path(&root, &path),
-                            line: d.line,
-                            column: d.column,
-                            severity: d.severity,
-                            code: d.code,
-                            message: d.message.lines().next().unwrap_or("").trim().to_string(),
-                            language: lang.to_string(),
-                        }
-                    })
-                    .collect();
-                let files: BTreeSet<&str> = found.iter().map(|d| d.path.as_str()).collect();
-                let (_, severities) = by_severity(found.iter().map(|d| d.severity.as_str()));
-                let _ = write!(
-                    text,
-                    "{lang}: `{} {}` reported {} diagnostic(s)",
-                    checker.command,
-                    checker.args.join(" "),
-                    found.len()
-                );
-                if !found.is_empty() {
-                    let _ = write!(text, " in {} file(s): {severities}", files.len());
+    let mut reporting = BTreeSet::new();
+    for plan in &plans {
+        let langs = plan.languages.join(", ");
+        let command = format!("{} {}", plan.checker.command, plan.checker.args.join(" "));
+        for dir in &plan.roots {
+            let rel = tether_actors::fs::relative(&root, dir);
+            let place = if rel.is_empty() || rel == "." { String::new() } else { format!(" in `{rel}`") };
+            if let Some(why) = checker::no_project(&plan.checker, dir) {
+                let _ = writeln!(text, "{langs}: not checked{place}: {why}");
+                continue;
+            }
+            any_checker = true;
+            let diags = match checker::run(&plan.checker, dir).await {
+                Ok(diags) => diags,
+                Err(e) => {
+                    // Never "0 diagnostics": a checker that did not check says why.
+                    failed = true;
+                    let _ = writeln!(text, "{langs}: the project check{place} failed: {e}");
+                    continue;
                 }
-                text.push('\n');
-                reporting += usize::from(!found.is_empty());
-                all.extend(found);
+            };
+            let found: Vec<Reported> = diags
+                .into_iter()
+                .map(|d| {
+                    let path = if d.path.is_absolute() { d.path.clone() } else { dir.join(&d.path) };
+                    let language =
+                        table.language_of(&path).map_or(plan.languages[0].clone(), |l| l.id.clone());
+                    Reported {
+                        path: display_path(&root, &path),
+                        line: d.line,
+                        column: d.column,
+                        severity: d.severity,
+                        code: d.code,
+                        message: d.message.lines().next().unwrap_or("").trim().to_string(),
+                        language,
+                    }
+                })
+                .collect();
+            let files: BTreeSet<&str> = found.iter().map(|d| d.path.as_str()).collect();
+            let (_, severities) = by_severity(found.iter().map(|d| d.severity.as_str()));
+            let _ = write!(
+                text,
+                "{langs}: `{}`{place} reported {} diagnostic(s)",
+                command.trim_end(),
+                found.len()
+            );
+            if !found.is_empty() {
+                let _ = write!(text, " in {} file(s): {severities}", files.len());
             }
-            Err(e) => {
-                // Never "0 diagnostics": a checker that did not check says why.
-                failed = true;
-                let _ = writeln!(text, "{lang}: the project check failed: {e}");
+            text.push('\n');
+            for d in found {
+                // Nested roots check some files twice: each diagnostic once.
+                if seen.insert((d.path.clone(), d.line, d.column, d.code.clone(), d.message.clone())) {
+                    reporting.insert(d.language.clone());
+                    all.push(d);
+                }
             }
+        }
+        if plan.left > 0 {
+            let _ = writeln!(
+                text,
+                "{langs}: {} more root(s) not checked (at most {MAX_CHECK_ROOTS} a checker)",
+                plan.left
+            );
+        }
+        if plan.rootless > 0 {
+            let _ = writeln!(
+                text,
+                "{langs}: files in {} director{} under no project root were not checked",
+                plan.rootless,
+                if plan.rootless == 1 { "y" } else { "ies" }
+            );
         }
     }
     if text.is_empty() {
@@ -178,7 +263,7 @@ pub(super) async fn project_check(
             text.trim_end()
         ));
     }
-    let (shown, data) = counted_page(&root, &all, page, reporting > 1);
+    let (shown, data) = counted_page(&root, &all, page, reporting.len() > 1);
     text.push_str(&shown);
     let result = ToolResult::text(text.trim_end()).with_data(data);
     if any_checker && !failed { result } else { ToolResult { is_error: true, ..result } }

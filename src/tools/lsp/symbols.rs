@@ -20,7 +20,7 @@ mod ask;
 mod document;
 mod dotted;
 
-use super::{WORKSPACE_SYMBOLS_CAP, languages_here};
+use super::{Page, languages_here};
 use crate::result::ToolResult;
 use ask::ask;
 pub(super) use document::document_symbols;
@@ -74,6 +74,42 @@ impl Rank {
     }
 }
 
+/// What a symbol is, in the order a model looking for a name wants them:
+/// types, then functions and methods, then what a module or a type holds
+/// (module-level variables, constants, fields), then a function's own
+/// names (its parameters and locals, which pyright lists by the hundred:
+/// `console` in every method taking one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tier {
+    Type,
+    Callable,
+    Held,
+    Local,
+}
+
+impl Tier {
+    /// The tier of a symbol of `kind` declared in `container`. A variable
+    /// is a local when its container is a function: the container's last
+    /// segment is spelled as functions are (lower case or `_` first), not
+    /// as types are — what the server's answer leaves to tell them apart.
+    fn of(kind: &str, container: Option<&str>) -> Tier {
+        match kind {
+            "class" | "interface" | "struct" | "enum" | "module" | "namespace" | "package"
+            | "type parameter" => Tier::Type,
+            "function" | "method" | "constructor" | "operator" | "event" => Tier::Callable,
+            "variable" | "constant" | "field" | "property" | "key" | "object" | "array" | "string"
+            | "number" | "boolean" | "null" => {
+                let last = container.and_then(|c| c.rsplit(['.', ':']).find(|s| !s.is_empty()));
+                match last.and_then(|l| l.chars().next()) {
+                    Some(c) if c.is_lowercase() || c == '_' => Tier::Local,
+                    _ => Tier::Held,
+                }
+            }
+            _ => Tier::Held,
+        }
+    }
+}
+
 /// One symbol a server answered with.
 struct Found {
     name: String,
@@ -90,6 +126,15 @@ struct Found {
     root: String,
     outside: bool,
     rank: Rank,
+}
+
+impl Found {
+    /// Where it goes in the list: the project's before what lies outside
+    /// the working directory; exact names first; then by [`Tier`]; then
+    /// by how well the name answers the query.
+    fn order(&self) -> (bool, bool, Tier, Rank) {
+        (self.outside, self.rank != Rank::Exact, Tier::of(self.kind, self.container.as_deref()), self.rank)
+    }
 }
 
 /// A path outside the working directory, shorter where it can be: under
@@ -279,6 +324,7 @@ pub(super) async fn workspace_symbols(
     query: String,
     language: Option<String>,
     body: bool,
+    page: Page,
 ) -> ToolResult {
     let (table, mut present, capped) = match languages_here(&sup, &root, language.clone()).await {
         Ok(here) => (here.table, here.present, here.capped),
@@ -331,11 +377,13 @@ pub(super) async fn workspace_symbols(
     if let Some(d) = &dotted {
         (places, elsewhere) = in_containers(places, d);
     }
-    // What the model asked for first: exact names, then prefixes, then what
-    // the servers' fuzzy matching let through; the project's before what
-    // lies outside the working directory (a toolchain's standard library).
-    // Stable: within a rank, each server's own order.
-    places.sort_by_key(|f| (f.outside, f.rank));
+    // What the model asked for first: exact names, then types, functions
+    // and methods, what modules and types hold, and a function's locals
+    // last; within each, prefixes before what the servers' fuzzy matching
+    // let through; the project's before what lies outside the working
+    // directory (a toolchain's standard library). Stable: within a rank,
+    // each server's own order.
+    places.sort_by_key(Found::order);
     // jdtls lists a class twice on its line, in either order: at the
     // declaration's start (its modifiers) and at its name. One row per
     // name, kind and line, at the later column — the name's.
@@ -382,6 +430,12 @@ pub(super) async fn workspace_symbols(
             notes.join("; ")
         ));
     }
+    let (span, paged) = match page.span(total, "symbols") {
+        Ok(span) => span,
+        Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
+    };
+    let shown = &places[span.clone()];
+    let locals = shown.iter().filter(|f| Tier::of(f.kind, f.container.as_deref()) == Tier::Local).count();
     let mut text = if total == 0 {
         // A line of its own: notes follow.
         let none = match &dotted {
@@ -390,16 +444,9 @@ pub(super) async fn workspace_symbols(
         };
         none + "\n"
     } else {
-        format!(
-            "{total} workspace symbol(s) match `{query}`{}:\n",
-            if total > WORKSPACE_SYMBOLS_CAP {
-                format!(" (showing {WORKSPACE_SYMBOLS_CAP}; narrow the query)")
-            } else {
-                String::new()
-            }
-        )
+        format!("{total} workspace symbol(s) match `{query}`{paged}:\n")
     };
-    for f in places.iter().take(WORKSPACE_SYMBOLS_CAP) {
+    for f in shown {
         let root = if several_roots { format!(", root {}", f.root) } else { String::new() };
         let outside = if f.outside { " (outside the working directory)" } else { "" };
         let _ = writeln!(
@@ -413,19 +460,24 @@ pub(super) async fn workspace_symbols(
             f.place.column
         );
     }
+    if locals > 0 {
+        let _ = writeln!(
+            text,
+            "note: {locals} of those listed are parameters or locals of functions, each listed after the types, functions, methods and module-level names that match as well"
+        );
+    }
     for note in &notes {
         let _ = writeln!(text, "note: {note}");
     }
     let bodies = if body {
         let at: Vec<(lsp_types::Url, lsp_types::Range)> =
-            places.iter().map(|f| (f.uri.clone(), f.range)).collect();
+            shown.iter().map(|f| (f.uri.clone(), f.range)).collect();
         Some(super::body::of_locations(&sup, &root, &at).await)
     } else {
         None
     };
-    let data: Vec<Value> = places
+    let data: Vec<Value> = shown
         .iter()
-        .take(WORKSPACE_SYMBOLS_CAP)
         .map(|f| {
             json!({
                 "name": f.name, "container": f.container, "kind": f.kind, "path": f.place.path,
@@ -434,8 +486,8 @@ pub(super) async fn workspace_symbols(
             })
         })
         .collect();
-    let result =
-        ToolResult::text(text.trim_end()).with_data(json!({"total": total, "symbols": data, "asked": asked}));
+    let result = ToolResult::text(text.trim_end())
+        .with_data(json!({"total": total, "offset": span.start, "symbols": data, "asked": asked}));
     match bodies {
         Some(bodies) => super::body::attach(result, bodies),
         None => result,

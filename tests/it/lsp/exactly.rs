@@ -2,12 +2,13 @@
 //! from PyPI with pyright, rxjs 7.8.2 from npm with
 //! typescript-language-server): a `symbol` that is only part of a longer
 //! name on its line, the diagnostics a write introduced against the
-//! content it replaced (whoever wrote that content), and renames that
-//! would write broken code.
+//! content it replaced (whoever wrote that content), renames that would
+//! write broken code, project checks that write nothing and run once per
+//! root, and symbol lists ranked and paged for a model.
 
 use serde_json::json;
 
-use super::tool::{lsp, lsp_ok, pyright, tsls};
+use super::tool::{lsp, lsp_ok, pyright, require, tsls};
 use crate::common::{Harness, copy_dir, corpus};
 
 /// rich's package, as a project pyright serves.
@@ -231,4 +232,123 @@ async fn a_typescript_rename_does_not_count_the_files_old_hints_as_new() {
     assert!(r.text.contains(&format!("for `{file}`: nothing new")), "{}", r.text);
     let listed = lsp_ok(&h, json!({"action": "diagnostics", "file": file})).await;
     assert!(listed.contains("'multicast' is deprecated"), "the hints are in the file: {listed}");
+}
+
+/// Every file under `h`'s root, relative, sorted.
+fn files_in(h: &Harness) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(h.root())
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(false)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.path().strip_prefix(h.root()).unwrap().display().to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+fn tsc() {
+    require("tsc", "npm install -g typescript@5");
+}
+
+#[tokio::test]
+async fn a_project_check_writes_nothing_and_runs_tsc_once_for_typescript_and_javascript() {
+    tsc();
+    let h = rxjs();
+    // rxjs's tsconfig sets `incremental`: tsc would leave its build info.
+    assert!(h.read("tsconfig.json").contains("\"incremental\": true"));
+    assert!(h.path("src/Rx.global.js").is_file(), "JavaScript beside the TypeScript");
+    let before = files_in(&h);
+    let r = lsp(&h, json!({"action": "diagnostics", "file": "*", "language": "typescript"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    let runs = r.text.lines().filter(|l| l.contains("`tsc ")).count();
+    assert_eq!(runs, 1, "one run for both languages: {}", r.text);
+    assert!(r.text.contains("typescript: `tsc --noEmit --pretty false` reported"), "{}", r.text);
+    assert_eq!(files_in(&h), before, "a read-level check writes nothing (no tsconfig.tsbuildinfo)");
+
+    // Both languages asked: still one run, each diagnostic once.
+    h.write("src/broken.ts", "export const n: number = \"s\";\n");
+    let r = lsp(&h, json!({"action": "diagnostics", "file": "*"})).await;
+    let runs: Vec<&str> = r.text.lines().filter(|l| l.contains("`tsc ")).collect();
+    assert_eq!(runs.len(), 1, "{}", r.text);
+    assert!(runs[0].starts_with("typescript, javascript: "), "{}", r.text);
+    assert!(runs[0].contains("reported 1 diagnostic(s) in 1 file(s): 1 error"), "{}", r.text);
+    assert_eq!(r.data.as_ref().unwrap()["total"], 1, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_project_check_runs_in_each_root_its_servers_would_use() {
+    tsc();
+    pyright();
+    let h = Harness::new(&[
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        ("pyproject.toml", "[project]\nname = \"m\"\n"),
+        ("app.py", "x: int = \"a\"\n"),
+        (
+            "web/tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true, \"incremental\": true}, \"include\": [\"*.ts\"]}\n",
+        ),
+        ("web/app.ts", "const n: number = \"s\";\nexport {};\n"),
+    ]);
+    let before = files_in(&h);
+    let r = lsp(&h, json!({"action": "diagnostics", "file": "*"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("python: `pyright --outputjson` reported 1 diagnostic(s)"), "{}", r.text);
+    assert!(r.text.contains("`tsc --noEmit --pretty false` in `web` reported 1 diagnostic(s)"), "{}", r.text);
+    assert!(r.text.contains("web/app.ts (1)\n  1:7: error [TS2322]"), "{}", r.text);
+    assert!(r.text.contains("app.py (1)\n  1:10: error [reportAssignmentType]"), "{}", r.text);
+    assert_eq!(files_in(&h), before, "nothing written");
+
+    // A TypeScript root with no tsconfig is said, not failed.
+    std::fs::remove_file(h.path("web/tsconfig.json")).unwrap();
+    h.write("web/package.json", "{}\n");
+    let r = lsp(&h, json!({"action": "diagnostics", "file": "*"})).await;
+    assert!(
+        r.text.contains("not checked in `web`: neither tsconfig.json nor jsconfig.json is there"),
+        "{}",
+        r.text
+    );
+    assert!(!r.is_error, "python was checked: {}", r.text);
+}
+
+#[tokio::test]
+async fn workspace_symbols_rank_names_before_locals_and_both_lists_page() {
+    pyright();
+    let h = rich();
+    let r = h.ok("lsp", json!({"action": "symbols", "query": "Console"})).await;
+    let rows: Vec<&str> = r.text.lines().skip(1).take_while(|l| !l.starts_with("note:")).collect();
+    assert!(rows[0].starts_with("Console (class, python) rich/console.py:"), "{}", r.text);
+    // A local is a variable whose container is a function (`inspect`,
+    // `Align.__rich_console__`); after the first, only locals follow.
+    let symbols = r.data.as_ref().unwrap()["symbols"].as_array().unwrap().clone();
+    let local = |s: &serde_json::Value| {
+        let last = s["container"].as_str().and_then(|c| c.rsplit('.').next()).unwrap_or("");
+        s["kind"] == "variable" && last.starts_with(|c: char| c.is_lowercase() || c == '_')
+    };
+    let options = symbols.iter().position(|s| s["name"] == "ConsoleOptions").expect("ConsoleOptions listed");
+    let first_local = symbols.iter().position(local).expect("pyright lists locals named console");
+    assert!(options < first_local, "{}", r.text);
+    assert!(symbols[first_local..].iter().all(local), "after the first local, only locals: {}", r.text);
+    assert!(r.text.contains("are parameters or locals of functions"), "{}", r.text);
+    let total = r.data.as_ref().unwrap()["total"].as_u64().unwrap() as usize;
+    assert!(total > 100, "pyright lists the locals: {total}");
+    assert!(r.text.contains("(showing 1–100; 100 a page; pass offset=100 for more"), "{}", r.text);
+    let next = h.ok("lsp", json!({"action": "symbols", "query": "Console", "offset": 100})).await;
+    assert!(next.text.contains(&format!("(showing 101–{}", total.min(200))), "{}", next.text);
+    let past = h.err("lsp", json!({"action": "symbols", "query": "Console", "offset": total})).await;
+    assert!(past.contains(&format!("`offset` {total} is past the {total} symbols")), "{past}");
+
+    // The outline of a long file: every entry reachable, a later page's
+    // rows named with their containers.
+    let outline = h.ok("lsp", json!({"action": "symbols", "file": "rich/table.py"})).await;
+    let total = outline.data.as_ref().unwrap()["total"].as_u64().unwrap();
+    assert!(total > 200, "{}", outline.text);
+    let rest = h.ok("lsp", json!({"action": "symbols", "file": "rich/table.py", "offset": 200})).await;
+    let both = format!("{}\n{}", outline.text, rest.text);
+    assert!(both.contains("_render (method)") || both.contains("Table._render (method)"), "{both}");
+    assert!(rest.text.contains(&format!("(showing 201–{total}; 200 a page)")), "{}", rest.text);
+    let empty = h.err("lsp", json!({"action": "symbols", "query": " "})).await;
+    assert!(empty.contains("argument `query` is empty"), "{empty}");
 }

@@ -60,11 +60,11 @@ async fn the_project_check_is_counted_by_file_first_and_paged() {
         (check(Some(13), None), "lsp diagnostics: `offset` 13 is past the 13 diagnostics; use 0 to 12"),
         (
             json!({"action": "diagnostics", "file": "a.py", "offset": 5}),
-            "lsp diagnostics: argument `offset` applies to references and diagnostics of `file: \"*\"` only",
+            "lsp diagnostics: argument `offset` applies to references, symbols and diagnostics of `file: \"*\"` only",
         ),
         (
             json!({"action": "hover", "file": "a.py", "line": 1, "symbol": "area", "limit": 5}),
-            "lsp hover: argument `limit` applies to references and diagnostics of `file: \"*\"` only",
+            "lsp hover: argument `limit` applies to references, symbols and diagnostics of `file: \"*\"` only",
         ),
     ] {
         let r = lsp(&h, args.clone()).await;

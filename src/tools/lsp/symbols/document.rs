@@ -11,7 +11,7 @@ use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::wire::pending::RequestError;
 
 use super::super::render::kind_name;
-use super::super::{DOCUMENT_SYMBOLS_CAP, REQUEST_TIMEOUT, open, ready_for, taken_in_notes, why_none};
+use super::super::{Page, REQUEST_TIMEOUT, open, ready_for, taken_in_notes, why_none};
 use super::dotted::{self, Dotted};
 use crate::result::ToolResult;
 
@@ -115,6 +115,7 @@ pub(in crate::tools::lsp) async fn document_symbols(
     path: PathBuf,
     query: Option<String>,
     body: bool,
+    page: Page,
 ) -> ToolResult {
     let rel = tether_actors::fs::relative(&root, &path);
     let (session, synced) = match open(&sup, &path, false).await {
@@ -183,19 +184,22 @@ pub(in crate::tools::lsp) async fn document_symbols(
         return ToolResult::text(text);
     }
     let total = rows.len();
+    let (span, paged) = match page.span(total, "symbols") {
+        Ok(span) => span,
+        Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
+    };
+    let rows = &rows[span.clone()];
     let matching = query.as_deref().map(|q| format!(" matching `{q}`")).unwrap_or_default();
-    let mut text = format!(
-        "{total} symbol(s){matching} in `{rel}`{}:\n",
-        if total > DOCUMENT_SYMBOLS_CAP {
-            format!(" (showing {DOCUMENT_SYMBOLS_CAP})")
+    let mut text = format!("{total} symbol(s){matching} in `{rel}`{paged}:\n");
+    for r in rows {
+        // The whole file as a tree; rows a query picked out, and the rows
+        // of a later page, each with the names it nests in (its parents
+        // are not listed with it).
+        let shown = if query.is_some() || span.start > 0 {
+            r.path()
         } else {
-            String::new()
-        }
-    );
-    for r in rows.iter().take(DOCUMENT_SYMBOLS_CAP) {
-        // The whole file as a tree; rows a query picked out, each with
-        // the names it nests in (its parents are not listed).
-        let shown = if query.is_some() { r.path() } else { format!("{}{}", "  ".repeat(r.depth), r.name) };
+            format!("{}{}", "  ".repeat(r.depth), r.name)
+        };
         let _ = writeln!(text, "{shown} ({}) {}:{}", r.kind, r.line, r.column);
     }
     // Bodies of the first rows, none inside one already shown (a class's
@@ -204,7 +208,7 @@ pub(in crate::tools::lsp) async fn document_symbols(
     if body {
         let lines: Vec<String> = doc.text.lines().map(str::to_string).collect();
         let mut skipped = 0;
-        for r in &rows {
+        for r in rows {
             let Some(range) = r.range else { continue };
             if bodies
                 .bodies
@@ -231,13 +235,12 @@ pub(in crate::tools::lsp) async fn document_symbols(
     }
     let data: Vec<Value> = rows
         .iter()
-        .take(DOCUMENT_SYMBOLS_CAP)
         .map(|r| {
             json!({"depth": r.depth, "name": r.name, "container": r.within.join("."), "kind": r.kind,
                    "line": r.line, "column": r.column})
         })
         .collect();
-    let result =
-        ToolResult::text(text.trim_end()).with_data(json!({"file": rel, "total": total, "symbols": data}));
+    let result = ToolResult::text(text.trim_end())
+        .with_data(json!({"file": rel, "total": total, "offset": span.start, "symbols": data}));
     if body { super::super::body::attach(result, bodies) } else { result }
 }
