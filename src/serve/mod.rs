@@ -9,6 +9,8 @@
 //!   notifications while it runs, when the client gave a progress token.
 //! - `tether://tree` is the supervision tree as a resource, as text and JSON.
 //! - `ask_user` and permission cards are elicitation forms ([`elicit`]).
+//! - A line that is not JSON is answered with JSON-RPC's parse error
+//!   ([`stdio`]); rmcp would skip it unanswered.
 //! - `--http` serves many sessions at once ([`http`]); a session idle past
 //!   `--session-idle` ends (`idle`).
 //!
@@ -18,6 +20,7 @@
 pub mod elicit;
 pub mod http;
 mod idle;
+pub mod stdio;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -187,7 +190,7 @@ impl TetherServer {
     /// Serves on stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let service =
-            self.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
+            self.serve(stdio::transport()).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
         service.waiting().await.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
         Ok(())
     }

@@ -65,6 +65,14 @@ async fn flooding_output_is_capped_and_says_so() {
     assert!(r.text.contains("bytes of output not shown (cap 64 KiB); the last ones:"), "the cap is stated");
     assert!(r.text.contains("line 199999"), "the tail is kept");
     assert!(r.text.len() < 100 * 1024, "bounded: {} bytes", r.text.len());
+    // Whole lines on both sides of the cut: the head ends with a full
+    // line, the tail starts with one.
+    let (head, rest) = r.text.split_once("\n… ").expect("the cut is marked");
+    assert!(head.lines().last().unwrap().starts_with("line "), "{}", &head[head.len() - 40..]);
+    let tail = rest.split_once("the last ones:\n").unwrap().1;
+    assert!(tail.starts_with("line "), "{}", &tail[..40]);
+    let numbered = |l: &str| l.strip_prefix("line ").is_some_and(|n| n.parse::<u32>().is_ok());
+    assert!(head.lines().chain(tail.lines()).all(numbered), "no half line on either side");
     assert_eq!(py(&h, "1 + 1").await.text, "Out: 2", "the protocol survived the flood");
 }
 
@@ -349,6 +357,39 @@ async fn javascript_state_echo_errors_and_await() {
     assert_eq!(js(&h, "v + total").await.text, "Out: 7", "declarations in awaited cells persist");
     let r = js(&h, "display({a: 1})\nundefined").await;
     assert_eq!(r.text, "{ a: 1 }");
+}
+
+#[tokio::test]
+async fn a_rejection_nothing_handled_is_the_cells_error_and_the_interpreter_stays() {
+    require_node();
+    let h = Harness::new(&[("esm/answer.mjs", "export const answer = 41;\n")]);
+    let r = js(&h, "var kept = 7; Promise.reject(new Error('boom')); 5").await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(r.text.contains("Uncaught (in promise) Error: boom"), "{}", r.text);
+    assert!(r.text.contains("the interpreter and its state are kept"), "{}", r.text);
+    assert_eq!(js(&h, "kept").await.text, "Out: 7", "the interpreter lived on");
+    // One that comes after its cell ended is said with the next cell.
+    js(&h, "setTimeout(() => Promise.reject(new Error('late')), 10); 1").await;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let r = js(&h, "kept + 1").await;
+    assert!(r.text.starts_with("Out: 8"), "{}", r.text);
+    assert!(
+        r.text.contains("after cell 3 ended, a promise was rejected and nothing handled it: Error: late"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn es_modules_load_with_dynamic_import() {
+    require_node();
+    let h = Harness::new(&[("esm/answer.mjs", "export const answer = 41;\n")]);
+    let r = js(&h, "const m = await import('./esm/answer.mjs')\nconst path = await import('node:path')\nm.answer + path.sep.length").await;
+    assert_eq!(r.text, "Out: 42", "{}", r.text);
+    // From a cell without `await` too; no warning reaches the output.
+    let r = js(&h, "var loading = import('./esm/answer.mjs')\n1").await;
+    assert_eq!(r.text, "Out: 1", "{}", r.text);
+    assert_eq!(js(&h, "(await loading).answer").await.text, "Out: 41");
 }
 
 #[tokio::test]

@@ -297,6 +297,13 @@ impl Cell {
         outcome.error = serde_json::from_value(v["error"].clone()).ok();
         outcome.dropped_bytes += v["dropped"].as_u64().unwrap_or(0);
         outcome.tail = v["tail"].as_str().unwrap_or("").to_string();
+        if outcome.dropped_bytes > 0 {
+            whole_lines(outcome);
+        }
+        // What the driver says of the cell besides (a rejection nothing
+        // handled, in JavaScript).
+        let said = v["notes"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        outcome.notes.extend(said.map(str::to_string));
         let status = v["status"].as_str().unwrap_or("ok");
         outcome.status = match (status, self.interrupted_at) {
             ("ok", _) => CellStatus::Ok,
@@ -383,6 +390,31 @@ impl Cell {
     }
 }
 
+/// Longest partial line cut off the end of a capped output to end it on a
+/// whole line (a longer one is cut where the cap fell).
+const MAX_PARTIAL_LINE: usize = 8 * 1024;
+
+/// Ends a capped output's head on a whole line and starts its kept tail
+/// on one: a cap never shows half a line. What the head gives up is
+/// counted with what was not shown.
+fn whole_lines(outcome: &mut CellOutcome) {
+    let output = &mut outcome.output;
+    if let Some(end) = output.rfind('\n').map(|i| i + 1) {
+        let partial = output.len() - end;
+        if partial > 0 && partial <= MAX_PARTIAL_LINE {
+            output.truncate(end);
+            outcome.dropped_bytes += partial as u64;
+        }
+    }
+    let tail = &mut outcome.tail;
+    if let Some(start) = tail.find('\n').map(|i| i + 1)
+        && start < tail.len()
+        && start <= MAX_PARTIAL_LINE
+    {
+        tail.drain(..start);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +429,23 @@ mod tests {
         // A pending bridge call stops the idle clock, not the wall.
         assert_eq!(wake_at(idle, wall, None, true), wall);
         assert_eq!(wake_at(idle, wall, Some(now), false), now + INTERRUPT_GRACE);
+    }
+
+    #[test]
+    fn a_capped_output_shows_whole_lines() {
+        let mut outcome = CellOutcome {
+            status: CellStatus::Ok,
+            output: "line 1\nline 2\nhalf of li".into(),
+            dropped_bytes: 100,
+            tail: "ne 9\nline 10\n".into(),
+            echo: None,
+            displays: Vec::new(),
+            error: None,
+            notes: Vec::new(),
+            elapsed_ms: 0,
+        };
+        whole_lines(&mut outcome);
+        assert_eq!((outcome.output.as_str(), outcome.tail.as_str()), ("line 1\nline 2\n", "line 10\n"));
+        assert_eq!(outcome.dropped_bytes, 110, "the half line is counted as not shown");
     }
 }

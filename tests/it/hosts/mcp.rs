@@ -110,15 +110,17 @@ impl Raw {
     /// The answer to request `id` (notifications in between are skipped),
     /// within 10 s.
     fn answer(&mut self, id: u64) -> serde_json::Value {
+        self.answer_where(|v| v["id"] == id)
+    }
+
+    /// The first message `wanted` picks (others are skipped), within 10 s.
+    fn answer_where(&mut self, wanted: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to request {id} within 10 s"));
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no such answer within 10 s"));
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
+            if wanted(&v) {
                 return v;
             }
         }
@@ -158,4 +160,16 @@ fn malformed_tool_calls_are_invalid_params_naming_the_field() {
     assert_eq!(raw.answer(20)["error"]["code"], -32601);
     raw.send(json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "ast_grep", "arguments": {"pattern": "print($A)"}}}));
     assert_eq!(raw.answer(21)["result"]["isError"], false);
+    // A line that is not JSON gets JSON-RPC's parse error, with a null id;
+    // the session goes on.
+    {
+        use std::io::Write;
+        let stdin = raw.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{{\"jsonrpc\": \"2.0\", \"id\": 22, \"method\": ").unwrap();
+        stdin.flush().unwrap();
+    }
+    let error = raw.answer_where(|v| v["error"]["code"] == -32700);
+    assert_eq!(error["id"], serde_json::Value::Null, "{error}");
+    raw.send(json!({"jsonrpc": "2.0", "id": 23, "method": "ping"}));
+    assert!(raw.answer(23).get("result").is_some());
 }

@@ -42,6 +42,23 @@ const sandbox = {
 };
 const context = vm.createContext(sandbox);
 
+// `await import("pkg")` in a cell: modules load through the main
+// context's own loader (ES-module packages too), resolved from the
+// working directory. Node 20 marks the constant experimental and warns on
+// stderr the first time: that one warning is not the cell's output.
+const importModuleDynamically = vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  if (String((warning && warning.message) || warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
+  return emitWarning.call(process, warning, ...rest);
+};
+
+// A promise rejected with nothing to handle it would end the process
+// (Node's default): it is the error of the cell that made it instead, and
+// one that comes after its cell ended is said with the next cell.
+let rejections = [];
+process.on('unhandledRejection', (reason) => { rejections.push(reason); });
+
 // Top-level declarations, at column 0 outside strings and comments, are
 // made re-runnable (`var`), or global when the cell is wrapped for await.
 function declarations(code, wrapped) {
@@ -73,7 +90,7 @@ function declarations(code, wrapped) {
 function compileCell(code, filename) {
   const plain = declarations(code, false);
   try {
-    return { script: new vm.Script(plain, { filename }), async: false };
+    return { script: new vm.Script(plain, { filename, importModuleDynamically }), async: false };
   } catch (e) {
     if (!(e instanceof SyntaxError) || !/await/.test(code)) throw e;
   }
@@ -89,7 +106,7 @@ function compileCell(code, filename) {
   ];
   let lastError;
   for (const src of candidates) {
-    try { return { script: new vm.Script(src, { filename, lineOffset: -1 }), async: true }; } catch (e) { lastError = e; }
+    try { return { script: new vm.Script(src, { filename, lineOffset: -1, importModuleDynamically }), async: true }; } catch (e) { lastError = e; }
   }
   throw lastError;
 }
@@ -102,8 +119,14 @@ function errorInfo(e, filename) {
   return { type: e.name || 'Error', message: clip(e.message || String(e)), traceback: clip(kept.join('\n')) };
 }
 
+function rejectionNote(reason, when) {
+  const info = errorInfo(reason, '');
+  return `${when}, a promise was rejected and nothing handled it: ${info.type}: ${info.message}; the interpreter is kept`;
+}
+
 async function runCell(msg) {
   const filename = `cell ${++cellNo}`;
+  const notes = rejections.splice(0).map((r) => rejectionNote(r, `after cell ${cellNo - 1} ended`));
   let result;
   try {
     const { script, async } = compileCell(msg.code || '', filename);
@@ -121,6 +144,18 @@ async function runCell(msg) {
   } finally {
     interruptCurrent = null;
   }
+  // Node tells of a rejection nothing handled once the microtasks of the
+  // turn that made it have run: a turn later, this cell's are all known.
+  await new Promise((resolve) => setImmediate(resolve));
+  const mine = rejections.splice(0);
+  if (mine.length && result.status === 'ok') {
+    const error = errorInfo(mine.shift(), filename);
+    error.traceback = `Uncaught (in promise) ${error.traceback}`;
+    result = { status: 'error', echo: result.echo, error };
+    notes.push('a promise was rejected while the cell ran and nothing handled it; the interpreter and its state are kept');
+  }
+  for (const r of mine) notes.push(rejectionNote(r, 'during the cell'));
+  if (notes.length) result.notes = notes;
   const marker = `\u0000tether-${process.pid}-${cellNo}-${Date.now()}\u0000`;
   require('fs').writeSync(1, marker);
   require('fs').writeSync(2, marker);
