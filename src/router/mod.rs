@@ -84,11 +84,11 @@ impl Registry {
             .collect()
     }
 
-    fn names(&self, surface: Surface) -> String {
+    fn names(&self, surface: Surface, unoffered: &[String]) -> String {
         let names: Vec<&str> = self
             .tools
             .values()
-            .filter(|(spec, _)| surface.allows(spec.level))
+            .filter(|(spec, _)| surface.allows(spec.level) && !unoffered.contains(&spec.name))
             .map(|(spec, _)| spec.name.as_str())
             .collect();
         if names.is_empty() { "none".to_string() } else { names.join(", ") }
@@ -108,12 +108,29 @@ pub struct Call {
     pub cancel: CancellationToken,
     /// The conversation it belongs to; `None` is the run's own.
     pub conversation: Option<Arc<str>>,
+    /// Tools the caller is not offered though the run has them (`ask_user`
+    /// for an MCP client that cannot show a question): answers to this
+    /// call do not name them.
+    pub unoffered: Vec<String>,
 }
 
 impl Call {
     /// A call nobody will cancel, in the run's own conversation.
     pub fn new(tool: impl Into<String>, args: serde_json::Value, surface: Surface) -> Self {
-        Self { tool: tool.into(), args, surface, cancel: CancellationToken::new(), conversation: None }
+        Self {
+            tool: tool.into(),
+            args,
+            surface,
+            cancel: CancellationToken::new(),
+            conversation: None,
+            unoffered: Vec::new(),
+        }
+    }
+
+    /// The same call from a caller that is not offered `tools`.
+    pub fn unoffered(mut self, tools: &[&str]) -> Self {
+        self.unoffered.extend(tools.iter().map(|t| t.to_string()));
+        self
     }
 
     /// The same call in `conversation`.
@@ -218,7 +235,7 @@ impl RouterActor {
                 spec.name,
                 spec.level.a_tool(),
                 call.surface.as_str(),
-                self.registry.names(call.surface)
+                self.registry.names(call.surface, &call.unoffered)
             )));
         }
         if spec.level != Level::Read
@@ -256,13 +273,13 @@ impl RouterActor {
             return ToolResult::error(format!(
                 "`{}` is not available in this run: it needs {need}. Tools available here: {}",
                 call.tool,
-                self.registry.names(call.surface)
+                self.registry.names(call.surface, &call.unoffered)
             ));
         }
         ToolResult::error(format!(
             "unknown tool `{}`; the tools available here are: {}",
             call.tool,
-            self.registry.names(call.surface)
+            self.registry.names(call.surface, &call.unoffered)
         ))
     }
 }

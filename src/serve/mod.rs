@@ -317,6 +317,9 @@ impl ServerHandler for TetherServer {
         }
         let mut prepared =
             crate::router::Call::new(&tool, args, self.surface()).cancelled_by(context.ct.clone());
+        if !elicit::can_elicit(&self.peer) {
+            prepared = prepared.unoffered(&[crate::tools::ask_user::NAME]);
+        }
         // An HTTP session's calls run in its own conversation, at most
         // `MAX_CALLS_IN_FLIGHT` at once.
         let _permit = match &self.session {

@@ -81,6 +81,7 @@ pub struct DebugArgs {
     pub lines: Option<Vec<u32>>,
     pub breakpoints: Option<Vec<BreakpointArg>>,
     pub functions: Option<Vec<String>>,
+    #[schemars(range(min = 1))]
     pub line: Option<u32>,
     pub filters: Option<Vec<String>>,
     pub program: Option<String>,
@@ -102,6 +103,7 @@ pub struct DebugArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BreakpointArg {
+    #[schemars(range(min = 1))]
     pub line: u32,
     pub condition: Option<String>,
     pub hit_condition: Option<String>,
@@ -406,6 +408,14 @@ impl ToolHandler for Debug {
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: DebugArgs = parse("debug", args)?;
         let root = ctx.root();
+        // Lines are 1-based, as the schema says: a 0 is named first.
+        let zero_line = a.line == Some(0) || a.breakpoints.iter().flatten().any(|b| b.line == 0);
+        if zero_line {
+            let field = if a.line == Some(0) { "line" } else { "breakpoints[].line" };
+            return Err(ToolError::new(format!(
+                "debug: argument `{field}`: lines are 1-based; the first line is 1"
+            )));
+        }
         // The adapter's ids are never negative (DAP sends them unsigned).
         for (field, id, listed_by) in
             [("thread_id", a.thread_id, "threads"), ("frame_id", a.frame_id, "stack")]

@@ -60,6 +60,20 @@ fn note(note: &Note) -> Option<String> {
             "a failed assertion does not stop this run: the exception filters {filters:?} leave out `assertions`"
         ),
         Note::FiltersNotSet(error) => format!("exception filters could not be set: {error}"),
+        Note::Kept { files, functions } => {
+            let mut kept: Vec<String> = files
+                .iter()
+                .map(|(file, lines)| {
+                    let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+                    format!("{file} line{} {}", tether_actors::text::plural(lines.len()), lines.join(", "))
+                })
+                .collect();
+            kept.extend(functions.iter().map(|f| format!("function `{f}`")));
+            format!(
+                "kept from before this session (counted above): {}; `breakpoints` with a file and no lines clears that file's, `functions: []` the functions",
+                kept.join("; ")
+            )
+        }
         Note::NotFollowed { name, why } => {
             format!(
                 "tether could not follow {name}, a process the program started: {why}; its stops are not seen"
@@ -124,9 +138,15 @@ fn answer(answer: &Answer) -> (String, Value) {
         Answer::Output { text, dropped } => {
             let mut text = text.clone();
             if *dropped > 0 {
+                // What is kept starts on a whole line: the rest of the
+                // line the cut fell in is counted with what was dropped.
+                let partial = text.find('\n').map_or(0, |i| i + 1);
+                let partial = if partial < text.len() { partial } else { 0 };
+                let dropped = *dropped as usize + partial;
                 text = format!(
-                    "… {dropped} earlier bytes dropped (the last {} KiB are kept)\n{text}",
-                    MAX_OUTPUT / 1024
+                    "… {dropped} earlier bytes dropped (the last {} KiB are kept, from a line's start)\n{}",
+                    MAX_OUTPUT / 1024,
+                    &text[partial..]
                 );
             }
             if text.is_empty() {
@@ -407,5 +427,13 @@ mod tests {
         let (text, data) = answer(&pair);
         assert_eq!(text, "cleared the breakpoints of a.py\nsetFunctionBreakpoints failed: gone");
         assert_eq!(data, json!({"file": "a.py", "breakpoints": []}), "a failure's part adds no data");
+    }
+
+    #[test]
+    fn kept_output_starts_on_a_whole_line() {
+        let answer = Answer::Output { text: "f line 7\nline 8\n".into(), dropped: 100 };
+        let (text, _) = super::answer(&answer);
+        assert!(text.starts_with("… 109 earlier bytes dropped"), "{text}");
+        assert!(text.ends_with(")\nline 8\n"), "{text}");
     }
 }

@@ -128,6 +128,7 @@ pub enum Action {
 pub struct LspArgs {
     pub action: Action,
     pub file: Option<String>,
+    #[schemars(range(min = 1))]
     pub line: Option<u32>,
     pub symbol: Option<String>,
     pub occurrence: Option<usize>,
@@ -167,6 +168,9 @@ impl ToolHandler for Lsp {
 
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: LspArgs = parse("lsp", args)?;
+        if args.line == Some(0) {
+            return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
+        }
         check_applies(&args)?;
         let root = ctx.root().to_path_buf();
         let sup = self.supervisor.clone();

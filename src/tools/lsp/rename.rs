@@ -48,6 +48,7 @@ pub const NAME: &str = "lsp_rename";
 #[serde(deny_unknown_fields)]
 pub struct RenameArgs {
     pub file: String,
+    #[schemars(range(min = 1))]
     pub line: u32,
     pub symbol: String,
     pub occurrence: Option<usize>,
@@ -78,6 +79,9 @@ impl ToolHandler for LspRename {
 
     fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: RenameArgs = parse("lsp_rename", args)?;
+        if args.line == 0 {
+            return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
+        }
         let path = confined(ctx.root(), "file", &args.file)?;
         if !path.is_file() {
             return Err(ToolError::new(format!(

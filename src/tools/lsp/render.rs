@@ -60,6 +60,26 @@ impl<'a> Lines<'a> {
         let text = raw.map(|l| tether_actors::text::cut(l.trim(), MAX_SHOWN_LINE).0);
         Place { path: display_path(self.workdir, &path), line: range.start.line + 1, column, text }
     }
+
+    /// [`Lines::place`] at `name`, where it stands as a whole word on the
+    /// range's first line at or after the range's start: a server that
+    /// gives a declaration's whole range (typescript-language-server's
+    /// workspace symbols start at `export`) would point at a keyword.
+    pub fn place_of_name(&mut self, uri: &Url, range: &Range, name: &str) -> Place {
+        let mut place = self.place(uri, range);
+        let path = uri.to_file_path().unwrap_or_else(|()| PathBuf::from(uri.as_str()));
+        let Some(raw) = self.line(&path, range.start.line) else { return place };
+        let from = raw.char_indices().nth(place.column - 1).map_or(raw.len(), |(i, _)| i);
+        let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+        let found = raw[from..].match_indices(name).map(|(i, _)| from + i).find(|&at| {
+            !raw[..at].chars().next_back().is_some_and(word)
+                && !raw[at + name.len()..].chars().next().is_some_and(word)
+        });
+        if let Some(at) = found {
+            place.column = raw[..at].chars().count() + 1;
+        }
+        place
+    }
 }
 
 impl Place {
@@ -151,6 +171,11 @@ pub fn hover_text(value: &serde_json::Value) -> Option<String> {
             .join("\n\n"),
         _ => String::new(),
     };
+    // Markdown (every form but a `plaintext` MarkupContent) is read as
+    // text: pyright's docstrings come with `&nbsp;` indents, `\_` escapes
+    // and two-space line breaks, a sixth of a hover.
+    let plaintext = contents.get("kind").and_then(|k| k.as_str()) == Some("plaintext");
+    let raw = if plaintext { raw } else { markdown_as_text(&raw) };
     let raw = without_inline_images(&raw);
     let raw = raw.trim();
     if raw.is_empty() {
@@ -174,6 +199,48 @@ pub fn hover_text(value: &serde_json::Value) -> Option<String> {
         }
     }
     Some(raw.to_string())
+}
+
+/// Markdown outside its fenced code blocks read as plain text: HTML
+/// entities (`&nbsp;`, `&lt;`, `&gt;`, `&amp;`) as their characters, a
+/// backslash escape as the character escaped (not inside inline code,
+/// where markdown keeps backslashes), and a line's trailing two-space
+/// break dropped.
+pub fn markdown_as_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fenced = false;
+    for (k, line) in markdown.split('\n').enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push_str(line);
+            continue;
+        }
+        if fenced {
+            out.push_str(line);
+            continue;
+        }
+        let line = line.strip_suffix("  ").unwrap_or(line);
+        let line =
+            line.replace("&nbsp;", " ").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+        let mut code = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '`' => {
+                    code = !code;
+                    out.push(c);
+                }
+                '\\' if !code && chars.peek().is_some_and(|n| n.is_ascii_punctuation()) => {
+                    out.push(chars.next().expect("peeked"));
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+    out
 }
 
 /// Markdown with its inline images (`![alt](data:…)`) left out: the CSS
@@ -250,6 +317,17 @@ mod tests {
         let v = json!({"contents": {"kind": "markdown", "value": "```python\ndef f(x: int) -> str\n```\n---\nTurns x into text."}});
         assert_eq!(hover_text(&v).unwrap(), "def f(x: int) -> str\n\nTurns x into text.");
         assert_eq!(hover_text(&json!({"contents": ""})), None);
+    }
+
+    #[test]
+    fn markdown_reads_as_text_outside_code() {
+        let md = "Args:  \n&nbsp;&nbsp;no\\_wrap (Optional\\[bool\\]): end \"\\\\n\", `a\\_b` &lt;x&gt;\n```python\nx = a\\_b&nbsp;\n```";
+        assert_eq!(
+            markdown_as_text(md),
+            "Args:\n  no_wrap (Optional[bool]): end \"\\n\", `a\\_b` <x>\n```python\nx = a\\_b&nbsp;\n```"
+        );
+        let v = json!({"contents": {"kind": "plaintext", "value": "a\\_b &nbsp;"}});
+        assert_eq!(hover_text(&v).unwrap(), "a\\_b &nbsp;", "plain text is left as it is");
     }
 
     #[test]

@@ -496,3 +496,48 @@ async fn java_says_why_no_adapter_debugs_it_and_ruby_is_rdbgs() {
     let ruby = h.err("debug", json!({"op": "launch", "program": "app.rb"})).await;
     assert!(ruby.contains("rdbg: no Gemfile, Rakefile, .ruby-version in the directory of app.rb"), "{ruby}");
 }
+
+#[tokio::test]
+async fn breakpoints_a_session_keeps_from_before_are_named() {
+    debugpy();
+    let h = Harness::new(&[
+        ("requirements.txt", ""),
+        ("prog.py", PROG),
+        ("other.py", "a = 1\nb = a + 1\nprint(b)\n"),
+    ]);
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": [4]})).await;
+    ok(&h, json!({"op": "launch", "program": "prog.py"})).await;
+    ok(&h, json!({"op": "terminate"})).await;
+    // The next launch asks for one breakpoint in another file: the one
+    // kept in prog.py is counted and named, never silently.
+    let launched =
+        ok(&h, json!({"op": "launch", "program": "other.py", "file": "other.py", "lines": [2]})).await;
+    assert!(launched.contains("stopped (breakpoint) at other.py:2"), "{launched}");
+    assert!(
+        launched.contains("kept from before this session (counted above): prog.py line 4;"),
+        "{launched}"
+    );
+    ok(&h, json!({"op": "terminate"})).await;
+    // Cleared, nothing is kept.
+    ok(&h, json!({"op": "breakpoints", "file": "prog.py", "lines": []})).await;
+    let launched =
+        ok(&h, json!({"op": "launch", "program": "other.py", "file": "other.py", "lines": [2]})).await;
+    assert!(!launched.contains("kept from before"), "{launched}");
+    assert!(launched.contains("breakpoints: 1 bound where asked"), "{launched}");
+}
+
+#[tokio::test]
+async fn an_attach_to_a_port_where_nothing_listens_fails_fast_and_says_what_to_start() {
+    let h = python_project();
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let r = dbg(&h, json!({"op": "attach", "port": port})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(&format!("nothing accepted a connection on 127.0.0.1:{port} within 2 s")),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("--listen"), "what to start: {}", r.text);
+    assert!(!r.text.contains("stderr: \n") && !r.text.trim_end().ends_with("stderr:"), "{}", r.text);
+}

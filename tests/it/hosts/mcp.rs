@@ -160,6 +160,11 @@ fn malformed_tool_calls_are_invalid_params_naming_the_field() {
     assert_eq!(raw.answer(20)["error"]["code"], -32601);
     raw.send(json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "ast_grep", "arguments": {"pattern": "print($A)"}}}));
     assert_eq!(raw.answer(21)["result"]["isError"], false);
+    // A client that cannot elicit is not offered ask_user: no error names it.
+    raw.send(json!({"jsonrpc": "2.0", "id": 24, "method": "tools/call", "params": {"name": "frobnicate", "arguments": {}}}));
+    let unknown = raw.answer(24)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(unknown.starts_with("unknown tool `frobnicate`; the tools available here are: "), "{unknown}");
+    assert!(unknown.contains("ast_grep") && !unknown.contains("ask_user"), "{unknown}");
     // A line that is not JSON gets JSON-RPC's parse error, with a null id;
     // the session goes on.
     {

@@ -81,3 +81,15 @@ process.exit(bad ? 1 : 0);
     assert!(out.status.success(), "Ajv strict refused:\n{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains(&format!("{0}/{0} compiled", tools.len())), "{text}");
 }
+
+#[test]
+fn every_line_is_one_based_in_the_schema_a_model_reads() {
+    let (_dir, tools) = every_tool();
+    let schema = |name: &str| tools.iter().find(|t| t.name == name).unwrap().input_schema.clone();
+    for listed in ["lsp (listed)", "lsp_rename (listed)", "debug (listed)"] {
+        let props = &schema(listed)["properties"];
+        assert_eq!(props["line"]["minimum"], 1, "{listed}: {props}");
+    }
+    let debug = schema("debug (listed)");
+    assert_eq!(debug["properties"]["breakpoints"]["items"]["properties"]["line"]["minimum"], 1);
+}

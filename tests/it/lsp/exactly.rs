@@ -352,3 +352,36 @@ async fn workspace_symbols_rank_names_before_locals_and_both_lists_page() {
     let empty = h.err("lsp", json!({"action": "symbols", "query": " "})).await;
     assert!(empty.contains("argument `query` is empty"), "{empty}");
 }
+
+#[tokio::test]
+async fn a_pyright_hover_reads_as_text() {
+    pyright();
+    let h = rich();
+    let line = line_of(&h, "rich/console.py", "def print(");
+    let hover =
+        lsp_ok(&h, json!({"action": "hover", "file": "rich/console.py", "line": line, "symbol": "print"}))
+            .await;
+    assert!(hover.contains("\n    no_wrap (Optional[bool], optional): Disable word wrapping."), "{hover}");
+    assert!(hover.contains("Defaults to \"\\n\"."), "an escaped backslash is one backslash: {hover}");
+    assert!(!hover.contains("&nbsp;") && !hover.contains("\\_") && !hover.contains("  \n"), "{hover}");
+}
+
+#[tokio::test]
+async fn a_typescript_workspace_symbol_points_at_its_name_not_at_export() {
+    tsls();
+    let h = rxjs();
+    let file = "src/internal/operators/mergeMap.ts";
+    let r = h.ok("lsp", json!({"action": "symbols", "query": "mergeMap", "language": "typescript"})).await;
+    let row = format!("mergeMap (function, typescript) {file}:");
+    let at =
+        r.text.lines().find_map(|l| l.strip_prefix(row.as_str())).unwrap_or_else(|| panic!("{}", r.text));
+    let (line, column) = at.split_once(':').unwrap();
+    let (line, column): (usize, usize) = (line.parse().unwrap(), column.parse().unwrap());
+    let text = h.read(file).lines().nth(line - 1).unwrap().to_string();
+    assert!(text.starts_with("export function mergeMap"), "{text}");
+    assert_eq!(
+        &text[column - 1..column - 1 + "mergeMap".len()],
+        "mergeMap",
+        "at the name, not `export`: {text}"
+    );
+}

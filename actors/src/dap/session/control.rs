@@ -138,6 +138,7 @@ impl DebugSessionActor {
         lines: Option<(PathBuf, Vec<BreakpointSpec>)>,
         functions: Option<Vec<String>>,
     ) -> Reply {
+        self.asked_anew(lines.as_ref().map(|(file, _)| file.as_path()), functions.is_some());
         match (lines, functions) {
             (Some((file, specs)), None) => AtomicResponse::new(self.set_breakpoints(file, specs)),
             (None, Some(names)) => AtomicResponse::new(self.set_functions(names)),

@@ -54,6 +54,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
 /// How long a TCP adapter may take to accept tether's connection.
 pub const CONNECT_WAIT: Duration = Duration::from_secs(15);
+/// How long an attach to a port keeps trying a connection refused: the
+/// server there is the user's (`debugpy --listen`, `dlv --headless`), one
+/// just started may not listen yet, and one that is not there fails fast.
+pub const ATTACH_CONNECT_WAIT: Duration = Duration::from_secs(2);
 /// How long `disconnect` may take when a session ends; then the adapter
 /// and debuggee are killed regardless.
 const DISCONNECT_WAIT: Duration = Duration::from_secs(2);
@@ -193,6 +197,12 @@ pub struct DebugSessionActor {
     /// The function breakpoints asked for, by name (one set for the whole
     /// program: each `setFunctionBreakpoints` replaces the last).
     functions: Vec<String>,
+    /// Files whose breakpoints were set before or during an earlier
+    /// session (not asked anew since): a next session keeps them, and
+    /// says so.
+    earlier_files: std::collections::BTreeSet<PathBuf>,
+    /// Whether the function breakpoints are likewise an earlier session's.
+    earlier_functions: bool,
     /// The exception filters asked for (`None`: the default, uncaught
     /// exceptions wherever the adapter offers that).
     exception_filters: Option<Vec<String>>,
@@ -213,6 +223,8 @@ impl DebugSessionActor {
             ttl,
             session: None,
             breakpoints: BTreeMap::new(),
+            earlier_files: Default::default(),
+            earlier_functions: false,
             functions: Vec::new(),
             exception_filters: None,
             focus_frame: None,
@@ -243,6 +255,44 @@ impl DebugSessionActor {
             None if still_stopped => self.focus_frame,
             None => None,
         };
+    }
+
+    /// The breakpoints a starting session keeps from before: every file's
+    /// but the one its start gives (`given`), and the function breakpoints
+    /// unless it gives its own.
+    fn kept(&self, given: Option<&Path>, functions_given: bool) -> Option<Note> {
+        let files: Vec<(String, Vec<u32>)> = self
+            .breakpoints
+            .iter()
+            .filter(|(file, _)| Some(file.as_path()) != given && self.earlier_files.contains(*file))
+            .map(|(file, specs)| (self.rel(file), specs.iter().map(|s| s.line).collect()))
+            .collect();
+        let earlier = self.earlier_functions && !functions_given;
+        let functions = if earlier { self.functions.clone() } else { Vec::new() };
+        (!files.is_empty() || !functions.is_empty()).then_some(Note::Kept { files, functions })
+    }
+
+    /// Every breakpoint set now belongs to the session starting: a next
+    /// one keeps them from before.
+    fn mark_earlier(&mut self) {
+        self.earlier_files = self.breakpoints.keys().cloned().collect();
+        self.earlier_functions = !self.functions.is_empty();
+    }
+
+    /// Breakpoints set by a `breakpoints` op: asked for the next session
+    /// when none runs, this session's (so a later one's earlier) when one
+    /// does.
+    fn asked_anew(&mut self, file: Option<&Path>, functions: bool) {
+        let running = self.session.is_some();
+        if let Some(file) = file {
+            match running {
+                true => self.earlier_files.insert(file.to_path_buf()),
+                false => self.earlier_files.remove(file),
+            };
+        }
+        if functions {
+            self.earlier_functions = running;
+        }
     }
 
     fn rel(&self, p: &Path) -> String {
@@ -446,6 +496,8 @@ impl DebugSessionActor {
                 ready(DebugReply::failed(Failure::AlreadyRunning(head)))
             }
             DebugOp::Launch(mut spec) => {
+                let given = spec.breakpoints.as_ref().map(|(file, _)| file.clone());
+                let kept = self.kept(given.as_deref(), spec.functions.is_some());
                 if let Some((file, specs)) = spec.breakpoints.take() {
                     if specs.is_empty() {
                         self.breakpoints.remove(&file);
@@ -456,9 +508,14 @@ impl DebugSessionActor {
                 if let Some(names) = spec.functions.take() {
                     self.functions = names;
                 }
-                self.start_session(ctx, Some(spec), None)
+                self.mark_earlier();
+                self.start_session(ctx, Some(spec), None, kept)
             }
-            DebugOp::Attach(spec) => self.start_session(ctx, None, Some(spec)),
+            DebugOp::Attach(spec) => {
+                let kept = self.kept(None, false);
+                self.mark_earlier();
+                self.start_session(ctx, None, Some(spec), kept)
+            }
             DebugOp::Output => {
                 let Some(s) = &self.session else {
                     return ready(DebugReply::failed(self.no_session()));

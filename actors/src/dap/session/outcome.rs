@@ -61,6 +61,9 @@ pub enum Note {
     /// A process the program started could not be followed: its name,
     /// and why.
     NotFollowed { name: String, why: String },
+    /// Breakpoints set before this session and not given with its start,
+    /// which it keeps: each file with its lines, and the functions.
+    Kept { files: Vec<(String, Vec<u32>)>, functions: Vec<String> },
 }
 
 /// Why breakpoints asked for were not set.

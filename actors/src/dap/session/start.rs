@@ -20,8 +20,9 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
-    AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire, Failure,
-    INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, NotSet, Note, REQUEST_TIMEOUT, RUN_WAIT, Settled,
+    ATTACH_CONNECT_WAIT, AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor,
+    EXIT_REPORT_WAIT, Expire, Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, NotSet, Note,
+    REQUEST_TIMEOUT, RUN_WAIT, Settled,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
 use crate::process;
@@ -39,7 +40,12 @@ fn free_port() -> std::io::Result<u16> {
 }
 
 pub(super) async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
-    let deadline = Instant::now() + CONNECT_WAIT;
+    connect_tcp_within(port, CONNECT_WAIT).await
+}
+
+/// [`connect_tcp`], trying for at most `wait`.
+pub(super) async fn connect_tcp_within(port: u16, wait: Duration) -> std::io::Result<tokio::net::TcpStream> {
+    let deadline = Instant::now() + wait;
     loop {
         match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
             Ok(s) => return Ok(s),
@@ -103,12 +109,14 @@ impl DebugSessionActor {
         adapters::choose(config, &probe, &self.workdir).map_err(|why| format!("adapter unavailable: {why}"))
     }
 
-    /// Starts a session: launches `launch` or attaches to `attach`.
+    /// Starts a session: launches `launch` or attaches to `attach`;
+    /// `kept` names the breakpoints it keeps from before.
     pub(super) fn start_session(
         &mut self,
         ctx: &mut Context<Self>,
         launch: Option<LaunchSpec>,
         attach: Option<AttachSpec>,
+        kept: Option<Note>,
     ) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
         // The connection to the adapter, once made: its process's exit
@@ -260,17 +268,39 @@ impl DebugSessionActor {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
                 (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
+                // The user's own server on a port: nobody of ours to wait for.
+                (Some(port), _) if guard.is_none() => {
+                    match connect_tcp_within(port, ATTACH_CONNECT_WAIT).await {
+                        Ok(stream) => {
+                            let (r, w) = stream.into_split();
+                            DapClient::connect(&name, r, w)
+                        }
+                        Err(e) => {
+                            return (
+                                Err(format!(
+                                    "nothing accepted a connection on 127.0.0.1:{port} within {} s ({e}); start the program under the debugger's server there first (`python -m debugpy --listen {port} --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:{port}`), or check the port",
+                                    ATTACH_CONNECT_WAIT.as_secs()
+                                )),
+                                guard,
+                                shared,
+                            );
+                        }
+                    }
+                }
                 (Some(port), _) => match connect_when_waiting(port, waiting, &shared).await {
                     Ok(stream) => {
                         let (r, w) = stream.into_split();
                         DapClient::connect(&name, r, w)
                     }
                     Err(e) => {
+                        let said = stderr.lines();
+                        let said = if said.is_empty() {
+                            "; it wrote nothing on stderr".to_string()
+                        } else {
+                            format!("; stderr: {}", said.join(" | "))
+                        };
                         return (
-                            Err(format!(
-                                "could not connect to {name} on port {port}: {e}; stderr: {}",
-                                stderr.lines().join(" | ")
-                            )),
+                            Err(format!("could not connect to {name} on port {port}: {e}{said}")),
                             guard,
                             shared,
                         );
@@ -345,7 +375,8 @@ impl DebugSessionActor {
         };
         AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, _ctx| {
             match result {
-                Ok((client, parent, Started { reply, caps, exceptions })) => {
+                Ok((client, parent, Started { mut reply, caps, exceptions })) => {
+                    reply.notes.extend(kept);
                     act.expired = None;
                     act.ended = None;
                     act.remember(&reply);

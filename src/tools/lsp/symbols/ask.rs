@@ -139,7 +139,7 @@ async fn ask_once(
         let Ok(loc) = serde_json::from_value::<lsp_types::Location>(item["location"].clone()) else {
             continue;
         };
-        let mut place = lines.place(&loc.uri, &loc.range);
+        let mut place = lines.place_of_name(&loc.uri, &loc.range, &name);
         let outside = loc.uri.to_file_path().is_ok_and(|p| !p.starts_with(root));
         if outside {
             place.path = home_relative(&place.path);
