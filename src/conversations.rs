@@ -44,6 +44,8 @@ pub struct Conversations {
     /// The thread debug sessions run on (`None`: debuggers not connected).
     debug_thread: Option<ArbiterHandle>,
     open: Mutex<BTreeMap<Arc<str>, ConversationActors>>,
+    /// What each conversation last saw of each file.
+    views: Arc<crate::views::Views>,
 }
 
 impl Conversations {
@@ -55,8 +57,9 @@ impl Conversations {
         debug_ttl: Duration,
         kernel_thread: Option<ArbiterHandle>,
         debug_thread: Option<ArbiterHandle>,
+        views: Arc<crate::views::Views>,
     ) -> Self {
-        Self { workdir, enclosure, debug_ttl, kernel_thread, debug_thread, open: Mutex::default() }
+        Self { workdir, enclosure, debug_ttl, kernel_thread, debug_thread, open: Mutex::default(), views }
     }
 
     /// The actors of `conversation`, started (with the run's enclosure) if
@@ -104,9 +107,10 @@ impl Conversations {
     }
 
     /// Forgets `conversation`: its actors stop once calls still running
-    /// in it finish, killing its kernels, debug adapter and debuggee.
-    /// Returns whether it was open.
+    /// in it finish, killing its kernels, debug adapter and debuggee, and
+    /// what it saw of the files goes. Returns whether it was open.
     pub fn close(&self, conversation: &str) -> bool {
+        self.views.forget(conversation);
         self.open.lock().remove(conversation).is_some()
     }
 

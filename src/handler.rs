@@ -107,6 +107,8 @@ pub struct CallContext {
     pub surface: Surface,
     /// The after-write hook, if the run has one.
     pub after_write: Option<Arc<dyn AfterWrite>>,
+    /// What each conversation last saw of each file, and who wrote what.
+    pub views: Arc<crate::views::Views>,
     /// Cancelled when the caller stops waiting for this call. The router
     /// then drops the call's work; tools whose resource keeps running
     /// without them (a cell, a debug wait) pass it on so it stops too.
@@ -117,6 +119,16 @@ impl CallContext {
     /// The working directory.
     pub fn root(&self) -> &Path {
         &self.workdir
+    }
+
+    /// This call's conversation read `path`, holding `bytes`.
+    pub fn saw(&self, path: &Path, bytes: &[u8]) {
+        self.views.saw(&self.conversation, path, bytes);
+    }
+
+    /// This call's conversation wrote `bytes` to `path` (`None`: deleted it).
+    pub fn wrote(&self, path: &Path, bytes: Option<&[u8]>) {
+        self.views.wrote(&self.conversation, path, bytes);
     }
 
     /// Runs the hook's `before_write` for `paths`, which a tool is about

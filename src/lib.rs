@@ -29,7 +29,9 @@
 //!   host tools `read`, `write`, `edit`, `apply_patch`; `tools::structural`
 //!   holds what `ast_grep` and `ast_edit` say of a scan's scope.
 //! - [`conversations`] — the conversations of a run, each with its own
-//!   kernels and debug session; everything else is the run's.
+//!   kernels and debug session; everything else is the run's. [`views`] —
+//!   what each conversation last saw of each file and who wrote what, so
+//!   no write lands over work its writer never saw.
 //! - [`result`] — what a call returns (text, data, images).
 //! - [`status`] — what is connected and usable here, and why not;
 //!   [`install`] — `tether install`, servers from the registries into
@@ -57,6 +59,7 @@ pub mod serve;
 pub mod spec;
 pub mod status;
 pub mod tools;
+pub mod views;
 
 pub use approval::ApprovalPolicy;
 pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler, WriteBaseline};

@@ -35,6 +35,12 @@ pub fn kept_lines(before: &str, after: &str) -> Vec<Option<usize>> {
     map
 }
 
+/// A unified diff of `before` → `after` by lines, with `context` lines
+/// around each change and no file headers.
+pub fn line_diff(before: &str, after: &str, context: usize) -> String {
+    similar::TextDiff::from_lines(before, after).unified_diff().context_radius(context).to_string()
+}
+
 /// The longest prefix of `s` that is at most `max` bytes and ends on a
 /// character boundary: for buffers whose bound is memory, not reading.
 pub fn byte_prefix(s: &str, max: usize) -> &str {

@@ -99,12 +99,14 @@ impl Parts {
         // conversation's run on one thread per resource kind.
         let kernel_thread = b.resources.contains(&Resource::Kernels).then(|| arbiter(&mut arbiters));
         let debug_thread = b.resources.contains(&Resource::Debuggers).then(|| arbiter(&mut arbiters));
+        let views = Arc::new(crate::views::Views::default());
         let conversations = Arc::new(Conversations::new(
             self.workdir.clone(),
             b.enclosure.clone(),
             b.debug_ttl,
             kernel_thread.clone(),
             debug_thread.clone(),
+            views.clone(),
         ));
         if kernel_thread.is_some() {
             handlers.push(Arc::new(tools::eval::Eval {
@@ -173,6 +175,7 @@ impl Parts {
             conversation: Arc::from(b.conversation.as_str()),
             surface: b.surface,
             after_write: after_write.clone(),
+            views,
             cancel: CancellationToken::new(),
         };
         let router =

@@ -63,14 +63,30 @@ impl ToolHandler for ApplyPatch {
         Ok(Box::pin(async move {
             let before = ctx.before_write(&touched).await;
             let root = ctx.root().to_path_buf();
+            let seen_by = ctx.clone();
             let outcome = super::blocking("apply_patch", move || {
                 apply_all(&root, targets).map_or_else(ToolResult::error, |(changes, summary)| {
                     match tether_actors::fs::commit(&changes) {
                         Ok(committed) => {
+                            // What moved under each file since this
+                            // conversation saw it, then what it wrote.
+                            let moved: Vec<String> = changes
+                                .iter()
+                                .filter_map(|c| {
+                                    let rel = tether_actors::fs::relative(&root, &c.path);
+                                    super::moved_note(&seen_by, &c.path, &rel, c.before.as_deref()?)
+                                })
+                                .collect();
+                            for c in &changes {
+                                seen_by.wrote(&c.path, c.after.as_deref());
+                            }
                             let mut result = ToolResult::text(super::with_note(
                                 summary,
                                 super::committed_note(&root, &committed),
                             ));
+                            for note in &moved {
+                                result.append(note);
+                            }
                             result.data = Some(serde_json::json!({
                                 "files": changes.iter().map(|c| tether_actors::fs::relative(&root, &c.path)).collect::<Vec<_>>()
                             }));

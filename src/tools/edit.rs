@@ -50,7 +50,8 @@ impl ToolHandler for Edit {
         Ok(Box::pin(async move {
             let before = ctx.before_write(std::slice::from_ref(&path)).await;
             let target = path.clone();
-            let result = super::blocking("edit", move || edit(&target, &rel, &args)).await;
+            let seen_by = ctx.clone();
+            let result = super::blocking("edit", move || edit(&seen_by, &target, &rel, &args)).await;
             if result.is_error {
                 return result;
             }
@@ -59,7 +60,7 @@ impl ToolHandler for Edit {
     }
 }
 
-fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
+fn edit(ctx: &CallContext, path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
     if path.exists() && !path.is_file() {
         return ToolResult::error(format!("edit: `{rel}` is not a regular file; give a file path"));
     }
@@ -99,6 +100,10 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
     }
     let after = before.replacen(&old_string, &new_string, 1);
     let line = before[..before.find(&old_string).unwrap_or(0)].matches('\n').count() + 1;
+    // Content-addressed, the edit lands; what moved under it since this
+    // conversation last saw the file is said with it.
+    let moved = super::moved_note(ctx, path, rel, before.as_bytes());
+    let written = after.clone().into_bytes();
     let change = tether_actors::fs::FileChange {
         path: path.to_path_buf(),
         before: Some(before.into_bytes()),
@@ -106,10 +111,17 @@ fn edit(path: &std::path::Path, rel: &str, args: &EditArgs) -> ToolResult {
         mode: None,
     };
     match tether_actors::fs::commit(&[change]) {
-        Ok(committed) => ToolResult::text(super::with_note(
-            format!("edited `{rel}` at line {line}"),
-            committed.linked.first().and_then(|(_, n)| super::linked_note(&[(rel.to_string(), *n)])),
-        )),
+        Ok(committed) => {
+            ctx.wrote(path, Some(&written));
+            let mut result = ToolResult::text(super::with_note(
+                format!("edited `{rel}` at line {line}"),
+                committed.linked.first().and_then(|(_, n)| super::linked_note(&[(rel.to_string(), *n)])),
+            ));
+            if let Some(moved) = moved {
+                result.append(&moved);
+            }
+            result
+        }
         Err(e) => ToolResult::error(format!(
             "edit: `{rel}` was not changed: {}; read it again and retry",
             e.describe(path.parent().unwrap_or(path))

@@ -19,7 +19,7 @@ pub mod write;
 
 use std::sync::Arc;
 
-use crate::handler::ToolHandler;
+use crate::handler::{CallContext, ToolHandler};
 
 /// The built-in host tools (`read`, `write`, `edit`, `apply_patch`).
 pub fn host_file_tools() -> Vec<Arc<dyn ToolHandler>> {
@@ -78,6 +78,27 @@ pub(crate) fn committed_note(
 }
 
 /// `text`, and `note` on a line of its own when there is one.
+/// When `path` (holding `now` before this call's write) changed since
+/// this call's conversation last saw it: a note saying when it saw it, who
+/// changed it since, and what changed (a short diff, when the text seen
+/// was kept).
+pub(crate) fn moved_note(ctx: &CallContext, path: &std::path::Path, rel: &str, now: &[u8]) -> Option<String> {
+    let moved = ctx.views.moved(&ctx.conversation, path, now)?;
+    let mut note = format!(
+        "note: `{rel}` changed since you last saw it at {} ({}); your edit was applied to it as it is now",
+        crate::views::clock(moved.seen.at),
+        moved.who.phrase()
+    );
+    match crate::views::what_moved(&moved.seen, now) {
+        Some(diff) if !diff.is_empty() => {
+            note.push_str(", and what changed was:\n");
+            note.push_str(&diff);
+        }
+        _ => note.push_str(" (what changed is not known: the text seen was not kept)"),
+    }
+    Some(note)
+}
+
 pub(crate) fn with_note(text: String, note: Option<String>) -> String {
     match note {
         Some(note) => format!("{text}\n{note}"),

@@ -38,18 +38,31 @@ impl ToolHandler for Read {
         let args: ReadArgs = parse("read", args)?;
         let path = confined(ctx.root(), "path", &args.path)?;
         let rel = tether_actors::fs::relative(ctx.root(), &path);
-        Ok(Box::pin(super::blocking("read", move || read(&path, &rel))))
+        let ctx = ctx.clone();
+        Ok(Box::pin(super::blocking("read", move || {
+            let (result, whole) = read(&path, &rel);
+            // What this conversation saw, for a later `write`'s check: the
+            // whole file, even when the answer was cut.
+            if !result.is_error
+                && let Some(whole) = whole.or_else(|| std::fs::read(&path).ok())
+            {
+                ctx.saw(&path, &whole);
+            }
+            result
+        })))
     }
 }
 
-fn read(path: &std::path::Path, rel: &str) -> ToolResult {
+/// The answer, and the file's bytes when they were read whole.
+fn read(path: &std::path::Path, rel: &str) -> (ToolResult, Option<Vec<u8>>) {
+    let fail = |r: ToolResult| (r, None);
     if path.is_dir() {
-        return ToolResult::error(format!("read: `{rel}` is a directory; give a file path"));
+        return fail(ToolResult::error(format!("read: `{rel}` is a directory; give a file path")));
     }
     if path.exists() && !path.is_file() {
-        return ToolResult::error(format!(
+        return fail(ToolResult::error(format!(
             "read: `{rel}` is not a regular file (a pipe or device); give a file path"
-        ));
+        )));
     }
     let total = match std::fs::metadata(path) {
         Ok(meta) => meta.len() as usize,
@@ -64,11 +77,11 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
     let bytes = match read_capped() {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolResult::error(format!(
+            return fail(ToolResult::error(format!(
                 "read: `{rel}` does not exist; check the path (relative to the working directory)"
-            ));
+            )));
         }
-        Err(e) => return ToolResult::error(format!("read: cannot read `{rel}`: {e}")),
+        Err(e) => return fail(ToolResult::error(format!("read: cannot read `{rel}`: {e}"))),
     };
     let total = total.max(bytes.len());
     let shown = &bytes[..];
@@ -79,9 +92,9 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
             String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned()
         }
         Err(_) => {
-            return ToolResult::error(format!(
+            return fail(ToolResult::error(format!(
                 "read: `{rel}` is not UTF-8 text ({total} bytes); it looks binary"
-            ));
+            )));
         }
     };
     let mut result = ToolResult::text(text);
@@ -91,5 +104,10 @@ fn read(path: &std::path::Path, rel: &str) -> ToolResult {
             MAX_READ_BYTES / 1024
         ));
     }
-    result.with_data(serde_json::json!({"path": rel, "bytes": total, "truncated": total > MAX_READ_BYTES}))
+    let whole = (total <= MAX_READ_BYTES).then_some(bytes);
+    (
+        result
+            .with_data(serde_json::json!({"path": rel, "bytes": total, "truncated": total > MAX_READ_BYTES})),
+        whole,
+    )
 }

@@ -85,7 +85,12 @@ impl ToolHandler for Resolve {
             let result = render(&id, &resolution).with_data(&resolution);
             match resolution {
                 Resolution::Accepted { files, .. } => {
-                    let paths = files.iter().map(|f| ctx.root().join(f)).collect();
+                    let paths: Vec<std::path::PathBuf> = files.iter().map(|f| ctx.root().join(f)).collect();
+                    for path in &paths {
+                        if let Ok(now) = std::fs::read(path) {
+                            ctx.wrote(path, Some(&now));
+                        }
+                    }
                     ctx.report_write(paths, before, result).await
                 }
                 _ => result,

@@ -1,4 +1,7 @@
-//! `write`: replace or create a file, level write, atomically.
+//! `write`: replace or create a file, level write, atomically. Replacing
+//! a file needs this conversation to have seen it as it is: read (or
+//! written) through tether, unchanged since — whoever else works on the
+//! run, nothing they wrote is written over unseen.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -25,7 +28,7 @@ impl ToolHandler for Write {
             name: "write".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Create or replace a file.\n\nCreate or replace a file with `content`, atomically; missing directories are created.".into(),
+            description: "Create or replace a file.\n\nCreate or replace a file with `content`, atomically; missing directories are created. An existing file must have been read first, and be unchanged since (otherwise read it again, or use `edit`).".into(),
             input_schema: schema_of::<WriteArgs>(),
             ..ToolSpec::default()
         }
@@ -39,13 +42,21 @@ impl ToolHandler for Write {
         Ok(Box::pin(async move {
             let before = ctx.before_write(std::slice::from_ref(&path)).await;
             let target = path.clone();
+            let seen_by = ctx.clone();
             let result = super::blocking("write", move || {
                 if target.is_dir() {
                     return ToolResult::error(format!("write: `{rel}` is a directory; give a file path"));
                 }
+                if let Err(why) = over_what_was_seen(&seen_by, &target, &rel) {
+                    return ToolResult::error(why);
+                }
                 let existed = target.exists();
                 let linked = tether_actors::fs::other_links(&target);
-                match tether_actors::fs::atomic_write(&target, args.content.as_bytes()) {
+                let written = tether_actors::fs::atomic_write(&target, args.content.as_bytes());
+                if written.is_ok() {
+                    seen_by.wrote(&target, Some(args.content.as_bytes()));
+                }
+                match written {
                     Ok(()) => ToolResult::text(super::with_note(
                         format!(
                             "{} `{rel}` ({} bytes)",
@@ -65,5 +76,34 @@ impl ToolHandler for Write {
             }
             ctx.report_write(vec![path], before, result).await
         }))
+    }
+}
+
+/// Whether `write` may replace `path`: it does not exist, or this call's
+/// conversation saw it as it is now. Otherwise why not, and what to do.
+fn over_what_was_seen(ctx: &CallContext, path: &std::path::Path, rel: &str) -> Result<(), String> {
+    let now = match std::fs::read(path) {
+        Ok(now) => now,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("write: cannot read `{rel}` to check it: {e}; the file is unchanged")),
+    };
+    if std::str::from_utf8(&now).is_err() {
+        return Err(format!(
+            "write: `{rel}` is a binary file ({} bytes, not UTF-8 text); write replaces text files only, and it is unchanged",
+            now.len()
+        ));
+    }
+    let Some(seen) = ctx.views.seen(&ctx.conversation, path) else {
+        return Err(format!(
+            "write: `{rel}` exists and this conversation has not read it, so its content would be lost unseen; read it first, or use `edit`"
+        ));
+    };
+    match ctx.views.moved(&ctx.conversation, path, &now) {
+        None => Ok(()),
+        Some(moved) => Err(format!(
+            "write: `{rel}` changed since you read it at {} ({}): read it again, then write; the file is unchanged",
+            crate::views::clock(seen.at),
+            moved.who.phrase()
+        )),
     }
 }

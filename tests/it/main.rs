@@ -32,4 +32,5 @@ mod kernel;
 mod lsp;
 mod question;
 mod router;
+mod shared_run;
 mod workers;

@@ -364,6 +364,9 @@ async fn rename(
         Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
     };
+    for f in &files {
+        ctx.wrote(&f.path, Some(f.after.as_bytes()));
+    }
     let mut result = ToolResult::text(
         format!(
             "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",

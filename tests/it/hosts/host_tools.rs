@@ -23,6 +23,9 @@ async fn read_returns_text_and_refuses_what_it_cannot_show() {
 #[tokio::test]
 async fn write_creates_and_replaces_atomically() {
     let h = Harness::new(&[("a.txt", "old")]);
+    // Replacing a file takes having read it (never over unseen work).
+    assert!(h.err("write", json!({"path": "a.txt", "content": "new"})).await.contains("read it first"));
+    h.ok("read", json!({"path": "a.txt"})).await;
     let r = h.ok("write", json!({"path": "a.txt", "content": "new"})).await;
     assert!(r.text.starts_with("replaced `a.txt`"), "{}", r.text);
     let r = h.ok("write", json!({"path": "deep/dir/b.txt", "content": "b"})).await;
@@ -251,6 +254,7 @@ async fn writing_a_name_with_other_hard_links_says_they_keep_the_old_content() {
         "edited `a.txt` at line 1\nnote: `a.txt` had 1 other hard link; it keeps the old content (tether writes a new file and renames it over the name)"
     );
     assert_eq!((h.read("a.txt"), h.read("a_link.txt")), ("x = 2\n".into(), "x = 1\n".into()));
+    h.ok("read", json!({"path": "b.txt"})).await;
     let r = h.ok("write", json!({"path": "b.txt", "content": "y = 2\n"})).await;
     assert!(r.text.ends_with("\nnote: `b.txt` had 2 other hard links; they keep the old content (tether writes a new file and renames it over the name)"), "{}", r.text);
     let patch = "--- a/b_link.txt\n+++ b/b_link.txt\n@@ -1 +1 @@\n-y = 1\n+y = 3\n";
@@ -276,6 +280,7 @@ async fn a_temporary_file_a_dead_run_left_is_removed_by_the_next_write_there() {
     std::fs::write(&unseen, "a write in flight elsewhere").unwrap();
     let live = h.path(&format!("src/.tether-{}-{}-Zz99Yy.tmp", std::process::id(), now - 120));
     std::fs::write(&live, "a write in flight").unwrap();
+    h.ok("read", json!({"path": "src/a.py"})).await;
     h.ok("write", json!({"path": "src/a.py", "content": "x = 2\n"})).await;
     assert!(!left.exists(), "the dead run's temporary file is gone");
     assert!(unseen.exists(), "a fresh one is kept whoever wrote it");

@@ -303,6 +303,7 @@ async fn a_rename_edit_that_writes_anything_but_the_new_name_refuses_the_whole_r
 async fn the_write_delta_is_taken_against_the_previous_fresh_state_whoever_wrote_it() {
     pyright();
     let h = Harness::new(&[("pyproject.toml", ""), ("app.py", "x = 1\n")]);
+    h.ok("read", json!({"path": "app.py"})).await;
     let r = h.ok("write", json!({"path": "app.py", "content": "print(first_missing)\n"})).await;
     assert!(r.text.contains("1 new, 0 resolved") && r.text.contains("first_missing"), "{}", r.text);
 
@@ -311,8 +312,10 @@ async fn the_write_delta_is_taken_against_the_previous_fresh_state_whoever_wrote
     let d = h.ok("lsp", json!({"action": "diagnostics", "file": "app.py"})).await.text;
     assert!(d.contains("(fresh)") && d.contains("second_missing") && !d.contains("first_missing"), "{d}");
 
-    // tether's next write adds a third: that is the only news, and the
-    // first was resolved by the outside write, not by this one.
+    // tether's next write (the file read again: it changed) adds a third:
+    // that is the only news, and the first was resolved by the outside
+    // write, not by this one.
+    h.ok("read", json!({"path": "app.py"})).await;
     let r = h
         .ok("write", json!({"path": "app.py", "content": "print(second_missing)\nprint(third_missing)\n"}))
         .await;

@@ -55,7 +55,12 @@ pub(super) async fn lsp(h: &Harness, args: Value) -> String {
     h.ok("lsp", args).await.text
 }
 
+/// `write`s `content` to `path`, read first when it exists (a write
+/// replaces only what its conversation saw).
 pub(super) async fn wrote(h: &Harness, path: &str, content: &str) -> String {
+    if h.path(path).exists() {
+        h.ok("read", json!({"path": path})).await;
+    }
     h.ok("write", json!({"path": path, "content": content})).await.text
 }
 

@@ -282,6 +282,7 @@ async fn diagnostics_on_write_report_new_problems_once_and_resolutions() {
     pyright();
     let h = fixture("python");
     let broken = "from shapes import Square\n\nprint(undefined_thing)\n";
+    h.ok("read", json!({"path": "app.py"})).await;
     let r = h.ok("write", json!({"path": "app.py", "content": broken})).await;
     assert!(r.text.contains("diagnostics (fresh) for `app.py`: 1 new, 0 resolved"), "{}", r.text);
     assert!(
@@ -375,6 +376,7 @@ async fn a_dart_checkout_without_dart_says_why_and_keeps_the_tool() {
         "the root half is fine, the binary half is not: {status}"
     );
     // Writing a Dart file says why diagnostics are unavailable instead of claiming it is clean.
+    h.ok("read", json!({"path": "lib/main.dart"})).await;
     let r = h.ok("write", json!({"path": "lib/main.dart", "content": "void main() {}\n"})).await;
     assert!(r.text.contains("diagnostics unavailable for `lib/main.dart`"), "{}", r.text);
 }

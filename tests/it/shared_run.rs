@@ -1,0 +1,127 @@
+//! Conversations sharing one run: a `write` lands only over what its
+//! conversation saw, an `edit` says what moved under it and who moved it,
+//! and a conversation's view of the files goes when it ends.
+
+use serde_json::json;
+use tether::{Resource, ToolResult};
+
+use crate::common::Harness;
+
+const CHECKOUT: &str = "def total(items):\n    return sum(i.price for i in items)\n";
+
+fn shop() -> Harness {
+    Harness::with(&[("shop/checkout.py", CHECKOUT), ("shop/logo.png", "")], |b| b.connect(Resource::Parsers))
+}
+
+async fn call(h: &Harness, conversation: &str, tool: &str, args: serde_json::Value) -> ToolResult {
+    h.rt.call_in(conversation, tool, args).await
+}
+
+fn read_args() -> serde_json::Value {
+    json!({"path": "shop/checkout.py"})
+}
+
+fn write_args(content: &str) -> serde_json::Value {
+    json!({"path": "shop/checkout.py", "content": content})
+}
+
+#[tokio::test]
+async fn a_write_lands_only_over_what_its_conversation_saw() {
+    let h = shop();
+    // Never read: refused, the file as it was.
+    let r = call(&h, "A", "write", write_args("x = 1\n")).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("this conversation has not read it")
+            && r.text.contains("read it first, or use `edit`"),
+        "{}",
+        r.text
+    );
+    assert_eq!(h.read("shop/checkout.py"), CHECKOUT);
+
+    // A reads, B edits, A writes its own version: refused, B's edit kept.
+    assert!(!call(&h, "A", "read", read_args()).await.is_error);
+    let r = call(
+        &h,
+        "B",
+        "edit",
+        json!({"path": "shop/checkout.py", "old_string": "sum(", "new_string": "round(sum("}),
+    )
+    .await;
+    assert!(!r.is_error, "{}", r.text);
+    let edited = h.read("shop/checkout.py");
+    let r = call(&h, "A", "write", write_args("def total(items):\n    return 0\n")).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(r.text.contains("`shop/checkout.py` changed since you read it at "), "{}", r.text);
+    assert!(r.text.contains(" UTC (by conversation B): read it again"), "{}", r.text);
+    assert_eq!(h.read("shop/checkout.py"), edited, "B's edit is not lost");
+
+    // Read again, the write lands.
+    call(&h, "A", "read", read_args()).await;
+    let r = call(&h, "A", "write", write_args("def total(items):\n    return 0\n")).await;
+    assert!(!r.is_error, "{}", r.text);
+
+    // A program outside tether changes it: said so.
+    call(&h, "A", "read", read_args()).await;
+    h.write("shop/checkout.py", "# by hand\n");
+    let r = call(&h, "A", "write", write_args("x = 2\n")).await;
+    assert!(r.text.contains("(by a program outside tether)"), "{}", r.text);
+
+    // A new file needs no read; a binary one is refused plainly.
+    let r = call(&h, "A", "write", json!({"path": "shop/new.py", "content": "y = 1\n"})).await;
+    assert!(!r.is_error && r.text.starts_with("created `shop/new.py`"), "{}", r.text);
+    std::fs::write(h.path("shop/logo.png"), [0x89, b'P', b'N', b'G', 0xff, 0x00]).unwrap();
+    let r = call(&h, "A", "write", json!({"path": "shop/logo.png", "content": "text"})).await;
+    assert!(r.is_error && r.text.contains("is a binary file"), "{}", r.text);
+    let r = call(&h, "A", "write", json!({"path": "shop", "content": "text"})).await;
+    assert!(r.is_error && r.text.contains("is a directory"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn an_edit_lands_and_says_what_moved_under_it_and_who_moved_it() {
+    let h = shop();
+    call(&h, "A", "read", read_args()).await;
+    call(&h, "B", "read", read_args()).await;
+    let r = call(&h, "A", "edit", json!({"path": "shop/checkout.py", "old_string": "def total(items):", "new_string": "def total(items, tax=0):"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(!r.text.contains("changed since"), "A saw the file as it was: {}", r.text);
+    // B's view is older: its edit still lands, and it learns of A's.
+    let r = call(
+        &h,
+        "B",
+        "edit",
+        json!({"path": "shop/checkout.py", "old_string": "sum(", "new_string": "round(sum("}),
+    )
+    .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("note: `shop/checkout.py` changed since you last saw it at "), "{}", r.text);
+    assert!(r.text.contains("(by conversation A)"), "{}", r.text);
+    assert!(
+        r.text.contains("-def total(items):") && r.text.contains("+def total(items, tax=0):"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        h.read("shop/checkout.py"),
+        "def total(items, tax=0):\n    return round(sum(i.price for i in items)\n"
+    );
+    // A patch from A, after B's edit, says so too.
+    let patch = "--- a/shop/checkout.py\n+++ b/shop/checkout.py\n@@ -1,2 +1,2 @@\n def total(items, tax=0):\n-    return round(sum(i.price for i in items)\n+    return round(sum(i.price for i in items))\n";
+    let r = call(&h, "A", "apply_patch", json!({"patch": patch})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("(by conversation B)"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_conversations_view_goes_with_it() {
+    let h = shop();
+    call(&h, "A", "read", read_args()).await;
+    assert!(h.rt.open_conversation("A").is_ok());
+    h.rt.close_conversation("A");
+    let r = call(&h, "A", "write", write_args("x = 1\n")).await;
+    assert!(
+        r.is_error && r.text.contains("has not read it"),
+        "a closed conversation saw nothing: {}",
+        r.text
+    );
+}
