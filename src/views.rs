@@ -45,6 +45,9 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// What the write log holds for a file tether deleted.
+    pub const DELETED: Digest = Digest { len: u64::MAX, hash: 0 };
+
     /// The digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -79,6 +82,8 @@ struct View {
     texts: BTreeMap<u64, PathBuf>,
     tick: u64,
     text_bytes: usize,
+    /// The watcher's batch number at the end of its latest call.
+    call_seq: Option<u64>,
 }
 
 impl View {
@@ -195,17 +200,22 @@ impl Views {
     /// `conversation` wrote `bytes` to `path` through tether (`None`: it
     /// deleted the file).
     pub fn wrote(&self, conversation: &str, path: &Path, bytes: Option<&[u8]>) {
-        let Some(bytes) = bytes else {
-            if let Some(view) = self.views.lock().get_mut(conversation) {
-                view.remove(path);
+        let digest = match bytes {
+            Some(bytes) => {
+                self.saw(conversation, path, bytes);
+                Digest::of(bytes)
             }
-            return;
+            None => {
+                if let Some(view) = self.views.lock().get_mut(conversation) {
+                    view.remove(path);
+                }
+                Digest::DELETED
+            }
         };
-        self.saw(conversation, path, bytes);
         let mut log = self.log.lock();
         log.tick += 1;
         let tick = log.tick;
-        let written = Written { conversation: Arc::from(conversation), digest: Digest::of(bytes), tick };
+        let written = Written { conversation: Arc::from(conversation), digest, tick };
         if let Some(old) = log.files.insert(path.to_path_buf(), written) {
             log.order.remove(&old.tick);
         }
@@ -231,8 +241,9 @@ impl Views {
         (seen.digest != digest).then(|| Moved { seen, who: self.who_wrote(conversation, path, digest) })
     }
 
-    /// Who left `path` holding the content `digest`.
-    fn who_wrote(&self, conversation: &str, path: &Path, digest: Digest) -> Who {
+    /// Who left `path` holding the content `digest` ([`Digest::DELETED`]:
+    /// who deleted it), as `conversation` is told.
+    pub fn who_wrote(&self, conversation: &str, path: &Path, digest: Digest) -> Who {
         let log = self.log.lock();
         match log.files.get(path) {
             Some(w) if w.digest == digest && *w.conversation != *conversation => {
@@ -242,6 +253,13 @@ impl Views {
             _ if log.forgot => Who::Unknown,
             _ => Who::Outside,
         }
+    }
+
+    /// Sets `conversation`'s latest call's sync point (the watcher's batch
+    /// number at its end) and returns the previous call's, if it made one.
+    pub fn swap_call_seq(&self, conversation: &str, seq: u64) -> Option<u64> {
+        let mut views = self.views.lock();
+        views.entry(Arc::from(conversation)).or_default().call_seq.replace(seq)
     }
 
     /// The conversation ended: its view goes.

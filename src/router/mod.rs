@@ -12,6 +12,7 @@
 //! is dropped (an LSP request is cancelled with it) and the caller gets a
 //! "cancelled" result at once.
 
+pub mod changed;
 pub mod serial;
 
 use std::collections::BTreeMap;
@@ -161,6 +162,9 @@ pub struct RouterActor {
     lane_queued: Arc<AtomicU64>,
     children: Vec<Recipient<Describe>>,
     conversations: Option<Arc<Conversations>>,
+    /// What changed since each conversation's previous call, when the run
+    /// watches its files.
+    changes: Option<Arc<changed::ChangeNotes>>,
     in_flight: Arc<AtomicU64>,
     calls: u64,
     started: Instant,
@@ -199,6 +203,7 @@ impl RouterActor {
             lane_queued,
             children,
             conversations: None,
+            changes: None,
             in_flight: Arc::new(AtomicU64::new(0)),
             calls: 0,
             started: Instant::now(),
@@ -208,6 +213,13 @@ impl RouterActor {
     /// The same router, also describing the run's conversations in the tree.
     pub fn with_conversations(mut self, conversations: Arc<Conversations>) -> Self {
         self.conversations = Some(conversations);
+        self
+    }
+
+    /// Every answer names the files changed since its conversation's
+    /// previous call ([`changed`]).
+    pub fn with_change_notes(mut self, notes: Arc<changed::ChangeNotes>) -> Self {
+        self.changes = Some(notes);
         self
     }
 
@@ -355,6 +367,7 @@ impl RouterActor {
         // call's end, are told apart from the calls beside it.
         let span = tracing::debug_span!("tool_call", tool = %tool, call = self.calls);
         let entered = span.enter();
+        let conversation = call.conversation.clone().unwrap_or_else(|| self.base.conversation.clone());
         let Prepared { mut work, alone, permission, grace } = match self.prepare(call) {
             Ok(prepared) => prepared,
             Err(refused) => {
@@ -362,6 +375,10 @@ impl RouterActor {
                 return Routed::Ready(refused);
             }
         };
+        if let Some(notes) = self.changes.clone() {
+            let inner = work;
+            work = Box::pin(async move { notes.add(&conversation, inner.await).await });
+        }
         // Work that needs neither the lane nor a card, and is done at its
         // first poll, is the answer: nothing to cancel, count or wrap.
         if !alone && permission.is_none() {

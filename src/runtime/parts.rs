@@ -170,6 +170,15 @@ impl Parts {
         }
         handlers.extend(b.extra);
         let registry = Arc::new(Registry::new(handlers).with_absent(absent));
+        // With the run's file watcher (it comes with the language servers),
+        // every answer names what changed since its conversation's previous call.
+        let notes = lsp.as_ref().map(|(supervisor, _)| {
+            Arc::new(crate::router::changed::ChangeNotes {
+                supervisor: supervisor.clone(),
+                views: views.clone(),
+                workdir: self.workdir.clone(),
+            })
+        });
         let base = CallContext {
             workdir: Arc::new(self.workdir),
             conversation: Arc::from(b.conversation.as_str()),
@@ -178,11 +187,14 @@ impl Parts {
             views,
             cancel: CancellationToken::new(),
         };
-        let router =
+        let mut router =
             RouterActor::with_gate(registry.clone(), base, b.approval, gate, b.question_timeout, children)
                 .with_conversations(conversations.clone())
-                .with_serial_bound(b.serial_bound)
-                .start();
+                .with_serial_bound(b.serial_bound);
+        if let Some(notes) = notes {
+            router = router.with_change_notes(notes);
+        }
+        let router = router.start();
         let _ = router_slot.set(router.clone().recipient());
         let _ = describe_slot.set(router.clone().recipient());
         Started { router, registry, after_write, arbiters, conversations, lsp }

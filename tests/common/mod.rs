@@ -475,3 +475,14 @@ pub fn alone(name: &str) -> bool {
     assert!(out.status.success(), "{name} failed in its own process: {}", out.status);
     false
 }
+
+/// An answer's text without the note that ends it when files changed
+/// since its conversation's previous call (a test's own writes from
+/// outside are named there): for comparing the answer itself.
+#[allow(dead_code)]
+pub fn answer_only(text: &str) -> &str {
+    match text.rfind("\nnote: changed since your previous call: ") {
+        Some(at) if !text[at + 1..].contains('\n') => &text[..at],
+        _ => text,
+    }
+}

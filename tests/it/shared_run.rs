@@ -17,6 +17,13 @@ async fn call(h: &Harness, conversation: &str, tool: &str, args: serde_json::Val
     h.rt.call_in(conversation, tool, args).await
 }
 
+/// Conversation B's edit of the checkout: `sum(` → `round(sum(`.
+async fn b_rounds_the_sum(h: &Harness) {
+    let edit = json!({"path": "shop/checkout.py", "old_string": "sum(", "new_string": "round(sum("});
+    let r = call(h, "B", "edit", edit).await;
+    assert!(!r.is_error, "{}", r.text);
+}
+
 fn read_args() -> serde_json::Value {
     json!({"path": "shop/checkout.py"})
 }
@@ -41,14 +48,7 @@ async fn a_write_lands_only_over_what_its_conversation_saw() {
 
     // A reads, B edits, A writes its own version: refused, B's edit kept.
     assert!(!call(&h, "A", "read", read_args()).await.is_error);
-    let r = call(
-        &h,
-        "B",
-        "edit",
-        json!({"path": "shop/checkout.py", "old_string": "sum(", "new_string": "round(sum("}),
-    )
-    .await;
-    assert!(!r.is_error, "{}", r.text);
+    b_rounds_the_sum(&h).await;
     let edited = h.read("shop/checkout.py");
     let r = call(&h, "A", "write", write_args("def total(items):\n    return 0\n")).await;
     assert!(r.is_error, "{}", r.text);
@@ -124,4 +124,57 @@ async fn a_conversations_view_goes_with_it() {
         "a closed conversation saw nothing: {}",
         r.text
     );
+}
+
+#[tokio::test]
+async fn every_answer_names_what_changed_since_the_conversations_previous_call() {
+    // The watcher comes with the language servers.
+    let h = Harness::with(
+        &[("shop/checkout.py", CHECKOUT), ("shop/cart.txt", "apples\n"), (".gitignore", "build/\n")],
+        |b| b.connect(Resource::Parsers).connect(Resource::LanguageServers),
+    );
+    let grep = json!({"pattern": "def $F($$$A): $$$B", "path": "shop"});
+    let first = call(&h, "A", "ast_grep", grep.clone()).await;
+    assert!(
+        !first.text.contains("changed since your previous call"),
+        "a first call has no previous: {}",
+        first.text
+    );
+    call(&h, "A", "read", read_args()).await;
+    // A's own write is no news to A, in its own answer or later.
+    let r = call(&h, "A", "write", json!({"path": "shop/mine.txt", "content": "mine\n"})).await;
+    assert!(!r.is_error && !r.text.contains("changed since your previous call"), "{}", r.text);
+    // B edits, a program outside tether writes, an ignored file changes.
+    call(&h, "B", "read", read_args()).await;
+    b_rounds_the_sum(&h).await;
+    h.write("shop/cart.txt", "pears\n");
+    h.write("build/out.txt", "generated\n");
+    let r = call(&h, "A", "ast_grep", grep.clone()).await;
+    let note = r
+        .text
+        .lines()
+        .find(|l| l.starts_with("note: changed since your previous call: "))
+        .unwrap_or_else(|| panic!("{}", r.text));
+    assert!(note.contains("shop/checkout.py (by conversation B)"), "{note}");
+    assert!(note.contains("shop/cart.txt (by a program outside tether)"), "{note}");
+    assert!(
+        !note.contains("mine.txt") && !note.contains("build/"),
+        "own writes and ignored files are not noted: {note}"
+    );
+    let data = &r.data.as_ref().unwrap()["changed_since_previous_call"];
+    assert!(
+        data["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "shop/checkout.py" && f["by"] == "by conversation B"),
+        "{data}"
+    );
+    // Nothing changed since: nothing added.
+    let r = call(&h, "A", "ast_grep", grep).await;
+    assert!(!r.text.contains("changed since your previous call"), "{}", r.text);
+    // B is told of its own edit by no one; of A's new file, yes.
+    let r = call(&h, "B", "read", read_args()).await;
+    let note = r.text.lines().find(|l| l.starts_with("note: changed since")).unwrap_or_default().to_string();
+    assert!(!note.contains("checkout.py"), "{note}");
 }
