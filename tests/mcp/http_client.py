@@ -188,6 +188,29 @@ async def sessions_cannot_touch_each_other():
     print("ok")
 
 
+async def no_session_loses_anothers_edit():
+    """Two sessions on one run: A reads, B edits, A writes its own version.
+    A is refused and told by whom; B's edit stays; A's next answer names
+    the change."""
+    async with session(name="A") as a, session(name="B") as b:
+        r = await a.call_tool("read", {"path": "shapes.py"})
+        check(not r.is_error, "A reads", text_of(r))
+        original = text_of(r)
+        r = await b.call_tool("read", {"path": "shapes.py"})
+        r = await b.call_tool("write", {"path": "shapes.py", "content": original + "# B was here\n"})
+        check(not r.is_error, "B replaces what it read", text_of(r))
+        r = await a.call_tool("write", {"path": "shapes.py", "content": "# A's version\n"})
+        check(r.is_error and "changed since you read it at" in text_of(r) and "(by conversation " in text_of(r),
+              "A's write over B's is refused, naming B's conversation", text_of(r))
+        with open(os.path.join(WORKDIR, "shapes.py")) as f:
+            check(f.read().endswith("# B was here\n"), "B's edit is not lost")
+        r = await a.call_tool("read", {"path": "shapes.py"})
+        check("# B was here" in text_of(r), "A reads again and sees B's work", text_of(r))
+        r = await a.call_tool("write", {"path": "shapes.py", "content": text_of(r).split("\nnote: ")[0]})
+        check(not r.is_error, "then A's write lands", text_of(r))
+    print("ok")
+
+
 async def a_worker_reaches_the_warm_run():
     """A vibe worker that is itself an MCP client connects to the same run
     with the URL and token it was given, and gets the warm answer."""
@@ -295,6 +318,7 @@ SCENARIOS = {
     "limits": limits,
     "a_worker_reaches_the_warm_run": a_worker_reaches_the_warm_run,
     "sessions_cannot_touch_each_other": sessions_cannot_touch_each_other,
+    "no_session_loses_anothers_edit": no_session_loses_anothers_edit,
     "questions_go_to_their_own_session": questions_go_to_their_own_session,
     "eight_sessions": eight_sessions,
     "session_end_kills_its_kernel": session_end_kills_its_kernel,

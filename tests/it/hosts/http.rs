@@ -181,6 +181,15 @@ async fn one_session_cannot_resolve_read_or_drive_anothers() {
 }
 
 #[tokio::test]
+async fn no_session_loses_anothers_edit() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    server.scenario("no_session_loses_anothers_edit", dir.path());
+    drop(server);
+}
+
+#[tokio::test]
 async fn each_sessions_questions_go_to_its_own_client() {
     sdk();
     let dir = project();
