@@ -31,7 +31,9 @@
 //! - [`conversations`] — the conversations of a run, each with its own
 //!   kernels and debug session; everything else is the run's. [`views`] —
 //!   what each conversation last saw of each file and who wrote what, so
-//!   no write lands over work its writer never saw.
+//!   no write lands over work its writer never saw; [`writes`] — the one
+//!   commit path every write tool takes (a snapshot checked, all or
+//!   nothing, each moved file named with who moved it).
 //! - [`result`] — what a call returns (text, data, images).
 //! - [`status`] — what is connected and usable here, and why not;
 //!   [`install`] — `tether install`, servers from the registries into
@@ -60,6 +62,7 @@ pub mod spec;
 pub mod status;
 pub mod tools;
 pub mod views;
+pub mod writes;
 
 pub use approval::ApprovalPolicy;
 pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler, WriteBaseline};

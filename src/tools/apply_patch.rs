@@ -66,20 +66,17 @@ impl ToolHandler for ApplyPatch {
             let seen_by = ctx.clone();
             let outcome = super::blocking("apply_patch", move || {
                 apply_all(&root, targets).map_or_else(ToolResult::error, |(changes, summary)| {
-                    match tether_actors::fs::commit(&changes) {
+                    // What moved under each file since this conversation
+                    // saw it (its snapshot is what the commit checks).
+                    let moved: Vec<String> = changes
+                        .iter()
+                        .filter_map(|c| {
+                            let rel = tether_actors::fs::relative(&root, &c.path);
+                            super::moved_note(&seen_by, &c.path, &rel, c.before.as_deref()?)
+                        })
+                        .collect();
+                    match crate::writes::commit(&seen_by, &changes) {
                         Ok(committed) => {
-                            // What moved under each file since this
-                            // conversation saw it, then what it wrote.
-                            let moved: Vec<String> = changes
-                                .iter()
-                                .filter_map(|c| {
-                                    let rel = tether_actors::fs::relative(&root, &c.path);
-                                    super::moved_note(&seen_by, &c.path, &rel, c.before.as_deref()?)
-                                })
-                                .collect();
-                            for c in &changes {
-                                seen_by.wrote(&c.path, c.after.as_deref());
-                            }
                             let mut result = ToolResult::text(super::with_note(
                                 summary,
                                 super::committed_note(&root, &committed),
@@ -92,7 +89,7 @@ impl ToolHandler for ApplyPatch {
                             }));
                             result
                         }
-                        Err(e) => ToolResult::error(format!("apply_patch: {}: {}", e.left(), e.describe(&root))),
+                        Err(e) => ToolResult::error(format!("apply_patch: {e}")),
                     }
                 })
             })

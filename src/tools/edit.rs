@@ -103,16 +103,14 @@ fn edit(ctx: &CallContext, path: &std::path::Path, rel: &str, args: &EditArgs) -
     // Content-addressed, the edit lands; what moved under it since this
     // conversation last saw the file is said with it.
     let moved = super::moved_note(ctx, path, rel, before.as_bytes());
-    let written = after.clone().into_bytes();
     let change = tether_actors::fs::FileChange {
         path: path.to_path_buf(),
         before: Some(before.into_bytes()),
         after: Some(after.into_bytes()),
         mode: None,
     };
-    match tether_actors::fs::commit(&[change]) {
+    match crate::writes::commit(ctx, &[change]) {
         Ok(committed) => {
-            ctx.wrote(path, Some(&written));
             let mut result = ToolResult::text(super::with_note(
                 format!("edited `{rel}` at line {line}"),
                 committed.linked.first().and_then(|(_, n)| super::linked_note(&[(rel.to_string(), *n)])),
@@ -122,9 +120,6 @@ fn edit(ctx: &CallContext, path: &std::path::Path, rel: &str, args: &EditArgs) -
             }
             result
         }
-        Err(e) => ToolResult::error(format!(
-            "edit: `{rel}` was not changed: {}; read it again and retry",
-            e.describe(path.parent().unwrap_or(path))
-        )),
+        Err(e) => ToolResult::error(format!("edit: `{rel}` was not changed: {e}")),
     }
 }

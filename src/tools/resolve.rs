@@ -82,7 +82,11 @@ impl ToolHandler for Resolve {
                     ));
                 }
             };
-            let result = render(&id, &resolution).with_data(&resolution);
+            let mut result = render(&id, &resolution).with_data(&resolution);
+            if let Resolution::Refused { moved } = &resolution {
+                let moved: Vec<std::path::PathBuf> = moved.iter().map(|f| ctx.root().join(f)).collect();
+                result.append(&format!("moved: {}", crate::writes::moved_by_whom(&ctx, &moved)));
+            }
             match resolution {
                 Resolution::Accepted { files, .. } => {
                     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| ctx.root().join(f)).collect();

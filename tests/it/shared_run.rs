@@ -178,3 +178,33 @@ async fn every_answer_names_what_changed_since_the_conversations_previous_call()
     let note = r.text.lines().find(|l| l.starts_with("note: changed since")).unwrap_or_default().to_string();
     assert!(!note.contains("checkout.py"), "{note}");
 }
+
+#[tokio::test]
+async fn a_staged_change_over_files_others_moved_writes_nothing_and_names_who() {
+    let h = Harness::with(&[("a.py", "print(area(1, 2))\n"), ("b.py", "print(area(3, 4))\n")], |b| {
+        b.connect(Resource::Parsers)
+    });
+    let r = call(&h, "A", "ast_edit", json!({"pattern": "area($W, $H)", "rewrite": "area($H, $W)"})).await;
+    let id = r
+        .text
+        .split("edit_id \"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("{}", r.text))
+        .to_string();
+    call(&h, "B", "read", json!({"path": "b.py"})).await;
+    call(&h, "B", "edit", json!({"path": "b.py", "old_string": "area(3, 4)", "new_string": "area(3, 5)"}))
+        .await;
+    h.write("a.py", "print(area(1, 9))\n");
+    let r = call(&h, "A", "resolve", json!({"edit_id": id, "action": "accept"})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("moved: `a.py` (by a program outside tether), `b.py` (by conversation B)"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        (h.read("a.py"), h.read("b.py")),
+        ("print(area(1, 9))\n".into(), "print(area(3, 5))\n".into())
+    );
+}

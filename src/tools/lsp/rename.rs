@@ -354,19 +354,13 @@ async fn rename(
         .collect();
     let written: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let baseline = ctx.before_write(&written).await;
-    let commit_root = root.clone();
-    let committed = tokio::task::spawn_blocking(move || {
-        tether_actors::fs::commit(&changes).map_err(|e| format!("{}: {}", e.left(), e.describe(&commit_root)))
-    })
-    .await;
+    let writer = ctx.clone();
+    let committed = tokio::task::spawn_blocking(move || crate::writes::commit(&writer, &changes)).await;
     let committed = match committed {
         Ok(Ok(committed)) => committed,
         Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
     };
-    for f in &files {
-        ctx.wrote(&f.path, Some(f.after.as_bytes()));
-    }
     let mut result = ToolResult::text(
         format!(
             "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",
