@@ -19,19 +19,24 @@ use crate::views::Digest;
 /// it wrote; on failure the error says how the files are left and, for
 /// files that moved since the snapshot, who moved each.
 pub fn commit(ctx: &CallContext, changes: &[FileChange]) -> Result<Committed, String> {
-    match tether_actors::fs::commit(changes) {
-        Ok(committed) => {
-            for change in changes {
-                ctx.wrote(&change.path, change.after.as_deref());
-            }
-            Ok(committed)
-        }
+    match commit_changes(ctx, changes) {
+        Ok(committed) => Ok(committed),
         Err(CommitError::Drift { moved }) => Err(format!(
             "nothing was written: {} changed since the change was computed; read again, and redo the change on what is there now",
             moved_by_whom(ctx, &moved)
         )),
         Err(e) => Err(format!("{}: {}", e.left(), e.describe(ctx.root()))),
     }
+}
+
+/// [`commit`], with the error as the file layer gives it (for a writer that
+/// words it itself, such as `resolve` through the parser set's staging).
+pub fn commit_changes(ctx: &CallContext, changes: &[FileChange]) -> Result<Committed, CommitError> {
+    let committed = tether_actors::fs::commit(changes)?;
+    for change in changes {
+        ctx.wrote(&change.path, change.after.as_deref());
+    }
+    Ok(committed)
 }
 
 /// "`a.py` (by conversation B), `b.py` (by a program outside tether)".

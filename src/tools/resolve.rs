@@ -5,8 +5,11 @@
 use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::sync::Arc;
 use tether_actors::ast::actor::{AstActor, Resolve as ResolveMsg, ResolveAction, StagedPaths};
-use tether_actors::ast::staging::Resolution;
+
+use tether_actors::ast::staging::{Committer, Resolution};
+use tether_actors::fs::FileChange;
 
 use super::plural;
 use crate::args::parse;
@@ -72,7 +75,13 @@ impl ToolHandler for Resolve {
             } else {
                 None
             };
-            let sent = ast.send(ResolveMsg { edit_id: id.clone(), action, conversation }).await;
+            // Written through the run's one commit path.
+            let writer = ctx.clone();
+            let committer: Committer =
+                Arc::new(move |changes: &[FileChange]| crate::writes::commit_changes(&writer, changes));
+            let sent = ast
+                .send(ResolveMsg { edit_id: id.clone(), action, conversation, committer: Some(committer) })
+                .await;
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
                 Ok(Err(e)) => return ToolResult::error(format!("resolve: {e}")),
@@ -90,11 +99,6 @@ impl ToolHandler for Resolve {
             match resolution {
                 Resolution::Accepted { files, .. } => {
                     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| ctx.root().join(f)).collect();
-                    for path in &paths {
-                        if let Ok(now) = std::fs::read(path) {
-                            ctx.wrote(path, Some(&now));
-                        }
-                    }
                     ctx.report_write(paths, before, result).await
                 }
                 _ => result,

@@ -24,6 +24,13 @@ async fn b_rounds_the_sum(h: &Harness) {
     assert!(!r.is_error, "{}", r.text);
 }
 
+/// Conversation A stages `area($W, $H)` → `area($H, $W)`; its edit id.
+async fn a_swaps_the_sides(h: &Harness) -> String {
+    let r = call(h, "A", "ast_edit", json!({"pattern": "area($W, $H)", "rewrite": "area($H, $W)"})).await;
+    let id = r.text.split("edit_id \"").nth(1).and_then(|s| s.split('"').next());
+    id.unwrap_or_else(|| panic!("{}", r.text)).to_string()
+}
+
 fn read_args() -> serde_json::Value {
     json!({"path": "shop/checkout.py"})
 }
@@ -184,14 +191,7 @@ async fn a_staged_change_over_files_others_moved_writes_nothing_and_names_who() 
     let h = Harness::with(&[("a.py", "print(area(1, 2))\n"), ("b.py", "print(area(3, 4))\n")], |b| {
         b.connect(Resource::Parsers)
     });
-    let r = call(&h, "A", "ast_edit", json!({"pattern": "area($W, $H)", "rewrite": "area($H, $W)"})).await;
-    let id = r
-        .text
-        .split("edit_id \"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| panic!("{}", r.text))
-        .to_string();
+    let id = a_swaps_the_sides(&h).await;
     call(&h, "B", "read", json!({"path": "b.py"})).await;
     call(&h, "B", "edit", json!({"path": "b.py", "old_string": "area(3, 4)", "new_string": "area(3, 5)"}))
         .await;
@@ -207,4 +207,19 @@ async fn a_staged_change_over_files_others_moved_writes_nothing_and_names_who() 
         (h.read("a.py"), h.read("b.py")),
         ("print(area(1, 9))\n".into(), "print(area(3, 5))\n".into())
     );
+}
+
+#[tokio::test]
+async fn what_an_accepted_change_wrote_is_what_its_conversation_saw() {
+    let h = Harness::with(&[("a.py", "print(area(1, 2))\n")], |b| b.connect(Resource::Parsers));
+    call(&h, "B", "read", json!({"path": "a.py"})).await;
+    let id = a_swaps_the_sides(&h).await;
+    let r = call(&h, "A", "resolve", json!({"edit_id": id, "action": "accept"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    // A wrote it through the one commit path: it may write over it.
+    let r = call(&h, "A", "write", json!({"path": "a.py", "content": "print(area(2, 1), 'A')\n"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    // B read it before: refused, naming A.
+    let r = call(&h, "B", "write", json!({"path": "a.py", "content": "print('B')\n"})).await;
+    assert!(r.is_error && r.text.contains("(by conversation A)"), "{}", r.text);
 }

@@ -109,7 +109,7 @@ pub enum ResolveAction {
 }
 
 /// Resolve a staged change by id.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Resolve {
     /// The id from staging (`edit_N`).
     pub edit_id: String,
@@ -117,6 +117,9 @@ pub struct Resolve {
     pub action: ResolveAction,
     /// The conversation asking; only the one that staged the edit may.
     pub conversation: String,
+    /// How the files are written when it is accepted (default:
+    /// [`crate::fs::commit`]).
+    pub committer: Option<super::staging::Committer>,
 }
 
 impl Message for Resolve {
@@ -263,7 +266,8 @@ impl Handler<Resolve> for AstActor {
         let id = edit.id.clone();
         // Not behind the scan semaphore: a resolve must never wait for
         // searches, and the mailbox is held while it runs.
-        let write = tokio::task::spawn_blocking(move || accept(&edit, &root));
+        let committer = msg.committer.clone();
+        let write = tokio::task::spawn_blocking(move || accept(&edit, &root, committer.as_ref()));
         AtomicResponse::new(Box::pin(write.into_actor(self).map(move |done, act, _ctx| {
             act.resolving -= 1;
             act.resolved += 1;

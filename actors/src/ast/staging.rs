@@ -219,9 +219,18 @@ impl Staging {
 }
 
 /// Writes a staged edit: drift check, then every file or none.
-pub fn accept(edit: &StagedEdit, root: &Path) -> Resolution {
+/// How an accepted edit's files are written: [`commit`], or the host's
+/// own path around it (tether's records what each conversation wrote).
+pub type Committer =
+    std::sync::Arc<dyn Fn(&[FileChange]) -> Result<crate::fs::Committed, CommitError> + Send + Sync>;
+
+pub fn accept(edit: &StagedEdit, root: &Path, committer: Option<&Committer>) -> Resolution {
     let changes: Vec<FileChange> = edit.plan.files.iter().map(file_change).collect();
-    match commit(&changes) {
+    let committed = match committer {
+        Some(commit_with) => commit_with(&changes),
+        None => commit(&changes),
+    };
+    match committed {
         Ok(committed) => Resolution::Accepted {
             files: edit.plan.files.iter().map(|f| f.rel.clone()).collect(),
             replacements: edit.plan.replacements(),
