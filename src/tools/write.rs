@@ -47,27 +47,26 @@ impl ToolHandler for Write {
                 if target.is_dir() {
                     return ToolResult::error(format!("write: `{rel}` is a directory; give a file path"));
                 }
-                if let Err(why) = over_what_was_seen(&seen_by, &target, &rel) {
-                    return ToolResult::error(why);
-                }
-                let existed = target.exists();
-                let linked = tether_actors::fs::other_links(&target);
-                let written = tether_actors::fs::atomic_write(&target, args.content.as_bytes());
-                if written.is_ok() {
-                    seen_by.wrote(&target, Some(args.content.as_bytes()));
-                }
-                match written {
-                    Ok(()) => ToolResult::text(super::with_note(
-                        format!(
-                            "{} `{rel}` ({} bytes)",
-                            if existed { "replaced" } else { "created" },
-                            args.content.len()
-                        ),
-                        linked.and_then(|n| super::linked_note(&[(rel.clone(), n)])),
+                let now = match over_what_was_seen(&seen_by, &target, &rel) {
+                    Ok(now) => now,
+                    Err(why) => return ToolResult::error(why),
+                };
+                let existed = now.is_some();
+                let bytes = args.content.len();
+                // Through the run's one commit path: written only if the
+                // file still holds what was just checked.
+                let change = tether_actors::fs::FileChange {
+                    path: target.clone(),
+                    before: now,
+                    after: Some(args.content.into_bytes()),
+                    mode: None,
+                };
+                match crate::writes::commit(&seen_by, &[change]) {
+                    Ok(committed) => ToolResult::text(super::with_note(
+                        format!("{} `{rel}` ({bytes} bytes)", if existed { "replaced" } else { "created" }),
+                        committed.linked.first().and_then(|(_, n)| super::linked_note(&[(rel.clone(), *n)])),
                     )),
-                    Err(e) => {
-                        ToolResult::error(format!("write: cannot write `{rel}`: {e}; the file is unchanged"))
-                    }
+                    Err(e) => ToolResult::error(format!("write: `{rel}` was not written: {e}")),
                 }
             })
             .await;
@@ -79,12 +78,17 @@ impl ToolHandler for Write {
     }
 }
 
-/// Whether `write` may replace `path`: it does not exist, or this call's
-/// conversation saw it as it is now. Otherwise why not, and what to do.
-fn over_what_was_seen(ctx: &CallContext, path: &std::path::Path, rel: &str) -> Result<(), String> {
+/// Whether `write` may replace `path`: it does not exist (`None`), or
+/// this call's conversation saw it as it is now (its content). Otherwise
+/// why not, and what to do.
+fn over_what_was_seen(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    rel: &str,
+) -> Result<Option<Vec<u8>>, String> {
     let now = match std::fs::read(path) {
         Ok(now) => now,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("write: cannot read `{rel}` to check it: {e}; the file is unchanged")),
     };
     if std::str::from_utf8(&now).is_err() {
@@ -99,7 +103,7 @@ fn over_what_was_seen(ctx: &CallContext, path: &std::path::Path, rel: &str) -> R
         ));
     };
     match ctx.views.moved(&ctx.conversation, path, &now) {
-        None => Ok(()),
+        None => Ok(Some(now)),
         Some(moved) => Err(format!(
             "write: `{rel}` changed since you read it at {} ({}): read it again, then write; the file is unchanged",
             crate::views::clock(seen.at),
