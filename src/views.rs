@@ -267,7 +267,7 @@ impl Views {
         self.views.lock().remove(conversation);
     }
 
-    /// Files in `conversation`'s view (for tests and `resources`).
+    /// How many files `conversation`'s view holds.
     pub fn files_seen(&self, conversation: &str) -> usize {
         self.views.lock().get(conversation).map_or(0, |v| v.files.len())
     }

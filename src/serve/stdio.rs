@@ -58,7 +58,7 @@ pub fn over(
     tokio::spawn(async move {
         let mut output = output;
         let mut from_rmcp = BufReader::new(from_rmcp).lines();
-        let mut rmcp_open = true;
+        let (mut rmcp_open, mut answers_open) = (true, true);
         loop {
             let line = tokio::select! {
                 line = from_rmcp.next_line(), if rmcp_open => match line {
@@ -68,17 +68,14 @@ pub fn over(
                         continue;
                     }
                 },
-                answer = answered.recv() => match answer {
+                answer = answered.recv(), if answers_open => match answer {
                     Some(answer) => answer,
-                    None if rmcp_open => {
-                        // The reader is gone; rmcp may still answer.
-                        match from_rmcp.next_line().await {
-                            Ok(Some(line)) => line,
-                            _ => break,
-                        }
+                    None => {
+                        answers_open = false;
+                        continue;
                     }
-                    None => break,
                 },
+                else => break,
             };
             let written = output.write_all(format!("{line}\n").as_bytes()).await;
             if written.is_err() || output.flush().await.is_err() {

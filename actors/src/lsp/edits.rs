@@ -223,8 +223,9 @@ pub fn renamed_places(text: &str, edits: &[TextEdit], old: &str, new: &str) -> V
     places
 }
 
-/// The first place `word` stands in `text` as a whole identifier.
-fn whole_word(text: &str, word: &str) -> Option<usize> {
+/// The first place `word` stands in `text` as a whole identifier (not a
+/// part of a longer one), by byte offset.
+pub fn whole_word(text: &str, word: &str) -> Option<usize> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     text.match_indices(word).map(|(i, _)| i).find(|&i| {
         !text[..i].chars().next_back().is_some_and(is_word)

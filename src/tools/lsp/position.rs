@@ -124,14 +124,13 @@ pub fn locate(
     // `area` on `total_area(s.area())` means the method, not the middle of
     // another name: whole-identifier occurrences come first.
     // By characters, not bytes: `e` in `größe = e + 1` is the second one.
-    let word = is_word;
     let whole: Vec<usize> = all
         .iter()
         .copied()
         .filter(|&i| {
             let before = line_text[..i].chars().next_back();
             let after = line_text[i + symbol.len()..].chars().next();
-            !before.is_some_and(word) && !after.is_some_and(word)
+            !before.is_some_and(is_word) && !after.is_some_and(is_word)
         })
         .collect();
     let candidates = if whole.is_empty() { &all } else { &whole };
@@ -147,13 +146,17 @@ pub fn locate(
         }
     };
     let byte = candidates[index];
-    let from =
-        line_text[..byte].char_indices().rev().take_while(|&(_, c)| word(c)).last().map_or(byte, |(i, _)| i);
+    let from = line_text[..byte]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_word(c))
+        .last()
+        .map_or(byte, |(i, _)| i);
     let to = byte
         + symbol.len()
         + line_text[byte + symbol.len()..]
             .chars()
-            .take_while(|&c| word(c))
+            .take_while(|&c| is_word(c))
             .map(char::len_utf8)
             .sum::<usize>();
     let start = utf16_column(line_text, byte);

@@ -70,13 +70,8 @@ impl<'a> Lines<'a> {
         let path = uri.to_file_path().unwrap_or_else(|()| PathBuf::from(uri.as_str()));
         let Some(raw) = self.line(&path, range.start.line) else { return place };
         let from = raw.char_indices().nth(place.column - 1).map_or(raw.len(), |(i, _)| i);
-        let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-        let found = raw[from..].match_indices(name).map(|(i, _)| from + i).find(|&at| {
-            !raw[..at].chars().next_back().is_some_and(word)
-                && !raw[at + name.len()..].chars().next().is_some_and(word)
-        });
-        if let Some(at) = found {
-            place.column = raw[..at].chars().count() + 1;
+        if let Some(at) = tether_actors::lsp::edits::whole_word(&raw[from..], name) {
+            place.column = raw[..from + at].chars().count() + 1;
         }
         place
     }
