@@ -163,13 +163,19 @@ impl Who {
     }
 }
 
-/// A conversation id as answers show it: whole when short, else its first
-/// 8 characters and `…`.
+/// A conversation id as answers show it: whole up to 40 characters (an
+/// MCP session's `mcp NAME VERSION #N`), else its first 12 characters, `…`,
+/// and its `#N` when it has one — so two sessions of one client stay told
+/// apart.
 pub fn short_id(id: &str) -> String {
-    if id.chars().count() <= 12 {
-        id.to_string()
-    } else {
-        format!("{}…", id.chars().take(8).collect::<String>())
+    const WHOLE_UP_TO: usize = 40;
+    if id.chars().count() <= WHOLE_UP_TO {
+        return id.to_string();
+    }
+    let head: String = id.chars().take(12).collect();
+    match id.rfind(" #") {
+        Some(at) if id.len() - at <= 12 => format!("{head}…{}", &id[at..]),
+        _ => format!("{head}…"),
     }
 }
 
@@ -316,6 +322,15 @@ mod tests {
         assert!(diff.contains("-one") && diff.contains("+two"), "{diff}");
         views.forget("A");
         assert!(views.seen("A", path).is_none());
+    }
+
+    #[test]
+    fn two_sessions_of_one_client_are_told_apart() {
+        assert_eq!(short_id("mcp claude-code 1.2.3 #7"), "mcp claude-code 1.2.3 #7");
+        let long = "mcp a-client-with-a-very-long-name 10.20.30-beta #12";
+        assert_eq!(short_id(long), "mcp a-client… #12");
+        assert_ne!(short_id(long), short_id(&long.replace("#12", "#13")));
+        assert_eq!(short_id(&"7f3a".repeat(16)), format!("{}…", "7f3a".repeat(3)));
     }
 
     #[test]

@@ -9,6 +9,7 @@ Each scenario asserts what real clients would see, prints what
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -200,8 +201,9 @@ async def no_session_loses_anothers_edit():
         r = await b.call_tool("write", {"path": "shapes.py", "content": original + "# B was here\n"})
         check(not r.is_error, "B replaces what it read", text_of(r))
         r = await a.call_tool("write", {"path": "shapes.py", "content": "# A's version\n"})
-        check(r.is_error and "changed since you read it at" in text_of(r) and "(by conversation " in text_of(r),
-              "A's write over B's is refused, naming B's conversation", text_of(r))
+        check(r.is_error and "changed since you read it at" in text_of(r)
+              and re.search(r"\(by conversation mcp B 1\.0 #\d+\)", text_of(r)),
+              "A's write over B's is refused, naming B's session", text_of(r))
         with open(os.path.join(WORKDIR, "shapes.py")) as f:
             check(f.read().endswith("# B was here\n"), "B's edit is not lost")
         r = await a.call_tool("read", {"path": "shapes.py"})

@@ -14,6 +14,10 @@
 //! it may not be — partial, pending, stale, unconfirmed, or an error that
 //! names its cause. The one thing that fails the test is a wrong answer
 //! that reads as complete.
+//!
+//! The hunt with writers (last in this file) holds the write side to the
+//! same standard: conversations writing the same files at once lose
+//! nothing, and each refusal says why.
 
 use crate::common;
 
@@ -210,14 +214,17 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Writes `text` at `rel` under `dir`, making its folders.
+fn put(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 /// Lays out the project: `pkg/core.py` declares `target`, each module
 /// imports and calls it; a `more` branch adds three modules more.
 fn project(dir: &Path) {
-    let write = |rel: &str, text: &str| {
-        let p = dir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| put(dir, rel, text);
     write("pyproject.toml", "");
     write("pkg/__init__.py", "");
     write("pkg/core.py", "def target(x: int) -> int:\n    return x + 1\n");
@@ -541,4 +548,87 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
     );
     assert!(wrong.is_empty(), "wrong answers that read as complete:\n{}", wrong.join("\n\n"));
     rt.shutdown();
+}
+
+/// Rounds of the hunt with writers; each is one operation from every
+/// conversation.
+const WRITER_ROUNDS: usize = 60;
+/// Conversations writing at once, each an MCP session of one run.
+const WRITERS: usize = 4;
+/// Times the language server is SIGKILLed during the hunt with writers.
+const WRITER_KILLS: usize = 2;
+/// Longest the hunt with writers may take before it counts as a hang.
+const WRITERS_BOUND: Duration = Duration::from_secs(900);
+
+/// The hunt with writers (`tests/mcp/hunt_writers.py`, which holds the
+/// checker): four MCP sessions of one `tether serve --http` run `write`
+/// (after a `read`), `edit`, `apply_patch`, `lsp_rename` and `ast_edit` +
+/// `resolve` the same four files at once, a program outside tether writes
+/// them too, two CPU-bound processes run beside and pyright is killed
+/// twice. After every round some order of the accepted changes must give
+/// the files on disk; every refusal names its cause and had one (another
+/// writer of its files, or the killed server); a reader polling the files
+/// never sees one partly written.
+#[test]
+fn writers_on_one_run_lose_nothing_and_every_refusal_names_its_cause() {
+    common::require("pyright", &["--version"], "npm install -g pyright");
+    let dir = tempfile::tempdir().unwrap();
+    let root: PathBuf = dir.path().canonicalize().unwrap();
+    let write = |rel: &str, text: &str| put(&root, rel, text);
+    write("pyproject.toml", "");
+    write("pkg/__init__.py", "");
+    let hot: Vec<String> = (0..4).map(|i| format!("pkg/h{i}.py")).collect();
+    for (i, rel) in hot.iter().enumerate() {
+        write(rel, &format!("def use_{i}(x: int) -> int:\n    return x + {i}\n"));
+    }
+    let figures = root.join("figures.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hunt_writers.py");
+    // First, that its checker can fail: it must catch a lost update, a
+    // half-made change and a refused change that wrote.
+    let out = Command::new("python3").arg(&script).arg("--self-test").output().expect("python3 runs");
+    assert!(out.status.success(), "the checker's self-test: {}", String::from_utf8_lossy(&out.stderr));
+    let seed = std::env::var("HUNT_SEED").unwrap_or_else(|_| "2026".into());
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .args(["--tether", env!("CARGO_BIN_EXE_tether"), "--root"])
+        .arg(&root)
+        .args(["--lang", "python", "--names", "pkg/hunt_names.py", "--hot"])
+        .args(&hot)
+        .args(["--rounds", &WRITER_ROUNDS.to_string(), "--conversations", &WRITERS.to_string()])
+        .args(["--kills", &WRITER_KILLS.to_string(), "--seed", &seed, "--json"])
+        .arg(&figures)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs the hunt with writers (pip install mcp==2.3.0)");
+    let (out, err) =
+        (common::lines_of(child.stdout.take().unwrap()), common::lines_of(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + WRITERS_BOUND;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the hunt with writers did not end within {WRITERS_BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // The pipes close once the engine and what it started are gone.
+    let drain = |rx: std::sync::mpsc::Receiver<String>| -> Vec<String> {
+        std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect()
+    };
+    let said: Vec<String> = drain(out).into_iter().chain(drain(err)).collect();
+    eprintln!("{}", said.join("\n"));
+    assert!(status.success(), "violations (or a failed run): {}", said.join("\n"));
+    let figures: Value = serde_json::from_str(&std::fs::read_to_string(&figures).unwrap()).unwrap();
+    assert_eq!(figures["violations"], 0);
+    assert!(figures["servers_killed"].as_u64().unwrap() >= WRITER_KILLS as u64, "{figures}");
+    assert!(figures["calls"].as_u64().unwrap() >= 200, "a few hundred operations: {figures}");
+    assert!(figures["outside_writes"].as_u64().unwrap() > 0, "{figures}");
+    let kinds = figures["by_kind"].as_object().unwrap();
+    for kind in ["write", "edit", "apply_patch", "lsp_rename", "ast_edit+resolve"] {
+        let accepted = kinds.get(kind).and_then(|k| k[0].as_u64()).unwrap_or(0);
+        assert!(accepted > 0, "no {kind} was accepted, so none was checked: {figures}");
+    }
 }
