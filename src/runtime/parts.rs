@@ -84,6 +84,7 @@ impl Parts {
             lsp = Some((supervisor.clone(), pids));
             handlers.push(Arc::new(tools::lsp::Lsp { supervisor: supervisor.clone() }));
             handlers.push(Arc::new(tools::lsp::rename::LspRename { supervisor: supervisor.clone(), ast }));
+            handlers.push(Arc::new(tools::lsp::edit::LspEdit { supervisor: supervisor.clone() }));
             // Files written through tether are synced to their server at once,
             // and the diagnostics the write introduced join the tool's result.
             hooks.push(Arc::new(tools::lsp::diagnostics::LspAfterWrite {
@@ -92,7 +93,10 @@ impl Parts {
             }));
             children.push(supervisor.recipient());
         } else {
-            lacking(&[tools::lsp::NAME, tools::lsp::rename::NAME], not_connected(Resource::LanguageServers));
+            lacking(
+                &[tools::lsp::NAME, tools::lsp::rename::NAME, tools::lsp::edit::NAME],
+                not_connected(Resource::LanguageServers),
+            );
         }
         let router_slot: Arc<std::sync::OnceLock<Recipient<Call>>> = Arc::default();
         // Kernels and debug sessions belong to conversations: every

@@ -51,7 +51,7 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// What each group of tools is, for the instructions.
 const GROUPS: &[(&str, &[&str])] = &[
-    ("language servers", &["lsp", "lsp_rename"]),
+    ("language servers", &["lsp", "lsp_rename", "lsp_edit"]),
     ("tree-sitter search and staged rewrite", &["ast_grep", "ast_edit", "resolve"]),
     ("debuggers", &["debug"]),
     ("persistent Python/JavaScript kernels", &["eval"]),

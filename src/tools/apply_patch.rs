@@ -26,7 +26,7 @@ impl ToolHandler for ApplyPatch {
             name: "apply_patch".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Apply a unified diff: every file changes or none.\n\nApply a unified diff (`diff -u`, `git diff`; /dev/null creates or deletes): every file changes or none.\n\n`a/` and `b/` prefixes are allowed; a hunk that does not apply fails the whole patch.".into(),
+            description: "Apply a unified diff, all files or none.\n\nApply a unified diff (`diff -u`, `git diff`; /dev/null creates or deletes): every file changes or none.\n\n`a/` and `b/` prefixes are allowed; a hunk that does not apply fails the whole patch.".into(),
             input_schema: schema_of::<ApplyPatchArgs>(),
             ..ToolSpec::default()
         }

@@ -140,7 +140,7 @@ impl ToolHandler for AskUser {
             level: Level::Read,
             parallel_safe: true,
             description: format!(
-                "Ask the human and wait for the answer (never ask in chat). A skip: go on under a stated assumption.\n\nAsk the human a question and wait (up to {}) for the answer; never ask in chat instead. A skip means: go on under a stated assumption, do not ask again.\n\nThe card shows the question, `context` (why it is asked, what depends on it) and the numbered `options` (`label` short and unique, `description` what picking it means). `allow_free_text`: whether a typed answer is accepted (default: true without options, else false); `multi_select`: whether several options may be chosen.",
+                "Ask the human and wait; never ask in chat.\n\nAsk the human a question and wait (up to {}) for the answer; never ask in chat instead. A skip means: go on under a stated assumption, do not ask again.\n\nThe card shows the question, `context` (why it is asked, what depends on it) and the numbered `options` (`label` short and unique, `description` what picking it means). `allow_free_text`: whether a typed answer is accepted (default: true without options, else false); `multi_select`: whether several options may be chosen.",
                 human_duration(self.timeout)
             ),
             input_schema: schema_of::<AskUserArgs>(),

@@ -39,7 +39,7 @@ impl ToolHandler for AstEdit {
             name: NAME.into(),
             level: Level::Write,
             parallel_safe: true,
-            description: "Stage rewriting each `pattern` match (as in ast_grep) into `rewrite`; resolve applies it.\n\nStage a structural rewrite: each match of `pattern` (as in ast_grep) becomes `rewrite`, using what the pattern binds. Writes nothing; answers a diff and an edit_id for resolve.\n\n`rewrite` may use only the metavariables the pattern binds. `path`: a file or directory (default: the whole workspace); `language` as for ast_grep, inferred from a file's extension.".into(),
+            description: "Stage a rewrite of each `pattern` match into `rewrite`; resolve applies it.\n\nStage a structural rewrite: each match of `pattern` (as in ast_grep) becomes `rewrite`, using what the pattern binds. Writes nothing; answers a diff and an edit_id for resolve.\n\n`rewrite` may use only the metavariables the pattern binds. `path`: a file or directory (default: the whole workspace); `language` as for ast_grep, inferred from a file's extension.".into(),
             input_schema: schema_of::<AstEditArgs>(),
             ..ToolSpec::default()
         }

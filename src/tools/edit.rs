@@ -26,7 +26,7 @@ impl ToolHandler for Edit {
             name: "edit".into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Replace the one occurrence of `old_string` with `new_string`.\n\nReplace `old_string`, which must occur exactly once (add surrounding lines if not), with `new_string`; written atomically.".into(),
+            description: "Replace the one `old_string` with `new_string`.\n\nReplace `old_string`, which must occur exactly once (add surrounding lines if not), with `new_string`; written atomically.".into(),
             input_schema: schema_of::<EditArgs>(),
             ..ToolSpec::default()
         }

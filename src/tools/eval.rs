@@ -73,7 +73,7 @@ impl ToolHandler for Eval {
             name: NAME.into(),
             level: Level::Exec,
             parallel_safe: false,
-            description: "Run a Python (default) or JavaScript cell in a persistent interpreter; the last expression is echoed, display() shows tables and figures.\n\nRun a Python (default) or JavaScript cell in a persistent interpreter: state survives calls, the last expression is echoed, display() shows tables and figures, tool(name, args) calls host tools.\n\nPython cells accept %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit. `description` labels the cell in the transcript. `reset`: discard the interpreter and start clean before this cell. `idle_timeout_seconds`: seconds without progress before the cell is interrupted (default: the run's budget, 300).".into(),
+            description: "Run a Python (default) or JavaScript cell in a persistent interpreter.\n\nRun a Python (default) or JavaScript cell in a persistent interpreter: state survives calls, the last expression is echoed, display() shows tables and figures, tool(name, args) calls host tools.\n\nPython cells accept %pip, %cd, !cmd, x = !cmd, %%bash, %%timeit and %timeit. `description` labels the cell in the transcript. `reset`: discard the interpreter and start clean before this cell. `idle_timeout_seconds`: seconds without progress before the cell is interrupted (default: the run's budget, 300).".into(),
             input_schema: schema_of::<EvalArgs>(),
             // One call at a time in its actor's mailbox; a cancelled call answers
             // with the state it left.

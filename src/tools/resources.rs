@@ -36,7 +36,7 @@ impl ToolHandler for Resources {
             name: "resources".into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Live resources: pid, age, restarts, last error.\n\nThe run's live resources (servers, adapters, kernels, workers): owner, pid, age, restarts, pending work, last error. `mine`: only this conversation's and shared ones.\n\nEach line also says the TTL left. Use it to see what is running and why something failed.".into(),
+            description: "Live resources, their health and errors.\n\nThe run's live resources (servers, adapters, kernels, workers): owner, pid, age, restarts, pending work, last error. `mine`: only this conversation's and shared ones.\n\nEach line also says the TTL left. Use it to see what is running and why something failed.".into(),
             input_schema: schema_of::<ResourcesArgs>(),
             ..ToolSpec::default()
         }

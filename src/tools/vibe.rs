@@ -214,7 +214,7 @@ impl ToolHandler for VibeWait {
     fn spec(&self) -> ToolSpec {
         spec::<WaitArgs>(
             "vibe_wait",
-            "Wait for a worker's result (default 120 s; on timeout it keeps running).\n\nWait for a worker's result or error (`timeout_seconds` 1 to 1800, default 120); on timeout it keeps running.",
+            "Wait for a worker's result.\n\nWait for a worker's result or error (`timeout_seconds` 1 to 1800, default 120); on timeout it keeps running.",
         )
     }
 

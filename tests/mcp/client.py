@@ -75,7 +75,7 @@ async def tools_on_surfaces():
     async with Client(server(), elicitation_callback=answers_nothing()) as c:
         tools = (await c.list_tools()).tools
         names = sorted(t.name for t in tools)
-        for expected in ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_rename", "eval", "debug", "ask_user"]:
+        for expected in ["ast_grep", "ast_edit", "resolve", "lsp", "lsp_edit", "lsp_rename", "eval", "debug", "ask_user"]:
             check(expected in names, f"`{expected}` is on the full surface", names)
         for t in tools:
             check(t.input_schema.get("type") == "object", f"{t.name} has an object schema", t.input_schema)
@@ -289,6 +289,7 @@ WRITE_EXEC_CALLS = {
     "ast_edit": {"pattern": "old($A)", "rewrite": "pwned($A)"},
     "resolve": {"edit_id": "edit_1", "action": "accept"},
     "lsp_rename": {"file": "a.py", "line": 1, "symbol": "old", "new_name": "pwned"},
+    "lsp_edit": {"action": "format", "file": "a.py"},
     "eval": {"code": "open('pwned.txt', 'w').write('x')", "description": "write a file from inside a cell"},
     "debug": {"op": "launch", "program": "prog.py"},
     "write": {"path": "pwned.txt", "content": "x"},
@@ -376,7 +377,7 @@ async def debug_crash_js():
 # The most characters the whole tool list may take (issue #24): each tool
 # as the SDK reads it from `tools/list`, its JSON as `json.dumps` writes it.
 TOOL_LIST_BUDGET = 7000
-EVERY_TOOL = ["apply_patch", "ask_user", "ast_edit", "ast_grep", "debug", "edit", "eval", "lsp", "lsp_rename",
+EVERY_TOOL = ["apply_patch", "ask_user", "ast_edit", "ast_grep", "debug", "edit", "eval", "lsp", "lsp_edit", "lsp_rename",
               "read", "resolve", "resources", "vibe_kill", "vibe_list", "vibe_send", "vibe_spawn", "vibe_wait", "write"]
 
 

@@ -11,10 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
-use similar::TextDiff;
 
 use super::rewrite::{FileRewrite, RewritePlan};
-use crate::fs::{CommitError, FileChange, commit, relative};
+use crate::fs::{CommitError, Diff, DiffFile, FileChange, commit, relative, unified};
 
 /// Most unresolved edits held at once; more are refused until some resolve.
 pub const MAX_STAGED: usize = 4096;
@@ -253,24 +252,12 @@ fn file_change(file: &FileRewrite) -> FileChange {
 }
 
 fn summarise(id: &str, plan: &RewritePlan) -> StagedSummary {
-    let mut preview = String::new();
-    let mut lines = 0usize;
-    let mut omitted = 0usize;
-    for file in &plan.files {
-        let diff = TextDiff::from_lines(&file.before, &file.after);
-        let a = format!("a/{}", file.rel);
-        let b = format!("b/{}", file.rel);
-        let text = diff.unified_diff().context_radius(2).header(&a, &b).to_string();
-        for line in text.lines() {
-            if lines < MAX_PREVIEW_LINES {
-                preview.push_str(line);
-                preview.push('\n');
-                lines += 1;
-            } else {
-                omitted += 1;
-            }
-        }
-    }
+    let files: Vec<DiffFile<'_>> = plan
+        .files
+        .iter()
+        .map(|f| DiffFile { rel: &f.rel, before: Some(&f.before), after: Some(&f.after) })
+        .collect();
+    let Diff { text: preview, omitted } = unified(&files, MAX_PREVIEW_LINES);
     StagedSummary {
         edit_id: id.to_string(),
         replacements: plan.replacements(),

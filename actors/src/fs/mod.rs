@@ -18,6 +18,7 @@
 //! - `atomic` — writes through a temporary file and a rename.
 //! - `replace` — one file swapped in only if it still holds what was expected.
 //! - `commit` — multi-file changes, all or nothing.
+//! - `diff` — unified diffs of a change, cut at a number of lines.
 //! - `links` — a name that shares its content with other hard links (they
 //!   keep the old content when it is written).
 //! - `temps` — temporary files a run that died between write and rename
@@ -26,6 +27,7 @@
 mod atomic;
 mod commit;
 mod confine;
+mod diff;
 mod display;
 mod links;
 mod replace;
@@ -36,6 +38,7 @@ mod tests;
 pub use atomic::{NEW_FILE_MODE, atomic_write, atomic_write_mode};
 pub use commit::{CommitError, FileChange, WriteStep, commit, commit_with, moved_files};
 pub use confine::{PathError, canonical_root, confine, still_resolved};
+pub use diff::{Diff, DiffFile, unified};
 pub use display::{display_path, relative};
 pub use links::{Committed, linked, other_links};
 pub use temps::{STALE_TEMP_AGE, TEMP_PREFIX, TEMP_SUFFIX};

@@ -25,6 +25,12 @@ pub fn offset_of(text: &str, pos: Position) -> Option<usize> {
         }
         units += c.len_utf16() as u32;
     }
+    // Past the line's end: "defaults back to the line length" (LSP 3.17,
+    // `Position`) — typescript-language-server appends an extracted
+    // function there. The length leaves out a CRLF line's `\r`.
+    if pos.character > units {
+        return Some(line_end - usize::from(line.ends_with('\r')));
+    }
     (units == pos.character).then_some(line_end)
 }
 
@@ -257,7 +263,9 @@ mod tests {
         // 😀 is two UTF-16 units and four bytes.
         assert_eq!(offset_of(text, Position::new(0, 10)), Some(12));
         assert_eq!(offset_of(text, Position::new(1, 1)), Some(text.len()));
-        assert_eq!(offset_of(text, Position::new(1, 2)), None);
+        assert_eq!(offset_of(text, Position::new(1, 2)), Some(text.len()), "past a line's end: its end");
+        assert_eq!(offset_of("ab\r\ncd", Position::new(0, 7)), Some(2), "before a CRLF line's `\\r`");
+        assert_eq!(offset_of(text, Position::new(0, 6)), None, "inside a surrogate pair");
         assert_eq!(offset_of(text, Position::new(5, 0)), None);
         assert_eq!(utf16_column("a = '😀'; b", 12), 10);
         assert_eq!(char_column("a = '😀'; b", 10), 10);

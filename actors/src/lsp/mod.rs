@@ -8,7 +8,9 @@
 //! the run's file watcher (`crate::watch`) and hands every change on
 //! disk to the servers it concerns, and answers `status` with what the
 //! [`tree`] holds; [`unmanaged`] writes the project a server whose build
-//! import failed is started on.
+//! import failed is started on; [`edits`] turns positions into offsets and applies text
+//! edits, [`workspace_edit`] plays a whole `WorkspaceEdit` (files created,
+//! renamed, deleted) on a copy of what it touches.
 
 pub mod checker;
 pub mod config;
@@ -24,3 +26,4 @@ pub mod supervisor;
 pub mod tree;
 pub mod unmanaged;
 pub mod watched;
+pub mod workspace_edit;

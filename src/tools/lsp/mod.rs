@@ -22,6 +22,7 @@ mod answers;
 mod body;
 mod crosscheck;
 pub mod diagnostics;
+pub mod edit;
 mod hierarchy;
 mod navigate;
 pub mod position;
@@ -160,7 +161,7 @@ impl ToolHandler for Lsp {
             name: NAME.into(),
             level: Level::Read,
             parallel_safe: true,
-            description: "Ask the language server about `symbol` as written on `file`:`line` (never a column). symbols takes query and/or file; diagnostics file \"*\" checks the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checkers, once in each project root (`language`: which one; default every language present; nothing is written into the project): counts by severity and by file (with each file's first `offset`) first, then one page of the diagnostics grouped by file; `limit` per page (default 50, at most 1000), `offset` to page on.\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query); `limit` per page (default 100 in the workspace, 200 in a file, at most 1000), `offset` to page on. Workspace symbols rank exact names first, then types, functions and methods, module-level names, and the parameters and locals of functions last. A dotted query, `Container.member` (`Session.request`, `pkg.http.Session.request`), keeps the members of that container — in the workspace by the container the server names and the module the file is, in a file by nesting — and when none is there says what the member alone matched, and where. A member is shown with its container before it (`Session.request`).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
+            description: "Ask the language server about `symbol` on `file`:`line`; symbols: query and/or file; diagnostics \"*\": the project.\n\nPositions are file + 1-based line + the symbol's text on that line. Arguments by action:\n- diagnostics: `file`, or `\"*\"` to run the project's checkers, once in each project root (`language`: which one; default every language present; nothing is written into the project): counts by severity and by file (with each file's first `offset`) first, then one page of the diagnostics grouped by file; `limit` per page (default 50, at most 1000), `offset` to page on.\n- definition, type_definition, implementation, references, hover, code_actions, call_hierarchy, type_hierarchy: `file`, `line`, `symbol` (a substring of the line; whole identifiers first). When it occurs more than once there the answer says which it used; `occurrence` (1-based) picks another.\n- references: `limit` per page (default 50, at most 1000), `offset` to page on; grouped by file.\n- call_hierarchy: `direction` incoming (who calls it; the default) or outgoing (what it calls), each with the lines of the calls; grouped by file, at most 200.\n- type_hierarchy: `direction` supertypes (the default) or subtypes, one level; grouped by file.\n- symbols: `query` (the workspace, `language` to pick one), `file` (that file's symbols), or both (that file's symbols whose names hold the query); `limit` per page (default 100 in the workspace, 200 in a file, at most 1000), `offset` to page on. Workspace symbols rank exact names first, then types, functions and methods, module-level names, and the parameters and locals of functions last. A dotted query, `Container.member` (`Session.request`, `pkg.http.Session.request`), keeps the members of that container — in the workspace by the container the server names and the module the file is, in a file by nesting — and when none is there says what the member alone matched, and where. A member is shown with its container before it (`Session.request`).\n- `body: true` (definition, type_definition, implementation, symbols, call_hierarchy, type_hierarchy): each found symbol's source too, its whole range, at most 100 lines a body and 5 bodies an answer, the cut said.\n- reload: `file` (its server) or nothing (every server).".into(),
             input_schema: schema_of::<LspArgs>(),
             ..ToolSpec::default()
         }
@@ -387,6 +388,15 @@ fn action_name(action: Action) -> &'static str {
         Action::Reload => "reload",
         Action::Help => "help",
     }
+}
+
+/// The source file argument `file` names: confined to `root`, and a file.
+pub(crate) fn source_file(root: &Path, file: &str) -> Result<PathBuf, ToolError> {
+    let path = confined(root, "file", file)?;
+    if !path.is_file() {
+        return Err(ToolError::new(format!("argument `file`: `{file}` is not a file; give a source file")));
+    }
+    Ok(path)
 }
 
 /// Every change on disk made before now has reached the servers.

@@ -35,7 +35,7 @@ use tether_actors::lsp::shared::Held;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 
 use super::{REQUEST_TIMEOUT, sync_disk};
-use crate::args::{confined, parse};
+use crate::args::parse;
 use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
@@ -71,7 +71,7 @@ impl ToolHandler for LspRename {
             name: NAME.into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Rename `symbol` on `file`:`line` across the project; `stage` leaves it for resolve.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
+            description: "Rename `symbol` on `file`:`line` project-wide.\n\nRename the symbol at `file` + `line` + `symbol` text to `new_name` across the project: every file or none; `stage: true` answers an edit_id for resolve instead.".into(),
             input_schema: schema_of::<RenameArgs>(),
             ..ToolSpec::default()
         }
@@ -82,13 +82,7 @@ impl ToolHandler for LspRename {
         if args.line == 0 {
             return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
         }
-        let path = confined(ctx.root(), "file", &args.file)?;
-        if !path.is_file() {
-            return Err(ToolError::new(format!(
-                "argument `file`: `{}` is not a file; give a source file",
-                args.file
-            )));
-        }
+        let path = super::source_file(ctx.root(), &args.file)?;
         if !is_identifier(&args.symbol) {
             return Err(ToolError::new(format!(
                 "argument `symbol`: `{}` is not one identifier; give the name to rename as it appears on the line",

@@ -49,6 +49,7 @@ fn valid_args(tool: &str, i: usize) -> Option<Value> {
             json!({"edit_id": "edit_1", "action": if i.is_multiple_of(2) { "accept" } else { "discard" }})
         }
         "lsp_rename" => json!({"file": "a.py", "line": 1, "symbol": "old", "new_name": format!("pwned{i}")}),
+        "lsp_edit" => json!({"action": "format", "file": "a.py"}),
         "eval" => json!({
             "code": format!("open('pwned_{i}.txt', 'w').write('x')"),
             "description": "write a file from inside a cell",
@@ -198,6 +199,7 @@ async fn rust_api_every_entry_point_refuses_write_and_exec_tools_on_the_read_onl
         "eval",
         "host_exec",
         "host_write",
+        "lsp_edit",
         "lsp_rename",
         "resolve",
         "write",
@@ -474,6 +476,7 @@ calls = [
     ("ast_edit", {{"pattern": "old($A)", "rewrite": "pwned($A)"}}),
     ("resolve", {{"edit_id": "edit_1", "action": "accept"}}),
     ("lsp_rename", {{"file": "a.py", "line": 1, "symbol": "old", "new_name": "pwned"}}),
+    ("lsp_edit", {{"action": "format", "file": "a.py"}}),
 ]
 attempts, denied, other = {{}}, {{}}, []
 for _ in range({BRIDGE_ROUNDS}):

@@ -52,6 +52,7 @@ async fn a_tool_whose_resource_is_not_connected_is_absent() {
     // wired it: each resource's tools, the question gate's, vibe mode's.
     for (tool, need) in [
         ("lsp_rename", "the language-server supervisor, which is not connected"),
+        ("lsp_edit", "the language-server supervisor, which is not connected"),
         ("eval", "which is not connected"),
         ("debug", "the debug-session supervisor, which is not connected"),
         ("ask_user", "a question port and a target space"),

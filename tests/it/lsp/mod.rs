@@ -1,6 +1,7 @@
-//! Language servers, through the `lsp` and `lsp_rename` tools and the
+//! Language servers, through the `lsp`, `lsp_rename` and `lsp_edit` tools and the
 //! diagnostics a write carries.
 
+mod edit;
 mod exactly;
 mod fake_server;
 mod freshness;

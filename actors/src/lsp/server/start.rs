@@ -136,7 +136,10 @@ pub fn client_capabilities() -> Value {
             "workspaceFolders": true,
             "didChangeWatchedFiles": {"dynamicRegistration": true, "relativePatternSupport": true},
             "symbol": {"dynamicRegistration": false},
-            "workspaceEdit": {"documentChanges": true, "resourceOperations": []},
+            // Edits are played on a copy and written all or nothing.
+            "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"], "failureHandling": "transactional"},
+            "applyEdit": true,
+            "executeCommand": {"dynamicRegistration": false},
         },
         "textDocument": {
             "synchronization": {"didSave": true, "dynamicRegistration": false},
@@ -149,7 +152,15 @@ pub fn client_capabilities() -> Value {
             "callHierarchy": {"dynamicRegistration": false},
             "typeHierarchy": {"dynamicRegistration": false},
             "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
-            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports"]}}},
+            "codeAction": {
+                "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source", "source.organizeImports", "source.fixAll"]}},
+                "isPreferredSupport": true,
+                "disabledSupport": true,
+                "dataSupport": true,
+                "resolveSupport": {"properties": ["edit", "command"]},
+            },
+            "formatting": {"dynamicRegistration": false},
+            "rangeFormatting": {"dynamicRegistration": false},
             "rename": {"prepareSupport": false},
         },
     })

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use lsp_types::{Diagnostic, PublishDiagnosticsParams};
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::reported::{Reported, error_summary};
@@ -29,6 +29,7 @@ use crate::watch::ChangeKind;
 use crate::wire::client::PeerEvents;
 use crate::wire::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use crate::wire::pending::RequestError;
+pub use applied::AppliedEdits;
 
 /// How long a progress token the server created counts as running before
 /// its `begin` arrives: the server sends `begin` once it has our answer to
@@ -162,6 +163,8 @@ pub struct ServerState {
     /// moment, for servers that ignore watched-file events), by path, with
     /// the version opened.
     rereading: Mutex<BTreeMap<PathBuf, i32>>,
+    /// The edits it asks the client to apply (`workspace/applyEdit`).
+    pub applied: AppliedEdits,
 }
 
 impl ServerState {
@@ -202,6 +205,7 @@ impl ServerState {
             changed: Notify::new(),
             watched: Mutex::new(WatchedFiles::default()),
             rereading: Mutex::new(BTreeMap::new()),
+            applied: AppliedEdits::default(),
         }
     }
 
@@ -565,8 +569,13 @@ impl PeerEvents for ServerState {
             | "workspace/semanticTokens/refresh"
             | "workspace/inlayHint/refresh"
             | "workspace/codeLens/refresh" => Ok(Value::Null),
-            "workspace/applyEdit" => {
-                Ok(json!({"applied": false, "failureReason": "tether applies edits itself"}))
+            "workspace/applyEdit" => Ok(self.applied.offered(params)),
+            // typescript-language-server, after an extraction, asks its
+            // client to start renaming the name it made up; its command
+            // fails unless answered. Kept as a hint for the answer.
+            "_typescript.rename" => {
+                self.applied.rename_hinted(params);
+                Ok(Value::Null)
             }
             _ => Err(RpcError {
                 code: METHOD_NOT_FOUND,
@@ -586,6 +595,7 @@ fn doc_key(uri: &str) -> String {
         .unwrap_or_else(|| uri.to_string())
 }
 
+mod applied;
 mod checks;
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! the errors a server reports.
 
 use super::*;
+use serde_json::json;
 
 #[test]
 fn a_logged_error_is_kept_with_its_cause() {

@@ -1,0 +1,305 @@
+//! `lsp_edit` (S4): the edits a language server makes — a code action it
+//! offers (a quick fix, organize imports, an extraction), or formatting —
+//! applied, level write. Every edit is played on a copy of the files it
+//! touches ([`tether_actors::lsp::workspace_edit`]), shown as a unified
+//! diff, and with `preview` written nowhere; otherwise committed through
+//! the run's one all-or-nothing path ([`crate::writes`]) with the
+//! diagnostics each changed file gained and lost.
+//!
+//! - [`apply`] — choosing a code action, resolving it, running its command
+//!   and taking the edits the server sends back during it;
+//! - [`format`] — whole-file and line-range formatting with the file's own
+//!   indentation.
+
+mod apply;
+mod format;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use actix::Addr;
+use lsp_types::WorkspaceEdit;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tether_actors::fs::{DiffFile, FileChange, unified};
+use tether_actors::lsp::server::OnError;
+use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
+use tether_actors::lsp::workspace_edit::{Played, play};
+
+use tether_actors::watch::Synced;
+
+use super::sync_disk;
+use crate::args::parse;
+use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of};
+use crate::result::ToolResult;
+use crate::spec::{Level, ToolSpec};
+
+/// The tool's name, as models call it and the runtime wires it.
+pub const NAME: &str = "lsp_edit";
+/// Most diff lines an answer shows; the rest are counted.
+pub const MAX_DIFF_LINES: usize = 80;
+
+/// What `lsp_edit` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EditAction {
+    Apply,
+    Format,
+}
+
+/// Arguments of `lsp_edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    pub action: EditAction,
+    pub file: String,
+    #[schemars(range(min = 1))]
+    pub line: Option<u32>,
+    pub symbol: Option<String>,
+    pub title: Option<String>,
+    pub kind: Option<String>,
+    // First and last line, 1-based, inclusive (the reference says so: a
+    // doc comment here would be listed with every tool list).
+    pub lines: Option<Vec<u32>>,
+    #[serde(default)]
+    pub preview: bool,
+}
+
+/// The `lsp_edit` tool.
+pub struct LspEdit {
+    /// The language-server supervisor.
+    pub supervisor: Addr<LspSupervisor>,
+}
+
+impl ToolHandler for LspEdit {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.into(),
+            level: Level::Write,
+            parallel_safe: false,
+            description: "Apply a code action, or format.\n\nApply a code action the language server offers, or format with it; the answer is the diff and the diagnostics the edit fixed and introduced, every file written or none. `preview: true` answers the diff and writes nothing.\n- apply: `file`, `line`, and optionally `symbol` (the text to select on the line, such as an expression to extract; default the whole line). Pick the action by `title` (exact, or a unique substring) or `kind` (quickfix, source.organizeImports, source.fixAll, refactor.extract.function, refactor.extract.constant, refactor.inline, …); with neither, or a pick that matches several, the answer lists what is offered there and writes nothing.\n- format: `file`, and optionally `lines` [first, last] (1-based, inclusive); indentation from `.editorconfig`, else the file's own.".into(),
+            input_schema: schema_of::<EditArgs>(),
+            ..ToolSpec::default()
+        }
+    }
+
+    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+        let args: EditArgs = parse(NAME, args)?;
+        if args.line == Some(0) {
+            return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
+        }
+        let path = super::source_file(ctx.root(), &args.file)?;
+        match args.action {
+            EditAction::Apply if args.line.is_none() => {
+                return Err(ToolError::new(
+                    "argument `line`: `apply` needs the 1-based line the code action is for",
+                ));
+            }
+            EditAction::Apply if args.lines.is_some() => {
+                return Err(ToolError::new(
+                    "argument `lines`: only `format` takes `lines`; `apply` takes `line` and `symbol`",
+                ));
+            }
+            EditAction::Format if args.title.is_some() || args.kind.is_some() || args.line.is_some() => {
+                return Err(ToolError::new(
+                    "`format` takes `file` and optionally `lines` [first, last]; `line`, `title` and `kind` are for `apply`",
+                ));
+            }
+            _ => {}
+        }
+        if let Some(lines) = &args.lines
+            && !matches!(lines.as_slice(), [first, last] if *first >= 1 && first <= last)
+        {
+            return Err(ToolError::new(format!(
+                "argument `lines`: {lines:?} is not a range of 1-based lines; give [first, last] with 1 <= first <= last"
+            )));
+        }
+        let sup = self.supervisor.clone();
+        let ctx = ctx.clone();
+        Ok(Box::pin(async move {
+            match args.action {
+                EditAction::Apply => apply::apply(sup, ctx, path, args).await,
+                EditAction::Format => format::format(sup, ctx, path, args).await,
+            }
+        }))
+    }
+}
+
+/// An edit computed by a server, ready to show or write.
+struct Computed {
+    /// What the answer calls it ("`Add import from \"./util\"` (quickfix)").
+    what: String,
+    /// The server that computed it.
+    server: String,
+    /// The files it changes, in path order.
+    files: Vec<Played>,
+    /// Notes to append (the symbol used, changes the server may have missed).
+    notes: Vec<String>,
+}
+
+/// What a failed request says, for an answer.
+fn failed(e: &OnError) -> String {
+    match e {
+        OnError::Build(why) | OnError::Unfit(why) => why.clone(),
+        OnError::Request(e) => e.to_string(),
+    }
+}
+
+/// Plays `edits` one after another on a copy of the files they touch: each
+/// starts from what the ones before it left. Every file must lie inside
+/// `root`; nothing is written.
+fn play_all(root: &Path, edits: &[WorkspaceEdit]) -> Result<Vec<Played>, String> {
+    let mut state: BTreeMap<PathBuf, Played> = BTreeMap::new();
+    for edit in edits {
+        let mut read = |p: &Path| -> Result<Option<String>, String> {
+            if let Some(f) = state.get(p) {
+                return Ok(f.after.clone());
+            }
+            let confined = tether_actors::fs::confine(root, &p.display().to_string())
+                .map_err(|_| format!("it is outside the working directory {}", root.display()))?;
+            match std::fs::read_to_string(&confined) {
+                Ok(t) => Ok(Some(t)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let played = play(edit, &mut read).map_err(|e| e.to_string())?;
+        for p in played {
+            // Created or renamed files are named by the server: confine them too.
+            if tether_actors::fs::confine(root, &p.path.display().to_string()).is_err() {
+                return Err(format!("the edit writes {}, outside the working directory", p.path.display()));
+            }
+            match state.get_mut(&p.path) {
+                Some(known) => {
+                    known.after = p.after;
+                    known.edits += p.edits;
+                }
+                None => {
+                    state.insert(p.path.clone(), p);
+                }
+            }
+        }
+    }
+    Ok(state.into_values().filter(|f| f.before != f.after).collect())
+}
+
+/// Whether a file the edit touches changed on disk after `synced`, when the
+/// server computed the edit from what it held then: its ranges would point
+/// into content that moved.
+async fn moved_since(
+    sup: &Addr<LspSupervisor>,
+    root: &Path,
+    synced: &Synced,
+    files: &[Played],
+) -> Option<String> {
+    let after = sync_disk(sup).await;
+    let changes = match sup.send(ChangedBetween { after: synced.seq, upto: after.seq }).await {
+        Ok(Some(changes)) => changes,
+        _ => {
+            return Some(
+                "too many files changed on disk while the server computed the edit to tell whether it is still right"
+                    .into(),
+            );
+        }
+    };
+    let hit: Vec<String> = changes
+        .iter()
+        .filter(|c| files.iter().any(|f| f.path == c.path))
+        .map(|c| format!("`{}`", tether_actors::fs::relative(root, &c.path)))
+        .collect();
+    (!hit.is_empty())
+        .then(|| format!("{} changed on disk while the server computed the edit", hit.join(", ")))
+}
+
+/// The answer for `computed`: the diff, and either "nothing was written"
+/// (`preview`) or the commit and the diagnostics delta of what it wrote.
+async fn finish(ctx: CallContext, computed: Computed, preview: bool) -> ToolResult {
+    let root = ctx.root().to_path_buf();
+    let rels: Vec<String> =
+        computed.files.iter().map(|f| tether_actors::fs::relative(&root, &f.path)).collect();
+    let shown: Vec<DiffFile<'_>> = computed
+        .files
+        .iter()
+        .zip(&rels)
+        .map(|(f, rel)| DiffFile { rel, before: f.before.as_deref(), after: f.after.as_deref() })
+        .collect();
+    let diff = unified(&shown, MAX_DIFF_LINES);
+    let mut diff_text = diff.text.trim_end().to_string();
+    if diff.omitted > 0 {
+        diff_text.push_str(&format!("\n… {} more diff lines not shown", diff.omitted));
+    }
+    let data = json!({"server": computed.server, "files": rels, "preview": preview});
+    let mut result = if preview {
+        ToolResult::text(format!("(preview) {}; nothing was written:\n{diff_text}", computed.what))
+            .with_data(data)
+    } else {
+        let changes: Vec<FileChange> = computed
+            .files
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                before: f.before.clone().map(String::into_bytes),
+                after: f.after.clone().map(String::into_bytes),
+                mode: None,
+            })
+            .collect();
+        let written: Vec<PathBuf> = computed.files.iter().map(|f| f.path.clone()).collect();
+        let baseline = ctx.before_write(&written).await;
+        let writer = ctx.clone();
+        let committed = tokio::task::spawn_blocking(move || crate::writes::commit(&writer, &changes)).await;
+        let committed = match committed {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return ToolResult::error(format!("{NAME}: {e}")),
+            Err(e) => return ToolResult::error(format!("{NAME}: the writer stopped unexpectedly ({e})")),
+        };
+        let mut result = ToolResult::text(format!("applied {}:\n{diff_text}", computed.what)).with_data(data);
+        for note in &computed.notes {
+            result.append(note);
+        }
+        if let Some(note) = crate::tools::committed_note(&root, &committed) {
+            result.append(&note);
+        }
+        return ctx.report_write(written, baseline, result).await;
+    };
+    for note in &computed.notes {
+        result.append(note);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range, TextEdit, Url};
+
+    fn insert_at_start(path: &Path, text: &str) -> WorkspaceEdit {
+        let edit =
+            TextEdit { range: Range::new(Position::new(0, 0), Position::new(0, 0)), new_text: text.into() };
+        WorkspaceEdit {
+            changes: Some([(Url::from_file_path(path).unwrap(), vec![edit])].into_iter().collect()),
+            ..WorkspaceEdit::default()
+        }
+    }
+
+    #[test]
+    fn edits_play_in_turn_and_none_reaches_outside_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let a = root.join("a.ts");
+        std::fs::write(&a, "x\n").unwrap();
+        // The second edit starts from what the first left.
+        let played = play_all(&root, &[insert_at_start(&a, "one\n"), insert_at_start(&a, "two\n")]).unwrap();
+        assert_eq!(played.len(), 1);
+        assert_eq!(played[0].before.as_deref(), Some("x\n"));
+        assert_eq!(played[0].after.as_deref(), Some("two\none\nx\n"));
+        assert_eq!(played[0].edits, 2);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "x\n", "nothing is written");
+        // A file outside: the whole edit is refused.
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        let err =
+            play_all(&root, &[insert_at_start(&a, "one\n"), insert_at_start(outside.path(), "pwned\n")])
+                .unwrap_err();
+        assert!(err.contains("outside the working directory"), "{err}");
+    }
+}
