@@ -76,6 +76,16 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
             Some(_) => {}
             None => unknown.push(format!("{name}: no server is configured for it")),
         }
+        // A language's helpers (ruff beside pyright) come with it.
+        if language {
+            for feature in config::FEATURES {
+                for helper in table.helpers(name, feature) {
+                    if !servers.iter().any(|s| s.id == helper.id) {
+                        servers.push(helper);
+                    }
+                }
+            }
+        }
     }
     let manifest = Manifest::read()?;
     let mut steps: Vec<Step> = servers.into_iter().map(|s| step(s, workdir, &manifest)).collect();
@@ -527,5 +537,16 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["gopls", "delve debug adapter"], "the server and the debugger of the language");
+        let (steps, _) = plan(&root, &["python".into()]).unwrap();
+        let servers: Vec<&str> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Present { server, .. } | Step::Install { server, .. } | Step::Manual { server, .. } => {
+                    Some(server.as_str())
+                }
+                Step::Adapter { .. } => None,
+            })
+            .collect();
+        assert!(servers.contains(&"ruff"), "a language's helper comes with it: {servers:?}");
     }
 }

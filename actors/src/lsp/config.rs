@@ -251,7 +251,22 @@ pub struct ServerConfig {
     /// none of them covers is served as an unmanaged folder too.
     #[serde(default)]
     pub import_check: Option<ImportCheck>,
+    /// When set, the server is a helper of its languages' main server,
+    /// asked only for these features ([`FEATURE_CODE_ACTIONS`],
+    /// [`FEATURE_FORMAT`]) — as helix's `only-features` — and never
+    /// routed to for anything else: ruff beside pyright, for organize
+    /// imports, fix-all and formatting, which pyright does not offer.
+    #[serde(default)]
+    pub only_features: Vec<String>,
 }
+
+/// The feature of a helper server asked for code actions (their offers
+/// join the main server's).
+pub const FEATURE_CODE_ACTIONS: &str = "code_actions";
+/// The feature of a helper server asked to format (instead of the main server).
+pub const FEATURE_FORMAT: &str = "format";
+/// Every feature a helper may be given.
+pub const FEATURES: &[&str] = &[FEATURE_CODE_ACTIONS, FEATURE_FORMAT];
 
 /// See [`ServerConfig::import_check`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -295,6 +310,17 @@ impl Table {
     /// The servers of `language`, in order of preference: those its entry
     /// names, in that order, then the others that list it, in table order.
     pub fn candidates(&self, language: &str) -> Vec<&ServerConfig> {
+        self.serving(language).into_iter().filter(|s| s.only_features.is_empty()).collect()
+    }
+
+    /// The helper servers of `language` that offer `feature`, in the
+    /// language's order of preference.
+    pub fn helpers(&self, language: &str, feature: &str) -> Vec<&ServerConfig> {
+        self.serving(language).into_iter().filter(|s| s.only_features.iter().any(|f| f == feature)).collect()
+    }
+
+    /// Every server of `language`, those the language names first.
+    fn serving(&self, language: &str) -> Vec<&ServerConfig> {
         let serving: Vec<&ServerConfig> =
             self.servers.iter().filter(|s| s.languages.iter().any(|l| l == language)).collect();
         let preferred = self.languages.get(language).map(|l| l.servers.as_slice()).unwrap_or(&[]);
@@ -321,6 +347,13 @@ impl Table {
                 return Some(format!(
                     "[[server]] `{}` serves `{l}`, which no [[language]] names; add one with its `extensions`",
                     server.id
+                ));
+            }
+            if let Some(f) = server.only_features.iter().find(|f| !FEATURES.contains(&f.as_str())) {
+                return Some(format!(
+                    "[[server]] `{}` has `only_features` `{f}`, which tether does not know; give some of {}",
+                    server.id,
+                    FEATURES.join(", ")
                 ));
             }
         }

@@ -8,7 +8,9 @@
 
 use serde_json::Value;
 
-use super::config::{Checker, CheckerFormat, ImportCheck, Install, ServerConfig};
+use super::config::{
+    Checker, CheckerFormat, FEATURE_CODE_ACTIONS, FEATURE_FORMAT, ImportCheck, Install, ServerConfig,
+};
 use crate::watch::ChangeKind;
 
 fn entry(
@@ -42,6 +44,7 @@ fn entry(
         workspace_symbols: true,
         omits_unresolved: false,
         unmanaged_fallback: None,
+        only_features: Vec::new(),
         import_check: None,
     }
 }
@@ -94,6 +97,7 @@ const JAVA_MARKERS: &[&str] = &[
 
 /// The pinned versions `tether install` installs.
 const PYRIGHT: &str = "pyright@1.1.414";
+const RUFF: &str = "ruff==0.17.6";
 const TYPESCRIPT_LS: &[&str] = &["typescript-language-server@5.3.0", "typescript@5.9.3"];
 const LANGSERVERS_EXTRACTED: &str = "vscode-langservers-extracted@4.10.0";
 
@@ -133,6 +137,15 @@ pub fn builtin() -> Vec<ServerConfig> {
                 PYTHON_MARKERS,
                 checker("basedpyright", &["--outputjson"], CheckerFormat::Pyright),
             )
+        },
+        // pyright offers no organize imports, no fix-all and no formatting
+        // (measured): ruff's server does, beside it, and is asked for
+        // nothing else — its lint diagnostics are not pyright's to mix in.
+        ServerConfig {
+            install: pip(&[RUFF]),
+            workspace_symbols: false,
+            only_features: vec![FEATURE_CODE_ACTIONS.into(), FEATURE_FORMAT.into()],
+            ..entry("ruff", "ruff", &["server"], &["python"], PYTHON_MARKERS, None)
         },
         ServerConfig {
             install: pip(&["python-lsp-server[pyflakes]==1.15.0"]),

@@ -71,6 +71,44 @@ impl Message for Route {
     type Result = Result<Routed, Unavailable>;
 }
 
+/// The helper server of `file`'s language that offers `feature`
+/// ([`crate::lsp::config::FEATURE_CODE_ACTIONS`], …), when one is
+/// configured and usable here; starts its actor if new. `None`: none is
+/// (the main server then does what it can).
+pub struct RouteHelper {
+    /// An absolute path inside the working directory.
+    pub file: PathBuf,
+    /// The feature asked for.
+    pub feature: &'static str,
+}
+
+impl Message for RouteHelper {
+    type Result = Option<Routed>;
+}
+
+impl Handler<RouteHelper> for LspSupervisor {
+    type Result = Option<Routed>;
+
+    fn handle(&mut self, msg: RouteHelper, ctx: &mut Self::Context) -> Self::Result {
+        let table = self.table.clone().ok()?;
+        let language = table.language_of(&msg.file)?.id.clone();
+        let helpers = table.helpers(&language, msg.feature);
+        if helpers.is_empty() {
+            return None;
+        }
+        let usable = discovery::choose_cached(
+            &helpers,
+            &table.languages,
+            &msg.file,
+            &self.workdir,
+            &mut self.binaries,
+        )
+        .ok()?;
+        let (key, addr) = self.actor_for(usable, ctx);
+        Some(Routed { key, addr, language })
+    }
+}
+
 /// The working directory's language and server tables, as this
 /// supervisor routes by them (or why `tether.toml` could not be read).
 pub struct Tables;
@@ -234,6 +272,23 @@ impl LspSupervisor {
         self.servers.insert(key.clone(), addr.clone());
         (key, addr)
     }
+}
+
+/// One language's servers probed here: each main candidate's state in
+/// words and whether it is usable, then each helper's state.
+type Probed = (Vec<(String, bool)>, Vec<String>);
+
+/// Every helper server of `language`, once each, in the table's order.
+fn helpers_of<'t>(table: &'t Table, language: &str) -> Vec<&'t ServerConfig> {
+    let mut out: Vec<&ServerConfig> = Vec::new();
+    for feature in crate::lsp::config::FEATURES {
+        for helper in table.helpers(language, feature) {
+            if !out.iter().any(|h| h.id == helper.id) {
+                out.push(helper);
+            }
+        }
+    }
+    out
 }
 
 /// One candidate's state here, in words, and whether it is usable: the
@@ -415,15 +470,25 @@ impl Handler<Status> for LspSupervisor {
             let probe_table = table.clone();
             let (in_tree, probed) = tokio::task::spawn_blocking(move || {
                 let in_tree = tree::scan(&workdir, &probe_table.languages);
-                let probed: Vec<Vec<(String, bool)>> = in_tree
+                let probed: Vec<Probed> = in_tree
                     .languages
                     .iter()
                     .map(|present| {
-                        probe_table
+                        let main = probe_table
                             .candidates(&present.id)
                             .into_iter()
                             .map(|c| candidate_status(&workdir, c, present))
-                            .collect()
+                            .collect();
+                        let helpers = helpers_of(&probe_table, &present.id)
+                            .into_iter()
+                            .map(|h| {
+                                let (text, _) = candidate_status(&workdir, h, present);
+                                let rest =
+                                    text.strip_prefix(&format!("{}: ", h.id)).unwrap_or(&text).to_string();
+                                format!("{} (asked only for {}): {rest}", h.id, h.only_features.join(", "))
+                            })
+                            .collect();
+                        (main, helpers)
                     })
                     .collect();
                 (in_tree, probed)
@@ -446,11 +511,11 @@ impl Handler<Status> for LspSupervisor {
                         files: 0,
                         samples: Vec::new(),
                     });
-                    probed.push(Vec::new());
+                    probed.push((Vec::new(), Vec::new()));
                 }
             }
             let mut languages = Vec::new();
-            for (present, statuses) in in_tree.languages.iter().zip(probed) {
+            for (present, (statuses, helpers)) in in_tree.languages.iter().zip(probed) {
                 let mut nodes = Vec::new();
                 for (key, addr) in &running {
                     let serves =
@@ -461,7 +526,8 @@ impl Handler<Status> for LspSupervisor {
                 }
                 let live = nodes.iter().any(|n| !n.state.starts_with("crashed"));
                 let usable = statuses.iter().any(|(_, ok)| *ok) || live;
-                let candidates = statuses.into_iter().map(|(text, _)| text).collect();
+                // Helpers do not make a language usable: they answer no navigation.
+                let candidates = statuses.into_iter().map(|(text, _)| text).chain(helpers).collect();
                 languages.push(LanguageStatus {
                     language: present.id.clone(),
                     files: present.files,

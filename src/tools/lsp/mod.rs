@@ -45,7 +45,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use tether_actors::lsp::server::{Open, Opened};
-use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk};
+use tether_actors::lsp::supervisor::{LspSupervisor, Route, RouteHelper, SyncDisk};
 use tether_actors::watch::Synced;
 
 use crate::args::{confined, parse};
@@ -433,6 +433,28 @@ pub(crate) async fn open_after(
         Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
         Err(e) => return Err(format!("the language-server supervisor is not running ({e})")),
     };
+    open_routed(routed, path, save, synced).await
+}
+
+/// The helper server of `path`'s language for `feature`, opened on it
+/// after `synced`: `None` when the language has none usable here.
+pub(crate) async fn open_helper(
+    sup: &Addr<LspSupervisor>,
+    path: &Path,
+    feature: &'static str,
+    synced: Synced,
+) -> Option<Result<(Opened, Synced), String>> {
+    let routed = sup.send(RouteHelper { file: path.to_path_buf(), feature }).await.ok()??;
+    Some(open_routed(routed, path, false, synced).await)
+}
+
+/// Opens `path` on the server `routed` names, bounded by [`OPEN_TIMEOUT`].
+async fn open_routed(
+    routed: tether_actors::lsp::supervisor::Routed,
+    path: &Path,
+    save: bool,
+    synced: Synced,
+) -> Result<(Opened, Synced), String> {
     let opened =
         tokio::time::timeout(OPEN_TIMEOUT, routed.addr.send(Open { file: Some(path.to_path_buf()), save }));
     match opened.await {

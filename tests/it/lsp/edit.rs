@@ -1,5 +1,5 @@
-//! `lsp_edit` against the real typescript-language-server: a missing
-//! import fixed in one call, imports sorted, a function and a constant
+//! `lsp_edit` against the real servers — typescript-language-server, and
+//! ruff beside pyright: a missing import fixed in one call, imports sorted, a function and a constant
 //! extracted, a file and a range of lines formatted with the indentation
 //! `.editorconfig` gives — each answered with its diff; `preview` writes
 //! nothing; without a unique choice the offered actions are listed.
@@ -168,14 +168,69 @@ async fn a_file_and_a_range_are_formatted_with_the_editorconfig_indentation_and_
     assert!(r.is_error && r.text.contains("`src/main.ts` has 6 line(s)"), "{}", r.text);
 }
 
-#[tokio::test]
-async fn a_server_that_does_not_format_says_so_and_names_a_formatter() {
+fn need_ruff() {
     common::require("pyright", &["--version"], "npm install -g pyright");
-    let h = Harness::new(&[("pyproject.toml", ""), ("a.py", "x=1\n")]);
+    common::require("ruff", &["--version"], "tether install ruff (or pip install ruff==0.17.6)");
+}
+
+const MESSY_PY: &str =
+    "import sys\nimport os\nfrom typing import List\n\n\ndef f(x:int)->int:\n    return x+len(os.sep)\n";
+
+#[tokio::test]
+async fn ruff_beside_pyright_organizes_imports_fixes_all_and_formats() {
+    need_ruff();
+    let h = Harness::new(&[("pyproject.toml", ""), ("a.py", MESSY_PY)]);
+    // Offers come from both servers, each saying which made it.
+    let r = edit(&h, json!({"action": "apply", "file": "a.py", "line": 1})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("Ruff: Organize imports (source.organizeImports.ruff, from ruff)"), "{}", r.text);
+    assert!(r.text.contains("fixes: `sys` imported but unused"), "{}", r.text);
+    let r = edit(&h, json!({"action": "apply", "file": "a.py", "line": 1, "kind": "source.organizeImports"}))
+        .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.starts_with("applied `Ruff: Organize imports` (source.organizeImports.ruff, ruff)"),
+        "{}",
+        r.text
+    );
+    assert!(
+        h.read("a.py").starts_with("import os\nimport sys\nfrom typing import List\n"),
+        "{}",
+        h.read("a.py")
+    );
+    let r = edit(&h, json!({"action": "apply", "file": "a.py", "line": 1, "kind": "source.fixAll"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        h.read("a.py").starts_with("import os\n\n\ndef f"),
+        "the unused imports are gone: {}",
+        h.read("a.py")
+    );
+    let r = edit(&h, json!({"action": "format", "file": "a.py"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.starts_with("applied formatting of `a.py` (ruff, 4 spaces)"), "{}", r.text);
+    assert_eq!(h.read("a.py"), "import os\n\n\ndef f(x: int) -> int:\n    return x + len(os.sep)\n");
+    // `lsp status` says what the helper is asked for.
+    let r = h.call("lsp", json!({"action": "status"})).await;
+    assert!(r.text.contains("ruff (asked only for code_actions, format): usable"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn tether_toml_changes_the_split_and_a_server_that_does_not_format_names_a_formatter() {
+    need_ruff();
+    // ruff asked for code actions only: pyright would format, and cannot.
+    let toml = "[[server]]\nid = \"ruff\"\ncommand = \"ruff\"\nargs = [\"server\"]\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\nonly_features = [\"code_actions\"]\n";
+    let h = Harness::new(&[("pyproject.toml", ""), ("tether.toml", toml), ("a.py", "x=1\n")]);
     let r = edit(&h, json!({"action": "format", "file": "a.py"})).await;
     assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("does not format `a.py`") && r.text.contains("ruff"), "{}", r.text);
+    assert!(r.text.contains("pyright does not format `a.py`") && r.text.contains("ruff"), "{}", r.text);
     assert_eq!(h.read("a.py"), "x=1\n");
+    let r = h.call("lsp", json!({"action": "status"})).await;
+    assert!(r.text.contains("ruff (asked only for code_actions): usable"), "{}", r.text);
+    // A feature tether does not know is named.
+    let bad = toml.replace("code_actions", "hover");
+    let h = Harness::new(&[("pyproject.toml", ""), ("tether.toml", &bad), ("a.py", "x=1\n")]);
+    let r = edit(&h, json!({"action": "format", "file": "a.py"})).await;
+    assert!(r.is_error && r.text.contains("`only_features` `hover`"), "{}", r.text);
 }
 
 #[tokio::test]

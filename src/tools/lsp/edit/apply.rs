@@ -16,6 +16,7 @@ use lsp_types::{
     TextDocumentIdentifier, WorkspaceEdit,
 };
 use serde_json::Value;
+use tether_actors::lsp::config::FEATURE_CODE_ACTIONS;
 use tether_actors::lsp::edits::{identifier_at, utf16_column};
 use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::LspSupervisor;
@@ -24,7 +25,7 @@ use tether_actors::lsp::workspace_edit::Played;
 use super::{Computed, EditArgs, NAME, failed, finish, moved_since, play_all};
 use crate::handler::CallContext;
 use crate::result::ToolResult;
-use crate::tools::lsp::{REQUEST_TIMEOUT, Spot, open, open_at, ready_for};
+use crate::tools::lsp::{REQUEST_TIMEOUT, Spot, open, open_at, open_helper, ready_for};
 
 /// Most offered actions an answer lists.
 pub const MAX_LISTED: usize = 30;
@@ -37,6 +38,10 @@ struct Offer {
     disabled: Option<String>,
     fixes: Option<String>,
     item: CodeActionOrCommand,
+    /// Which of the asked servers offered it (its index).
+    from: usize,
+    /// Its server's name, when more than one was asked.
+    server: Option<String>,
 }
 
 impl Offer {
@@ -49,6 +54,8 @@ impl Offer {
                 disabled: None,
                 fixes: None,
                 item,
+                from: 0,
+                server: None,
             },
             CodeActionOrCommand::CodeAction(a) => Offer {
                 title: a.title.clone(),
@@ -57,6 +64,8 @@ impl Offer {
                 disabled: a.disabled.as_ref().map(|d| d.reason.clone()),
                 fixes: a.diagnostics.as_ref().and_then(|d| d.first()).map(|d| d.message.clone()),
                 item,
+                from: 0,
+                server: None,
             },
         }
     }
@@ -66,6 +75,9 @@ impl Offer {
         let mut tags: Vec<String> = self.kind.iter().cloned().collect();
         if self.preferred {
             tags.push("preferred".into());
+        }
+        if let Some(server) = &self.server {
+            tags.push(format!("from {server}"));
         }
         if !tags.is_empty() {
             let _ = write!(s, " ({})", tags.join(", "));
@@ -113,7 +125,7 @@ fn choose(offers: &[Offer], title: Option<&str>, kind: Option<&str>) -> Result<u
 /// The listing of `offers`: those enabled here one a line, those the
 /// server offers but disables at this selection by title only (their
 /// reasons are said when one is asked for by title).
-fn listing(offers: &[Offer]) -> String {
+fn listing(offers: &[&Offer]) -> String {
     let (enabled, disabled): (Vec<&Offer>, Vec<&Offer>) = offers.iter().partition(|o| o.disabled.is_none());
     let mut text = String::new();
     for offer in enabled.iter().take(MAX_LISTED) {
@@ -178,66 +190,54 @@ pub(super) async fn apply(
             Err(e) => return ToolResult::error(format!("{NAME}: {e}")),
         },
     };
-    if !session.offers("textDocument/codeAction") {
-        return ToolResult::error(format!(
-            "{NAME}: {} offers no code actions for `{rel}`",
-            session.key.server
-        ));
-    }
     let doc = session.doc.clone().expect("a file was synced");
-    // Quick fixes are offered for the diagnostics the request names: wait
-    // until the server has published for this content.
-    let ready = ready_for(&session).await;
-    if ready.unloaded {
-        notes.push(format!(
-            "note: {} had not finished loading `{rel}`; fixes for diagnostics it has not published are not offered yet",
-            session.key.server
-        ));
+    // The main server, then a helper its language has for code actions
+    // (ruff beside pyright): every offer says which server made it.
+    let mut sessions = vec![session];
+    if let Some(helper) = open_helper(&sup, &path, FEATURE_CODE_ACTIONS, synced.clone()).await {
+        match helper {
+            Ok((helper, _)) => sessions.push(helper),
+            Err(e) => notes.push(format!("note: the helper for code actions could not be asked: {e}")),
+        }
     }
-    let diagnostics: Vec<Diagnostic> = session
-        .shared
-        .diagnostics(doc.uri.as_str())
-        .map(|e| e.items)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|d| d.range.start.line <= range.end.line && range.start.line <= d.range.end.line)
-        .collect();
     let mut offers: Vec<Offer> = Vec::new();
-    // Source actions (organize imports, fix all) are offered to a request
-    // that asks for them by kind; ask for them too when no kind is given.
-    let asks: Vec<Option<Vec<CodeActionKind>>> = match &args.kind {
-        Some(k) => vec![Some(vec![CodeActionKind::from(k.clone())])],
-        None => vec![None, Some(vec![CodeActionKind::SOURCE])],
-    };
-    for only in asks {
-        let params = CodeActionParams {
-            text_document: TextDocumentIdentifier { uri: doc.uri.clone() },
-            range,
-            context: CodeActionContext {
-                diagnostics: diagnostics.clone(),
-                only,
-                trigger_kind: Some(CodeActionTriggerKind::INVOKED),
-            },
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-        };
-        match session.ask::<CodeActionRequest>(params, REQUEST_TIMEOUT).await {
-            Ok(items) => {
-                for item in items.unwrap_or_default() {
-                    let offer = Offer::of(item);
+    let mut asked_servers = Vec::new();
+    for (from, session) in sessions.iter().enumerate() {
+        if !session.offers("textDocument/codeAction") {
+            continue;
+        }
+        asked_servers.push(session.key.server.clone());
+        match offers_of(session, &doc.uri, range, args.kind.as_deref(), &rel, &mut notes).await {
+            Ok(found) => {
+                for mut offer in found {
+                    offer.from = from;
                     if !offers.iter().any(|o| o.title == offer.title && o.kind == offer.kind) {
                         offers.push(offer);
                     }
                 }
             }
-            Err(e) => {
+            Err(e) if from == 0 => {
                 return ToolResult::error(format!(
-                    "{NAME}: {} could not list code actions at {rel}:{line}: {}",
-                    session.key.server,
-                    failed(&e)
+                    "{NAME}: {} could not list code actions at {rel}:{line}: {e}",
+                    session.key.server
                 ));
             }
+            Err(e) => notes.push(format!(
+                "note: {} could not list code actions here ({e}); only {}'s are shown",
+                session.key.server, sessions[0].key.server
+            )),
         }
+    }
+    if asked_servers.is_empty() {
+        return ToolResult::error(format!(
+            "{NAME}: {} offers no code actions for `{rel}`",
+            sessions[0].key.server
+        ));
+    }
+    let servers = asked_servers.join(" and ");
+    let tagged = asked_servers.len() > 1;
+    for offer in &mut offers {
+        offer.server = tagged.then(|| sessions[offer.from].key.server.clone());
     }
     let at = format!("{rel}:{line}");
     let chosen = match choose(&offers, args.title.as_deref(), args.kind.as_deref()) {
@@ -251,8 +251,7 @@ pub(super) async fn apply(
             };
             if offers.is_empty() {
                 return ToolResult::error(format!(
-                    "{NAME}: {} offers no code actions at {at}{}; nothing was written",
-                    session.key.server,
+                    "{NAME}: {servers} offer(s) no code actions at {at}{}; nothing was written",
                     args.kind.as_ref().map(|k| format!(" of kind `{k}`")).unwrap_or_default()
                 ));
             }
@@ -277,16 +276,19 @@ pub(super) async fn apply(
                     matching.iter().map(|&i| &offers[i]).collect(),
                 ),
             };
-            let list: Vec<Offer> = shown.iter().map(|o| Offer::of(o.item.clone())).collect();
-            let text = format!("{head}\n{}", listing(&list));
-            let data = serde_json::json!({"offered": list.iter().map(|o| serde_json::json!({
+            let text = format!("{head}\n{}", listing(&shown));
+            let data = serde_json::json!({"offered": shown.iter().map(|o| serde_json::json!({
                 "title": o.title, "kind": o.kind, "preferred": o.preferred, "disabled": o.disabled, "fixes": o.fixes,
-            })).collect::<Vec<_>>(), "server": session.key.server});
-            let result = if args.title.is_none() && args.kind.is_none() {
+                "server": sessions[o.from].key.server,
+            })).collect::<Vec<_>>(), "servers": asked_servers});
+            let mut result = if args.title.is_none() && args.kind.is_none() {
                 ToolResult::text(text)
             } else {
                 ToolResult::error(text)
             };
+            for note in &notes {
+                result.append(note);
+            }
             return result.with_data(data);
         }
     };
@@ -296,11 +298,12 @@ pub(super) async fn apply(
             chosen.title
         ));
     }
+    let session = &sessions[chosen.from];
     let what = match &chosen.kind {
         Some(k) => format!("`{}` ({k}, {})", chosen.title, session.key.server),
         None => format!("`{}` ({})", chosen.title, session.key.server),
     };
-    let (edits, hints) = match edits_of(&session, chosen.item).await {
+    let (edits, hints) = match edits_of(session, chosen.item).await {
         Ok(found) => found,
         Err(why) => return ToolResult::error(format!("{NAME}: {what}: {why}; nothing was written")),
     };
@@ -325,6 +328,57 @@ pub(super) async fn apply(
     notes.extend(named_by_the_server(&root, &files, &hints));
     let computed = Computed { what, server: session.key.server.clone(), files, notes };
     finish(ctx, computed, args.preview).await
+}
+
+/// What `session` offers at `range` of the document `uri`: it is waited
+/// for until it has published for the content (quick fixes are offered for
+/// the diagnostics the request names), then asked — for source actions
+/// too when no `kind` narrows the question.
+async fn offers_of(
+    session: &Opened,
+    uri: &lsp_types::Url,
+    range: Range,
+    kind: Option<&str>,
+    rel: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Offer>, String> {
+    let ready = ready_for(session).await;
+    if ready.unloaded {
+        notes.push(format!(
+            "note: {} had not finished loading `{rel}`; fixes for diagnostics it has not published are not offered yet",
+            session.key.server
+        ));
+    }
+    let diagnostics: Vec<Diagnostic> = session
+        .shared
+        .diagnostics(uri.as_str())
+        .map(|e| e.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.range.start.line <= range.end.line && range.start.line <= d.range.end.line)
+        .collect();
+    let asks: Vec<Option<Vec<CodeActionKind>>> = match kind {
+        Some(k) => vec![Some(vec![CodeActionKind::from(k.to_string())])],
+        None => vec![None, Some(vec![CodeActionKind::SOURCE])],
+    };
+    let mut offers = Vec::new();
+    for only in asks {
+        let params = CodeActionParams {
+            text_document: TextDocumentIdentifier { uri: uri.clone() },
+            range,
+            context: CodeActionContext {
+                diagnostics: diagnostics.clone(),
+                only,
+                trigger_kind: Some(CodeActionTriggerKind::INVOKED),
+            },
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let items =
+            session.ask::<CodeActionRequest>(params, REQUEST_TIMEOUT).await.map_err(|e| failed(&e))?;
+        offers.extend(items.unwrap_or_default().into_iter().map(Offer::of));
+    }
+    Ok(offers)
 }
 
 /// The range of line `line` (1-based) from its first to its last

@@ -11,6 +11,7 @@ use lsp_types::{
     DocumentFormattingParams, DocumentRangeFormattingParams, FormattingOptions, Position, Range,
     TextDocumentIdentifier,
 };
+use tether_actors::lsp::config::FEATURE_FORMAT;
 use tether_actors::lsp::edits::apply_edits;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::lsp::workspace_edit::Played;
@@ -18,7 +19,7 @@ use tether_actors::lsp::workspace_edit::Played;
 use super::{Computed, EditArgs, NAME, failed, finish, moved_since};
 use crate::handler::CallContext;
 use crate::result::ToolResult;
-use crate::tools::lsp::{REQUEST_TIMEOUT, open};
+use crate::tools::lsp::{REQUEST_TIMEOUT, open, open_helper};
 
 /// Indentation width assumed when neither `.editorconfig` nor the file
 /// says (the default of most servers' formatters).
@@ -32,9 +33,23 @@ pub(super) async fn format(
 ) -> ToolResult {
     let root = ctx.root().to_path_buf();
     let rel = tether_actors::fs::relative(&root, &path);
-    let (session, synced) = match open(&sup, &path, false).await {
+    let (main, synced) = match open(&sup, &path, false).await {
         Ok(found) => found,
         Err(e) => return ToolResult::error(format!("{NAME}: {e}")),
+    };
+    // A helper its language has for formatting (ruff beside pyright) formats
+    // instead of the main server.
+    let mut notes = Vec::new();
+    let session = match open_helper(&sup, &path, FEATURE_FORMAT, synced.clone()).await {
+        Some(Ok((helper, _))) => helper,
+        Some(Err(e)) => {
+            notes.push(format!(
+                "note: the formatting helper could not be asked ({e}); {} formatted",
+                main.key.server
+            ));
+            main
+        }
+        None => main,
     };
     let doc = session.doc.clone().expect("a file was synced");
     let method =
