@@ -234,6 +234,80 @@ async fn tether_toml_changes_the_split_and_a_server_that_does_not_format_names_a
 }
 
 #[tokio::test]
+async fn rust_analyzer_imports_a_name_extracts_a_variable_and_formats_with_rustfmt() {
+    common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
+    let lib = "use std::collections::HashMap;\n\npub fn area(w: u32, h: u32) -> u32 {\n    let a = w * h + 1;\n    a\n}\n\npub fn make() -> HashMap<u32,u32> {\n  HashMap::new()\n}\n\npub fn count() -> usize {\n    HashSet::<u32>::new().len()\n}\n";
+    let h = Harness::new(&[
+        ("Cargo.toml", "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", lib),
+    ]);
+    let r = edit(&h, json!({"action": "apply", "file": "src/lib.rs", "line": 13, "symbol": "HashSet", "kind": "quickfix", "title": "Import"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        h.read("src/lib.rs").starts_with("use std::collections::{HashMap, HashSet};\n"),
+        "{}",
+        h.read("src/lib.rs")
+    );
+    assert!(r.text.contains("cannot find type `HashSet` in this scope"), "the error it fixed: {}", r.text);
+    // rust-analyzer files its extractions as plain `refactor.extract`.
+    let r = edit(&h, json!({"action": "apply", "file": "src/lib.rs", "line": 4, "symbol": "w * h", "kind": "refactor.extract.variable"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        h.read("src/lib.rs").contains("    let var_name = w * h;\n    let a = var_name + 1;\n"),
+        "{}",
+        h.read("src/lib.rs")
+    );
+    let r = edit(&h, json!({"action": "format", "file": "src/lib.rs"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        h.read("src/lib.rs").contains("pub fn make() -> HashMap<u32, u32> {\n    HashMap::new()\n}"),
+        "{}",
+        h.read("src/lib.rs")
+    );
+}
+
+#[tokio::test]
+async fn gopls_organizes_imports_and_formats_with_tabs() {
+    common::require("gopls", &["version"], "apt-get install gopls");
+    let source = "package demo\n\nimport (\n\t\"strings\"\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc Hello(name string) string {\n  return fmt.Sprintf(\"hi %s\", strings.ToUpper(name))\n}\n";
+    let h = Harness::new(&[("go.mod", "module example.com/demo\n\ngo 1.21\n"), ("a.go", source)]);
+    let r = edit(&h, json!({"action": "apply", "file": "a.go", "line": 3, "kind": "source.organizeImports"}))
+        .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        h.read("a.go").contains("import (\n\t\"fmt\"\n\t\"strings\"\n)\n"),
+        "sorted, `os` gone: {}",
+        h.read("a.go")
+    );
+    let r = edit(&h, json!({"action": "format", "file": "a.go"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(r.text.contains("(gopls, tabs)"), "{}", r.text);
+    assert!(h.read("a.go").contains("\n\treturn fmt.Sprintf"), "{}", h.read("a.go"));
+}
+
+#[tokio::test]
+async fn clangd_applies_a_fix_it_and_formats_a_line() {
+    common::require("clangd", &["--version"], "apt-get install clangd");
+    let source = "struct Point { int x; int y; };\n\nint area(struct Point p) {\n  int a = p.x * p.y\n  return a;\n}\n\nint    twice(int v){return 2*v;}\n";
+    let h = Harness::new(&[("compile_flags.txt", "-std=c11\n"), ("a.c", source)]);
+    // clang reports the missing `;` where the next statement starts.
+    let r = edit(&h, json!({"action": "apply", "file": "a.c", "line": 5, "kind": "quickfix"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(h.read("a.c").contains("  int a = p.x * p.y;\n"), "{}", h.read("a.c"));
+    assert!(r.text.contains("Expected ';' at end of declaration"), "the error it fixed: {}", r.text);
+    let r = edit(&h, json!({"action": "apply", "file": "a.c", "line": 1, "kind": "quickfix"})).await;
+    assert!(
+        r.is_error && r.text.contains("clangd offers no code actions at a.c:1 of kind `quickfix`"),
+        "{}",
+        r.text
+    );
+    let r = edit(&h, json!({"action": "format", "file": "a.c", "lines": [8, 8]})).await;
+    assert!(!r.is_error, "{}", r.text);
+    let c = h.read("a.c");
+    assert!(c.ends_with("int twice(int v) { return 2 * v; }\n") && c.contains("  int a = p.x"), "{c}");
+}
+
+#[tokio::test]
 async fn bad_arguments_are_named() {
     let h = Harness::new(&[("a.ts", "x\n")]);
     for (args, expect) in [

@@ -93,9 +93,19 @@ impl Offer {
     }
 
     /// Whether its kind is `kind` or under it (`refactor.extract` holds
-    /// `refactor.extract.function`).
+    /// `refactor.extract.function`) — or above it with a title naming the
+    /// rest: rust-analyzer offers "Extract into variable" as plain
+    /// `refactor.extract`, which `refactor.extract.variable` asks for.
     fn of_kind(&self, kind: &str) -> bool {
-        self.kind.as_deref().is_some_and(|k| k == kind || k.starts_with(&format!("{kind}.")))
+        let Some(k) = self.kind.as_deref() else { return false };
+        if k == kind || k.starts_with(&format!("{kind}.")) {
+            return true;
+        }
+        let rest = kind.strip_prefix(k).and_then(|r| r.strip_prefix('.'));
+        rest.is_some_and(|rest| {
+            let title = self.title.to_lowercase();
+            rest.split('.').all(|word| title.contains(&word.to_lowercase()))
+        })
     }
 }
 
@@ -234,7 +244,10 @@ pub(super) async fn apply(
             sessions[0].key.server
         ));
     }
-    let servers = asked_servers.join(" and ");
+    let servers = match asked_servers.as_slice() {
+        [one] => format!("{one} offers"),
+        many => format!("{} offer", many.join(" and ")),
+    };
     let tagged = asked_servers.len() > 1;
     for offer in &mut offers {
         offer.server = tagged.then(|| sessions[offer.from].key.server.clone());
@@ -251,7 +264,7 @@ pub(super) async fn apply(
             };
             if offers.is_empty() {
                 return ToolResult::error(format!(
-                    "{NAME}: {servers} offer(s) no code actions at {at}{}; nothing was written",
+                    "{NAME}: {servers} no code actions at {at}{}; nothing was written",
                     args.kind.as_ref().map(|k| format!(" of kind `{k}`")).unwrap_or_default()
                 ));
             }
@@ -357,8 +370,17 @@ async fn offers_of(
         .into_iter()
         .filter(|d| d.range.start.line <= range.end.line && range.start.line <= d.range.end.line)
         .collect();
+    // A kind is asked for with its parent too: a server may file an
+    // action one level up (rust-analyzer's extractions are plain
+    // `refactor.extract`); `choose` narrows the answer again.
     let asks: Vec<Option<Vec<CodeActionKind>>> = match kind {
-        Some(k) => vec![Some(vec![CodeActionKind::from(k.to_string())])],
+        Some(k) => {
+            let mut only = vec![CodeActionKind::from(k.to_string())];
+            if let Some((parent, _)) = k.rsplit_once('.') {
+                only.push(CodeActionKind::from(parent.to_string()));
+            }
+            vec![Some(only)]
+        }
         None => vec![None, Some(vec![CodeActionKind::SOURCE])],
     };
     let mut offers = Vec::new();
@@ -521,6 +543,17 @@ mod tests {
         assert_eq!(choose(&offers, Some("nothing like it"), None), Err(vec![]));
         assert!(choose(&offers, None, None).is_err(), "no choice: the list");
         assert_eq!(offers[0].line(), "- Add import from \"./util\" (quickfix, preferred)");
+        let rust = vec![
+            action("Extract into variable", "refactor.extract", false),
+            action("Extract into function", "refactor.extract", false),
+        ];
+        assert_eq!(
+            choose(&rust, None, Some("refactor.extract.variable")),
+            Ok(0),
+            "a title naming the sub-kind"
+        );
+        assert_eq!(choose(&rust, None, Some("refactor.extract")), Err(vec![0, 1]));
+        assert_eq!(choose(&rust, None, Some("refactor.inline.variable")), Err(vec![]));
     }
 
     #[test]
