@@ -6,6 +6,13 @@ TypeScript sources (typescript-language-server).
     cargo build --release
     python3 benches/hunt_bench.py --project fastapi --ops 2000
     python3 benches/hunt_bench.py --project rxjs --ops 2000
+    python3 benches/hunt_bench.py --project fastapi --ops 2000 --writers
+    python3 benches/hunt_bench.py --project rxjs --ops 2000 --writers
+
+`--writers` runs the hunt with writers instead (tests/mcp/hunt_writers.py,
+which holds its checker): four conversations write four files of the
+project at once — write, edit, apply_patch, lsp_rename, ast_edit+resolve —
+beside an outside writer, two CPU-bound processes and four server kills.
 
 Callers, all at once in every round: HTTP sessions of one `tether serve
 --http` run and parallel calls in one `tether serve` stdio session (the
@@ -266,6 +273,36 @@ def server_pids(tether_pid: int, marker: str) -> list[int]:
     return pids
 
 
+# The files the conversations of the hunt with writers write at once, and
+# the names module it adds beside them.
+WRITERS_HOT = {
+    "fastapi": ("python", "fastapi/_hunt_names.py",
+                ["fastapi/params.py", "fastapi/utils.py", "fastapi/exceptions.py", "fastapi/encoders.py"]),
+    "rxjs": ("typescript", "src/internal/_hunt_names.ts",
+             ["src/internal/operators/map.ts", "src/internal/operators/filter.ts", "src/internal/util/pipe.ts",
+              "src/internal/Notification.ts"]),
+}
+
+
+def hunt_writers(args, source: str) -> int:
+    """`--writers`: conversations of one `tether serve --http` run write the
+    same files of the project at once (tests/mcp/hunt_writers.py holds the
+    run and its checker); `--ops` counts their operations."""
+    lang, names, hot = WRITERS_HOT[args.project]
+    work = tempfile.mkdtemp(prefix="tether-hunt-writers-")
+    root = os.path.join(work, args.project)
+    shutil.copytree(source, root)
+    try:
+        return subprocess.run([sys.executable, os.path.join(REPO, "tests", "mcp", "hunt_writers.py"),
+                               "--tether", args.tether, "--root", root, "--lang", lang, "--names", names,
+                               "--hot", *hot, "--rounds", str(-(-args.ops // args.sessions)),
+                               "--conversations", str(args.sessions), "--kills", str(args.kills),
+                               "--busy", str(args.busy), "--seed", str(args.seed),
+                               "--seconds", str(args.seconds)]).returncode
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--project", choices=["fastapi", "rxjs"], required=True)
@@ -275,8 +312,14 @@ async def main():
     ap.add_argument("--busy", type=int, default=2)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--tether", default=os.path.join(REPO, "target", "release", "tether"))
+    ap.add_argument("--writers", action="store_true",
+                    help="the hunt with writers (tests/mcp/hunt_writers.py) instead of the readers'")
+    ap.add_argument("--kills", type=int, default=4, help="server kills in the hunt with writers")
+    ap.add_argument("--seconds", type=float, default=0, help="the hunt with writers starts no round after this")
     args = ap.parse_args()
     source = fetch_fastapi() if args.project == "fastapi" else fetch_rxjs()
+    if args.writers:
+        sys.exit(hunt_writers(args, source))
     work = tempfile.mkdtemp(prefix="tether-hunt-")
     root = os.path.join(work, args.project)
     shutil.copytree(source, root)

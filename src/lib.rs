@@ -24,7 +24,7 @@
 //!   the tool list sends; [`help`] — a tool's full reference (its `help`
 //!   op, the `tether://tools/NAME` resource).
 //! - [`tools`] — one handler per file: `ast_grep`, `ast_edit`, `resolve`,
-//!   `lsp`, `lsp_rename`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
+//!   `lsp`, `lsp_rename`, `lsp_edit`, `eval`, `debug`, `ask_user`, the five `vibe_*`,
 //!   `resources` (the supervision tree for the model), and the minimal
 //!   host tools `read`, `write`, `edit`, `apply_patch`; `tools::structural`
 //!   holds what `ast_grep` and `ast_edit` say of a scan's scope.

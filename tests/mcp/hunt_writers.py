@@ -8,7 +8,7 @@ benches/hunt_bench.py --writers (FastAPI and rxjs, 2,000+).
 
     python3 hunt_writers.py --tether BIN --root DIR --lang python|typescript \
         --names REL --hot REL [REL ...] [--rounds N] [--conversations N] \
-        [--kills N] [--busy N] [--seed N] [--json FILE]
+        [--kills N] [--busy N] [--seed N] [--seconds S] [--json FILE]
 
 Before the run, each hot file gets a block at its end: an import of the
 names module, `hunt_level(1)` (what `ast_edit` rewrites) and
@@ -311,6 +311,7 @@ class Hunt:
         self.outside = 0
         self.kills: list[int] = []
         self.latencies: list[float] = []
+        self.rounds_done = 0
 
     def prepare(self):
         with open(os.path.join(self.root, self.lang.names_rel), "w") as f:
@@ -480,6 +481,9 @@ class Hunt:
                 await call(clients[0][1], "lsp", {"action": "diagnostics", "file": self.hot[0]})
                 poller.start()
                 for rnd in range(a.rounds):
+                    if a.seconds and time.monotonic() - started > a.seconds:
+                        break
+                    self.rounds_done = rnd + 1
                     before = snapshot(self.root, self.tracked)
                     changes: list[Change] = []
                     refused: list[tuple[Change, str]] = []
@@ -520,7 +524,7 @@ class Hunt:
         self.violations += [f"a partial file seen: {p}" for p in poller.partial[:20]]
         lat = sorted(self.latencies) or [0.0]
         return {
-            "calls": self.calls, "rounds": a.rounds, "conversations": a.conversations,
+            "calls": self.calls, "rounds": self.rounds_done, "conversations": a.conversations,
             "by_kind": self.tally, "refusal_causes": self.refusals, "outside_writes": self.outside,
             "servers_killed": len(self.kills), "kill_rounds": a.kills, "busy": a.busy, "polled_reads": poller.reads,
             "violations": len(self.violations), "p50_s": lat[len(lat) // 2], "p99_s": lat[int((len(lat) - 1) * 0.99)],
@@ -543,6 +547,8 @@ def main():
     ap.add_argument("--busy", type=int, default=2)
     ap.add_argument("--outside", type=float, default=0.6, help="chance of an outside write in a round")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="start no round after this many seconds (0: no bound); the figures say how many ran")
     ap.add_argument("--json", help="write the figures here too")
     ap.add_argument("--verbose", action="store_true", help="print every answer")
     args = ap.parse_args()

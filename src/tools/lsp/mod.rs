@@ -16,7 +16,9 @@
 //! up, `crosscheck` holds an answer against the text for servers that drop
 //! what they cannot resolve, [`symbols`] and [`diagnostics`] their
 //! actions, `project` what the tree holds and the project checkers,
-//! `status` status and reload, [`rename`] `lsp_rename`.
+//! `status` status and reload, [`rename`] `lsp_rename`, [`edit`]
+//! `lsp_edit` (code actions and formatting, a language's helper server
+//! asked beside its main one).
 
 mod answers;
 mod body;
