@@ -331,6 +331,7 @@ pub(super) const PATH_CALLS: &[(&str, &str, Build)] = &[
     ("lsp", "file", |p| json!({"action": "symbols", "file": p})),
     ("lsp", "file", |p| json!({"action": "reload", "file": p})),
     ("lsp_rename", "file", |p| json!({"file": p, "line": 1, "symbol": "old", "new_name": "new"})),
+    ("lsp_edit", "file", |p| json!({"action": "format", "file": p, "preview": true})),
     ("debug", "file", |p| json!({"op": "breakpoints", "file": p, "lines": [1]})),
     ("debug", "program", |p| json!({"op": "launch", "program": p})),
 ];
