@@ -170,7 +170,8 @@ async fn a_file_and_a_range_are_formatted_with_the_editorconfig_indentation_and_
 
 fn need_ruff() {
     common::require("pyright", &["--version"], "npm install -g pyright");
-    common::require("ruff", &["--version"], "tether install ruff (or pip install ruff==0.17.6)");
+    // In tether's tools prefix (where the test command installs it) or on PATH.
+    super::languages::installed("ruff", "ruff");
 }
 
 const MESSY_PY: &str =
