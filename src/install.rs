@@ -78,11 +78,9 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
         }
         // A language's helpers (ruff beside pyright) come with it.
         if language {
-            for feature in config::FEATURES {
-                for helper in table.helpers(name, feature) {
-                    if !servers.iter().any(|s| s.id == helper.id) {
-                        servers.push(helper);
-                    }
+            for helper in table.all_helpers(name) {
+                if !servers.iter().any(|s| s.id == helper.id) {
+                    servers.push(helper);
                 }
             }
         }

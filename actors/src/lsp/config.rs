@@ -319,6 +319,11 @@ impl Table {
         self.serving(language).into_iter().filter(|s| s.only_features.iter().any(|f| f == feature)).collect()
     }
 
+    /// Every helper server of `language`, whatever it is asked for.
+    pub fn all_helpers(&self, language: &str) -> Vec<&ServerConfig> {
+        self.serving(language).into_iter().filter(|s| !s.only_features.is_empty()).collect()
+    }
+
     /// Every server of `language`, those the language names first.
     fn serving(&self, language: &str) -> Vec<&ServerConfig> {
         let serving: Vec<&ServerConfig> =

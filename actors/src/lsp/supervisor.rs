@@ -278,19 +278,6 @@ impl LspSupervisor {
 /// words and whether it is usable, then each helper's state.
 type Probed = (Vec<(String, bool)>, Vec<String>);
 
-/// Every helper server of `language`, once each, in the table's order.
-fn helpers_of<'t>(table: &'t Table, language: &str) -> Vec<&'t ServerConfig> {
-    let mut out: Vec<&ServerConfig> = Vec::new();
-    for feature in crate::lsp::config::FEATURES {
-        for helper in table.helpers(language, feature) {
-            if !out.iter().any(|h| h.id == helper.id) {
-                out.push(helper);
-            }
-        }
-    }
-    out
-}
-
 /// One candidate's state here, in words, and whether it is usable: the
 /// roots its markers give the language's files, and its binary.
 fn candidate_status(workdir: &Path, config: &ServerConfig, present: &tree::Present) -> (String, bool) {
@@ -479,7 +466,8 @@ impl Handler<Status> for LspSupervisor {
                             .into_iter()
                             .map(|c| candidate_status(&workdir, c, present))
                             .collect();
-                        let helpers = helpers_of(&probe_table, &present.id)
+                        let helpers = probe_table
+                            .all_helpers(&present.id)
                             .into_iter()
                             .map(|h| {
                                 let (text, _) = candidate_status(&workdir, h, present);

@@ -263,10 +263,15 @@ pub(super) async fn apply(
                 (Some(t), Some(k)) => Some(format!("title `{t}` of kind `{k}`")),
             };
             if offers.is_empty() {
-                return ToolResult::error(format!(
+                // With why it may be empty: a server that had not loaded the file.
+                let mut result = ToolResult::error(format!(
                     "{NAME}: {servers} no code actions at {at}{}; nothing was written",
                     args.kind.as_ref().map(|k| format!(" of kind `{k}`")).unwrap_or_default()
                 ));
+                for note in &notes {
+                    result.append(note);
+                }
+                return result;
             }
             let (head, shown): (String, Vec<&Offer>) = match (asked, matching.len()) {
                 (None, _) => (

@@ -153,11 +153,11 @@ fn play_all(root: &Path, edits: &[WorkspaceEdit]) -> Result<Vec<Played>, String>
     let mut state: BTreeMap<PathBuf, Played> = BTreeMap::new();
     for edit in edits {
         let mut read = |p: &Path| -> Result<Option<String>, String> {
-            if let Some(f) = state.get(p) {
-                return Ok(f.after.clone());
-            }
             let confined = tether_actors::fs::confine(root, &p.display().to_string())
                 .map_err(|_| format!("it is outside the working directory {}", root.display()))?;
+            if let Some(f) = state.get(&confined) {
+                return Ok(f.after.clone());
+            }
             match std::fs::read_to_string(&confined) {
                 Ok(t) => Ok(Some(t)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -165,11 +165,12 @@ fn play_all(root: &Path, edits: &[WorkspaceEdit]) -> Result<Vec<Played>, String>
             }
         };
         let played = play(edit, &mut read).map_err(|e| e.to_string())?;
-        for p in played {
-            // Created or renamed files are named by the server: confine them too.
-            if tether_actors::fs::confine(root, &p.path.display().to_string()).is_err() {
-                return Err(format!("the edit writes {}, outside the working directory", p.path.display()));
-            }
+        for mut p in played {
+            // Created or renamed files are named by the server: confine them
+            // too, and write each where confinement resolved it.
+            p.path = tether_actors::fs::confine(root, &p.path.display().to_string()).map_err(|_| {
+                format!("the edit writes {}, outside the working directory", p.path.display())
+            })?;
             match state.get_mut(&p.path) {
                 Some(known) => {
                     known.after = p.after;
