@@ -17,6 +17,7 @@
 //! index_after_parse = false      # see ServerConfig::index_after_parse
 //! keep_reopened = false          # see ServerConfig::keep_reopened
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
+//! tsserver_requests = false      # see ServerConfig::tsserver_requests
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
@@ -204,6 +205,16 @@ pub struct ServerConfig {
     /// waits for that analysis to end.
     #[serde(default)]
     pub phased_diagnostics: bool,
+    /// Whether the server passes tsserver's own requests through
+    /// `workspace/executeCommand` `typescript.tsserverRequest`
+    /// (typescript-language-server 5.x). Diagnostics are then asked of
+    /// tsserver for the content synced — the server publishes without
+    /// versions, and sends nothing when a list was empty and stays empty
+    /// — and workspace symbols by `navto` over every project it holds,
+    /// not the project of the document it handled last (see
+    /// [`super::tsserver`]).
+    #[serde(default)]
+    pub tsserver_requests: bool,
     /// The work-done token prefix of a checker the server runs on every
     /// save, whose findings join its own diagnostics when that run ends
     /// (rust-analyzer's `cargo check`: `rust-analyzer/flycheck`). A

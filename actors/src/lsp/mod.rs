@@ -7,7 +7,8 @@
 //! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
 //! the run's file watcher (`crate::watch`) and hands every change on
 //! disk to the servers it concerns, and answers `status` with what the
-//! [`tree`] holds; [`unmanaged`] writes the project a server whose build
+//! [`tree`] holds; [`tsserver`] asks typescript-language-server's tsserver
+//! directly what its LSP side cannot answer truthfully; [`unmanaged`] writes the project a server whose build
 //! import failed is started on; [`edits`] turns positions into offsets and applies text
 //! edits, [`workspace_edit`] plays a whole `WorkspaceEdit` (files created,
 //! renamed, deleted) on a copy of what it touches.
@@ -24,6 +25,7 @@ pub mod servers;
 pub mod shared;
 pub mod supervisor;
 pub mod tree;
+pub mod tsserver;
 pub mod unmanaged;
 pub mod watched;
 pub mod workspace_edit;

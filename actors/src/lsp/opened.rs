@@ -52,6 +52,9 @@ pub struct Opened {
     /// Whether its first diagnostics for new content may be partial, the
     /// full list following the analysis it reports as progress.
     pub phased_diagnostics: bool,
+    /// Whether tsserver can be asked directly
+    /// (`ServerConfig::tsserver_requests`).
+    pub tsserver_requests: bool,
     /// Whether its `references` leave out what it cannot resolve, unsaid
     /// (`ServerConfig::omits_unresolved`).
     pub omits_unresolved: bool,

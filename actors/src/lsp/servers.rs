@@ -1,9 +1,10 @@
 //! The built-in server table: for each server its command, the
 //! languages it serves, its root markers, its project checker, what
 //! evidence of freshness it gives (the `reopen`, `index_after_parse`,
-//! `keep_reopened`, `phased_diagnostics` and `check_progress` flags of
-//! [`ServerConfig`]; a server that publishes diagnostics without versions
-//! is answered "unconfirmed"), and how `tether install` gets it, at pinned
+//! `keep_reopened`, `phased_diagnostics`, `check_progress` and
+//! `tsserver_requests` flags of [`ServerConfig`]; a server that publishes
+//! diagnostics without versions, and cannot be asked, is answered
+//! "unconfirmed"), and how `tether install` gets it, at pinned
 //! versions. `tether.toml` replaces or adds entries (`super::config::load`).
 
 use serde_json::Value;
@@ -38,6 +39,7 @@ fn entry(
         partial_logs: Vec::new(),
         keep_reopened: false,
         phased_diagnostics: false,
+        tsserver_requests: false,
         check_progress: None,
         fatal_log: None,
         install: None,
@@ -183,6 +185,11 @@ pub fn builtin() -> Vec<ServerConfig> {
             // a second or so later.
             initialization_options: Some(serde_json::json!({"tsserver": {"useClientFileWatcher": true}})),
             fatal_log: Some("[tsserver] Exited".into()),
+            // Its published lists carry no version, and an empty list
+            // that stays empty is not sent again (`FileDiagnostics.update`
+            // skips it), so a write's diagnostics would wait out their
+            // bound: tsserver is asked instead.
+            tsserver_requests: true,
             install: npm(TYPESCRIPT_LS),
             ..entry(
                 "typescript-language-server",

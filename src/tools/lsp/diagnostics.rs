@@ -107,6 +107,9 @@ pub async fn fresh(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshn
     if session.shared.has_checker() {
         return checked(session, wait).await;
     }
+    if session.tsserver_requests {
+        return asked_of_tsserver(session, wait).await;
+    }
     let got = session.shared.wait_until(wait, |s| s.diagnostics(&uri).filter(|e| current(e))).await;
     if let Some(entry) = got {
         let left = wait.saturating_sub(started.elapsed());
@@ -173,6 +176,35 @@ pub async fn fresh(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshn
         ),
     };
     match session.shared.diagnostics(&uri) {
+        Some(old) => (old.items, Freshness::Stale { since: doc.changed_at, why }),
+        None => (Vec::new(), Freshness::Pending(why)),
+    }
+}
+
+/// [`fresh`] for typescript-language-server: tsserver is asked for the
+/// file's diagnostics behind the change that synced it, so the answer is
+/// about that content (or newer, when another caller synced since). When
+/// tsserver does not answer in time, the last published list is given,
+/// labelled by what is known of it.
+async fn asked_of_tsserver(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshness) {
+    let Some(doc) = &session.doc else { return (Vec::new(), Freshness::Pending("no document".into())) };
+    let uri = doc.uri.to_string();
+    let error = match tether_actors::lsp::tsserver::diagnostics(session, &uri, wait).await {
+        Ok(items) => return (items, Freshness::Fresh),
+        Err(e) => e,
+    };
+    let why = match session.shared.closed() {
+        Some(closed) => closed,
+        None => format!("{}'s tsserver did not give this content's diagnostics: {error}", session.key.server),
+    };
+    match session.shared.diagnostics(&uri) {
+        Some(old) if old.version.is_some_and(|v| v >= doc.version) => (old.items, Freshness::Fresh),
+        Some(old) if old.version.is_none() && old.seq > doc.seq_before => (
+            old.items,
+            Freshness::Unconfirmed(format!(
+                "{why}; this is the list it published after the content was sent"
+            )),
+        ),
         Some(old) => (old.items, Freshness::Stale { since: doc.changed_at, why }),
         None => (Vec::new(), Freshness::Pending(why)),
     }

@@ -13,12 +13,17 @@ use crate::common::{self, Harness};
 
 /// The Python fixture served by `tests/fixtures/lsp/fake_lsp.py`.
 fn fake_server_run() -> Harness {
+    fake_server_run_with("")
+}
+
+/// [`fake_server_run`] with `extra` lines in the server's table entry.
+fn fake_server_run_with(extra: &str) -> Harness {
     let h = fixture("python");
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/fake_lsp.py");
     std::fs::copy(&fake, h.path("fake_lsp.py")).unwrap();
     h.write(
         "tether.toml",
-        "[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\npartial_logs = [\"Error computing hover\"]\n",
+        &format!("[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\npartial_logs = [\"Error computing hover\"]\n{extra}"),
     );
     // tether.toml is read when the run starts.
     Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
@@ -126,4 +131,22 @@ async fn a_rename_answered_with_what_no_edit_can_be_writes_nothing_and_quotes_it
         r.text
     );
     assert_eq!(h.read("app.py"), before);
+}
+
+#[tokio::test]
+async fn diagnostics_tsserver_never_gives_wait_their_bound_and_say_what_the_list_is() {
+    let h = fake_server_run_with("tsserver_requests = true\n");
+    h.write("unversioned", "");
+    let started = Instant::now();
+    let r = h.ok("lsp", json!({"action": "diagnostics", "file": "app.py"})).await;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(14) && took < Duration::from_secs(25),
+        "bounded by the wait: {took:?}"
+    );
+    assert!(
+        r.text.contains("(unconfirmed: fake's tsserver did not give this content's diagnostics: no answer within 15000 ms; this is the list it published after the content was sent)"),
+        "{}",
+        r.text
+    );
 }

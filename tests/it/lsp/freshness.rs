@@ -7,7 +7,8 @@
 //! and without file events a stat scan keeps answers right. A fake server
 //! (tests/fixtures/lsp/quiet_lsp.py) supplies the silences and the slow
 //! rename a real one cannot be made to produce on demand; the rest runs
-//! against pyright.
+//! against pyright, and typescript-language-server (whose lists carry no
+//! version: its tsserver is asked instead).
 
 use crate::common;
 
@@ -517,5 +518,58 @@ async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_di
         std::fs::write(h.path("src/lib.rs"), clean).unwrap();
         let r = h.ok("lsp", ask.clone()).await;
         assert_eq!(common::answer_only(&r.text), "no diagnostics for `src/lib.rs` (fresh)", "round {round}");
+    }
+}
+
+/// Two CPU-bound processes, killed when dropped.
+struct Busy(Vec<std::process::Child>);
+
+impl Busy {
+    fn two() -> Busy {
+        let spin = || {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("sh runs")
+        };
+        Busy(vec![spin(), spin()])
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[tokio::test]
+async fn typescript_diagnostics_of_an_outside_edit_asked_at_once_under_load_are_fresh() {
+    super::tool::tsls();
+    let clean = "export const v: number = 1;\n";
+    let h = Harness::new(&[
+        ("tsconfig.json", r#"{"compilerOptions": {"strict": true}, "include": ["**/*.ts"]}"#),
+        ("a.ts", clean),
+    ]);
+    let ask = || h.ok("lsp", json!({"action": "diagnostics", "file": "a.ts"}));
+    let first = ask().await;
+    assert_eq!(first.data.as_ref().unwrap()["freshness"], "fresh", "{}", first.text);
+    let _busy = Busy::two();
+    for k in 0..10 {
+        // An error only this round's content has, written outside tether.
+        h.write("a.ts", &format!("export const v: number = missing{k};\n"));
+        let r = ask().await;
+        assert_eq!(r.data.as_ref().unwrap()["freshness"], "fresh", "round {k}: {}", r.text);
+        assert!(!r.text.contains("unconfirmed"), "round {k}: {}", r.text);
+        assert!(r.text.contains(&format!("Cannot find name 'missing{k}'")), "round {k}: {}", r.text);
+        // Back to clean: an empty list that stays empty is one the server
+        // never publishes again, and it is fresh all the same.
+        h.write("a.ts", clean);
+        let r = ask().await;
+        assert_eq!(r.data.as_ref().unwrap()["freshness"], "fresh", "round {k}, clean: {}", r.text);
+        assert!(!r.text.contains("missing"), "round {k}, clean: {}", r.text);
     }
 }

@@ -102,7 +102,7 @@ fn typescript() -> Project {
         error_line: ("const bad: number = \"s\";\n", "not assignable"),
         new_function: ("export function gNew(): number {\n  return 2;\n}\n", "gNew"),
         declare: no_declare,
-        diagnostics_label: "unconfirmed",
+        diagnostics_label: "fresh",
     }
 }
 

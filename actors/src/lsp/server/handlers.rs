@@ -62,6 +62,7 @@ impl LspServerActor {
             doc,
             capabilities: running.capabilities.clone(),
             phased_diagnostics: self.usable.config.phased_diagnostics,
+            tsserver_requests: self.usable.config.tsserver_requests,
             omits_unresolved: self.usable.config.omits_unresolved,
             serves: self.serves.clone(),
         })

@@ -86,10 +86,11 @@ async fn ask_once(
         }
     };
     let ready = ready_for(&session).await;
-    // typescript-language-server searches the project of the document
-    // it last handled a request for: make that the sample, not a file
-    // another call left in a project of its own.
-    if let Some(doc) = &session.doc {
+    // typescript-language-server's `workspace/symbol` searches the
+    // project of the document it last handled a request for; tsserver is
+    // asked directly where it can be (every project it holds), and
+    // otherwise the sample is made that document first.
+    if let (Some(doc), false) = (&session.doc, session.tsserver_requests) {
         let here = lsp_types::HoverParams {
             text_document_position_params: lsp_types::TextDocumentPositionParams {
                 text_document: lsp_types::TextDocumentIdentifier { uri: doc.uri.clone() },
@@ -109,7 +110,11 @@ async fn ask_once(
             p.detail()
         ));
     }
-    let answer = match session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await {
+    let asked = match session.tsserver_requests {
+        true => tether_actors::lsp::tsserver::navto(&session, query, REQUEST_TIMEOUT).await,
+        false => session.request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT).await,
+    };
+    let answer = match asked {
         Ok(v) => v,
         Err(RequestError::Unsupported(_)) => {
             out.cannot = Some(format!("{lang} ({})", session.key.server));
