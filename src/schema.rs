@@ -211,8 +211,10 @@ pub fn compact(schema: &Value) -> Value {
     out
 }
 
-/// The largest `maximum` that only says an integer's width.
-const WIDTH_MAXIMUM: u64 = u32::MAX as u64;
+/// The `maximum`s that only say an integer's width (u8, u16, u32 and up).
+fn is_width(maximum: u64) -> bool {
+    [u8::MAX as u64, u16::MAX as u64].contains(&maximum) || maximum >= u32::MAX as u64
+}
 
 fn compact_at(schema: &Value) -> Value {
     let Value::Object(map) = schema else { return schema.clone() };
@@ -225,7 +227,7 @@ fn compact_at(schema: &Value) -> Value {
             "additionalProperties" if value.is_boolean() => continue,
             "additionalProperties" => compact_at(value),
             "minimum" if integer && value.as_u64() == Some(0) => continue,
-            "maximum" if integer && value.as_u64().is_some_and(|m| m >= WIDTH_MAXIMUM) => continue,
+            "maximum" if integer && value.as_u64().is_some_and(is_width) => continue,
             "default" if boolean && value == &Value::Bool(false) => continue,
             "description" => match value.as_str().map(lead) {
                 Some("") => continue,
@@ -330,7 +332,11 @@ mod tests {
             json!({"type": "integer"}),
             "a width says nothing"
         );
-        assert_eq!(listed["properties"]["port"], json!({"type": "integer", "maximum": 65535}));
+        assert_eq!(
+            listed["properties"]["port"],
+            json!({"type": "integer"}),
+            "a u16's width says nothing either"
+        );
         assert_eq!(listed["required"], json!(["op"]));
         assert_eq!(out["properties"]["maybe"]["enum"], json!(["a", "b"]));
         assert_eq!(out["properties"]["port"], json!({"type": "integer", "minimum": 0, "maximum": 65535}));

@@ -161,6 +161,12 @@ pub struct ToolSpec {
     /// a bare "cancelled".
     #[serde(skip)]
     pub answers_cancellation: bool,
+    /// Arguments the tool list leaves out (the reference keeps them):
+    /// those an answer names, with the value to pass, when they are
+    /// needed — `offset` in "pass offset=50 for more", a cell's idle
+    /// budget in the answer that interrupted it.
+    #[serde(skip)]
+    pub unlisted: Vec<&'static str>,
 }
 
 /// Undeclared means exclusive and mutating: exec level, not parallel-safe,
@@ -176,6 +182,7 @@ impl Default for ToolSpec {
             input_schema: serde_json::json!({"type": "object"}),
             serialized_by_resource: false,
             answers_cancellation: false,
+            unlisted: Vec::new(),
         }
     }
 }
@@ -183,12 +190,19 @@ impl Default for ToolSpec {
 impl ToolSpec {
     /// The declaration as a model's tool list carries it: the
     /// description's first paragraph and the compact schema
-    /// ([`crate::schema::compact`]). Hosts send this; [`Self::reference`]
-    /// holds the rest, and the router checks calls against the full one.
+    /// ([`crate::schema::compact`]) without the [`unlisted`](Self::unlisted)
+    /// arguments. Hosts send this; [`Self::reference`] holds the rest, and
+    /// the router checks calls against the full one.
     pub fn for_model(&self) -> ToolSpec {
+        let mut input_schema = crate::schema::compact(&self.input_schema);
+        if let Some(props) = input_schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            for name in &self.unlisted {
+                props.remove(*name);
+            }
+        }
         ToolSpec {
             description: crate::schema::lead(&self.description).to_string(),
-            input_schema: crate::schema::compact(&self.input_schema),
+            input_schema,
             ..self.clone()
         }
     }

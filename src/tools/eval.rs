@@ -79,6 +79,8 @@ impl ToolHandler for Eval {
             // with the state it left.
             serialized_by_resource: true,
             answers_cancellation: true,
+            // Named by the answer of a cell its budget interrupted.
+            unlisted: vec!["idle_timeout_seconds"],
         }
     }
 

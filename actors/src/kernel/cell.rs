@@ -322,7 +322,7 @@ impl Cell {
             ));
         } else if self.interrupted_at.is_some() {
             outcome.notes.push(format!(
-                "interrupted after {} without progress (the idle budget); the kernel and its state are kept",
+                "interrupted after {} without progress (the idle budget); the kernel and its state are kept; pass `idle_timeout_seconds` for a longer budget",
                 crate::text::human_duration(self.budget)
             ));
         }

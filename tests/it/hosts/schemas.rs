@@ -93,3 +93,18 @@ fn every_line_is_one_based_in_the_schema_a_model_reads() {
     let debug = schema("debug (listed)");
     assert_eq!(debug["properties"]["breakpoints"]["items"]["properties"]["line"]["minimum"], 1);
 }
+
+#[test]
+fn an_argument_the_answers_name_when_needed_is_left_out_of_the_list_and_kept_in_the_reference() {
+    let (_dir, tools) = every_tool();
+    let schema = |name: &str| tools.iter().find(|t| t.name == name).unwrap().input_schema.clone();
+    for (tool, arg) in
+        [("lsp", "offset"), ("lsp", "limit"), ("eval", "idle_timeout_seconds"), ("debug", "vm_service_uri")]
+    {
+        assert!(schema(tool)["properties"].get(arg).is_some(), "{tool} takes `{arg}`");
+        let listed = schema(&format!("{tool} (listed)"));
+        assert!(listed["properties"].get(arg).is_none(), "{tool} (listed) leaves out `{arg}`: {listed}");
+        let reference = tools.iter().find(|t| t.name == tool).unwrap().reference();
+        assert!(reference.contains(&format!("`{arg}`")), "{tool}'s reference names `{arg}`");
+    }
+}

@@ -9,10 +9,14 @@
 //! - [`apply`] — choosing a code action, resolving it, running its command
 //!   and taking the edits the server sends back during it;
 //! - [`format`] — whole-file and line-range formatting with the file's own
-//!   indentation.
+//!   indentation;
+//! - [`symbol`] — a declaration replaced (whole or its body), a sibling
+//!   inserted beside it, or the declaration deleted, its extent read from
+//!   the syntax tree.
 
 mod apply;
 mod format;
+mod symbol;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +50,10 @@ pub const MAX_DIFF_LINES: usize = 80;
 pub enum EditAction {
     Apply,
     Format,
+    Replace,
+    InsertBefore,
+    InsertAfter,
+    Delete,
 }
 
 /// Arguments of `lsp_edit`.
@@ -62,6 +70,11 @@ pub struct EditArgs {
     // First and last line, 1-based, inclusive (the reference says so: a
     // doc comment here would be listed with every tool list).
     pub lines: Option<Vec<u32>>,
+    pub text: Option<String>,
+    #[serde(default)]
+    pub body_only: bool,
+    #[serde(default)]
+    pub force: bool,
     #[serde(default)]
     pub preview: bool,
 }
@@ -78,7 +91,7 @@ impl ToolHandler for LspEdit {
             name: NAME.into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Apply a code action, or format.\n\nApply a code action the language server offers, or format with it; the answer is the diff and the diagnostics the edit fixed and introduced, every file written or none. `preview: true` answers the diff and writes nothing.\n- apply: `file`, `line`, and optionally `symbol` (the text to select on the line, such as an expression to extract; default the whole line). Pick the action by `title` (exact, or a unique substring) or `kind` (quickfix, source.organizeImports, source.fixAll, refactor.extract.function, refactor.extract.constant, refactor.inline, …); with neither, or a pick that matches several, the answer lists what is offered there and writes nothing.\n- format: `file`, and optionally `lines` [first, last] (1-based, inclusive); indentation from `.editorconfig`, else the file's own.".into(),
+            description: "Apply a code action, format, or edit a symbol.\n\nApply a code action the language server offers, or format with it; the answer is the diff and the diagnostics the edit fixed and introduced, every file written or none. `preview: true` answers the diff and writes nothing.\n- apply: `file`, `line`, and optionally `symbol` (the text to select on the line, such as an expression to extract; default the whole line). Pick the action by `title` (exact, or a unique substring) or `kind` (quickfix, source.organizeImports, source.fixAll, refactor.extract.function, refactor.extract.constant, refactor.inline, …); with neither, or a pick that matches several, the answer lists what is offered there and writes nothing.\n- format: `file`, and optionally `lines` [first, last] (1-based, inclusive); indentation from `.editorconfig`, else the file's own.\n- replace, insert_before, insert_after, delete: `file` and `symbol` — on `line`, or a `Container.member` name. `replace` puts `text` in place of the whole declaration (decorators and attributes included; its doc comment too when `text` starts with one), or with `body_only: true` of its body alone (a Python docstring is kept unless `text` brings one; for braces, the statements or the whole block). `insert_before`/`insert_after` add `text` as a sibling, separated as its neighbours are. `delete` removes it with its decorators and doc comment, refused while references remain (listed) unless `force: true`. `text` may come at any indentation: it is written at the symbol's, with the file's tabs or spaces, line endings and final newline. The symbol is found by the language server's document symbols, else the syntax tree (the answer says which); an edit that would leave a syntax error is refused.".into(),
             input_schema: schema_of::<EditArgs>(),
             ..ToolSpec::default()
         }
@@ -90,6 +103,17 @@ impl ToolHandler for LspEdit {
             return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
         }
         let path = super::source_file(ctx.root(), &args.file)?;
+        let by_symbol = matches!(
+            args.action,
+            EditAction::Replace | EditAction::InsertBefore | EditAction::InsertAfter | EditAction::Delete
+        );
+        if by_symbol {
+            check_symbol_args(&args)?;
+        } else if args.text.is_some() || args.body_only || args.force {
+            return Err(ToolError::new(
+                "`text`, `body_only` and `force` are for the edits by symbol (replace, insert_before, insert_after, delete)",
+            ));
+        }
         match args.action {
             EditAction::Apply if args.line.is_none() => {
                 return Err(ToolError::new(
@@ -121,8 +145,48 @@ impl ToolHandler for LspEdit {
             match args.action {
                 EditAction::Apply => apply::apply(sup, ctx, path, args).await,
                 EditAction::Format => format::format(sup, ctx, path, args).await,
+                _ => symbol::edit_symbol(sup, ctx, path, args).await,
             }
         }))
+    }
+}
+
+/// The arguments of an edit by symbol, checked.
+fn check_symbol_args(args: &EditArgs) -> Result<(), ToolError> {
+    let action = match args.action {
+        EditAction::Replace => "replace",
+        EditAction::InsertBefore => "insert_before",
+        EditAction::InsertAfter => "insert_after",
+        _ => "delete",
+    };
+    if args.symbol.as_deref().is_none_or(|s| s.trim().is_empty()) {
+        return Err(ToolError::new(format!(
+            "argument `symbol`: `{action}` needs the symbol's name — on `line`, or as `Container.member`"
+        )));
+    }
+    if args.title.is_some() || args.kind.is_some() || args.lines.is_some() {
+        return Err(ToolError::new(format!(
+            "`{action}` takes `symbol` (and `line`); `title` and `kind` are for `apply`, `lines` for `format`"
+        )));
+    }
+    if args.body_only && args.action != EditAction::Replace {
+        return Err(ToolError::new(format!("argument `body_only`: only `replace` takes it, not `{action}`")));
+    }
+    if args.force && args.action != EditAction::Delete {
+        return Err(ToolError::new(format!("argument `force`: only `delete` takes it, not `{action}`")));
+    }
+    match (args.action, args.text.as_deref()) {
+        (EditAction::Delete, Some(_)) => Err(ToolError::new(
+            "argument `text`: `delete` takes none; to put something in its place use `replace`",
+        )),
+        (EditAction::Delete, None) => Ok(()),
+        (EditAction::Replace, t) if t.is_none_or(|t| t.trim().is_empty()) => Err(ToolError::new(
+            "argument `text`: `replace` needs the new text; to remove the symbol use `delete`",
+        )),
+        (_, t) if t.is_none_or(|t| t.trim().is_empty()) => {
+            Err(ToolError::new(format!("argument `text`: `{action}` needs the text to insert")))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -1,0 +1,359 @@
+//! `lsp_edit` by symbol: `replace` a declaration (or with `body_only` its
+//! body), `insert_before` / `insert_after` it a sibling, `delete` it.
+//!
+//! Which symbol: the language server's document symbols where one serves
+//! the file, the file's syntax tree otherwise (the answer says which).
+//! The extent — decorators, attributes, an `export`, the doc comment, the
+//! body — is always the syntax tree's ([`tether_actors::ast::declaration`]),
+//! and the text is written at the file's own indentation, line ending and
+//! final newline ([`tether_actors::ast::splice`]). An edit that would
+//! leave a syntax error the file did not have is refused; a `delete` is
+//! refused while references to the symbol remain, unless `force`.
+
+use std::path::{Path, PathBuf};
+
+use actix::Addr;
+use lsp_types::{Location, Position, Range};
+use serde_json::{Value, json};
+use tether_actors::ast::declaration::{self, Declaration, row_of};
+use tether_actors::ast::lang::Lang;
+use tether_actors::ast::splice::{self, Side};
+use tether_actors::lsp::edits::{offset_of, utf16_column};
+use tether_actors::lsp::server::Opened;
+use tether_actors::lsp::supervisor::LspSupervisor;
+use tether_actors::lsp::workspace_edit::Played;
+
+use super::{Computed, EditAction, EditArgs, NAME, finish};
+use crate::handler::CallContext;
+use crate::result::ToolResult;
+use crate::tools::lsp::{REQUEST_TIMEOUT, open, ready_for};
+
+/// Most remaining references a refused `delete` lists (the rest counted).
+pub const MAX_REFERENCES_LISTED: usize = 20;
+/// Most candidates an ambiguous name lists.
+const MAX_CANDIDATES: usize = 10;
+
+/// A symbol as found: where its name is, and by what.
+struct Found {
+    decl: Declaration,
+    /// "pyright's document symbols", or "the syntax tree (…)".
+    by: String,
+}
+
+/// The `lsp_edit` actions by symbol.
+pub(super) async fn edit_symbol(
+    sup: Addr<LspSupervisor>,
+    ctx: CallContext,
+    path: PathBuf,
+    args: EditArgs,
+) -> ToolResult {
+    match run(&sup, &ctx, &path, args).await {
+        Ok(result) => result,
+        Err(why) => ToolResult::error(format!("{NAME}: {why}")),
+    }
+}
+
+async fn run(
+    sup: &Addr<LspSupervisor>,
+    ctx: &CallContext,
+    path: &Path,
+    args: EditArgs,
+) -> Result<ToolResult, String> {
+    let root = ctx.root().to_path_buf();
+    let rel = tether_actors::fs::relative(&root, path);
+    let lang = Lang::for_path(path).ok_or_else(|| {
+        format!("`{rel}` is in no language with a grammar here, so its declarations cannot be read")
+    })?;
+    let symbol = args.symbol.clone().unwrap_or_default();
+    // The server's view first: it syncs the file and lists its symbols.
+    let session = open(sup, path, false).await.map(|(s, _)| s);
+    let text = match &session {
+        Ok(s) => s.doc.as_ref().map(|d| d.text.to_string()).unwrap_or_default(),
+        Err(_) => std::fs::read_to_string(path).map_err(|e| format!("`{rel}` could not be read: {e}"))?,
+    };
+    let found = find(lang, &text, &symbol, args.line, session.as_ref().ok(), &rel).await?;
+    let decl = &found.decl;
+    let python = lang == Lang::PYTHON;
+    let mut notes = vec![format!("note: `{symbol}` found by {}", found.by)];
+    let shown_name = match decl.containers.last() {
+        Some(c) => format!("{c}.{}", decl.name),
+        None => decl.name.clone(),
+    };
+    let line = row_of(&text, decl.name_at) + 1;
+    let new_text = args.text.clone().unwrap_or_default();
+    let (after, what) = match args.action {
+        EditAction::Replace if args.body_only => {
+            let (after, body) = splice::replace_body(&text, decl, &new_text, python).map_err(|e| {
+                format!("{e}: `body_only` replaces a body; give the whole declaration without `body_only`")
+            })?;
+            if body.kept_docstring {
+                notes.push("note: its docstring was kept (the new body brought none)".into());
+            }
+            (after, format!("a new body for `{shown_name}` ({rel}:{line})"))
+        }
+        EditAction::Replace => (
+            splice::replace(&text, decl, &new_text),
+            format!("a replacement of `{shown_name}` ({rel}:{line})"),
+        ),
+        EditAction::InsertBefore => (
+            splice::insert(&text, decl, &new_text, Side::Before, python),
+            format!("an insertion before `{shown_name}` ({rel}:{line})"),
+        ),
+        EditAction::InsertAfter => (
+            splice::insert(&text, decl, &new_text, Side::After, python),
+            format!("an insertion after `{shown_name}` ({rel}:{line})"),
+        ),
+        EditAction::Delete => {
+            let remaining = match &session {
+                Ok(s) => references_outside(s, &text, decl, &root).await?,
+                Err(e) if !args.force => {
+                    return Err(format!(
+                        "no language server could say whether `{symbol}` is still used ({e}); delete it with `force: true` to do so unchecked"
+                    ));
+                }
+                Err(_) => Vec::new(),
+            };
+            if !remaining.is_empty() && !args.force {
+                return Err(refused_delete(&symbol, &remaining));
+            }
+            if !remaining.is_empty() {
+                notes.push(format!(
+                    "note: deleted with `force` while {} reference(s) remain",
+                    remaining.len()
+                ));
+            }
+            (splice::delete(&text, decl), format!("the deletion of `{shown_name}` ({rel}:{line})"))
+        }
+        EditAction::Apply | EditAction::Format => unreachable!("routed to apply and format"),
+    };
+    check_syntax(lang, &text, &after)?;
+    let server = session.as_ref().map(|s| s.key.server.clone()).unwrap_or_else(|_| "syntax tree".into());
+    let files =
+        vec![Played { path: path.to_path_buf(), before: Some(text.clone()), after: Some(after), edits: 1 }];
+    Ok(finish(ctx.clone(), Computed { what, server, files, notes }, args.preview).await)
+}
+
+/// Refuses `after` when it has a syntax error `before` did not.
+fn check_syntax(lang: Lang, before: &str, after: &str) -> Result<(), String> {
+    let (was, now) = (declaration::error_lines(lang, before), declaration::error_lines(lang, after));
+    if now.len() > was.len() {
+        let first = now.iter().find(|l| !was.contains(l)).or(now.first()).copied().unwrap_or(1);
+        return Err(format!(
+            "the edit would leave a syntax error at line {first}, which the file does not have now; nothing was written (check `text`)"
+        ));
+    }
+    Ok(())
+}
+
+/// The symbol named by `symbol` (on `line`, or as `Container.member`).
+async fn find(
+    lang: Lang,
+    text: &str,
+    symbol: &str,
+    line: Option<u32>,
+    session: Option<&Opened>,
+    rel: &str,
+) -> Result<Found, String> {
+    let path: Vec<&str> = symbol.split('.').collect();
+    let (containers, name) = path.split_at(path.len() - 1);
+    let name = name[0];
+    // The server's document symbols, where it answers.
+    let mut server_said = None;
+    if let Some(s) = session {
+        match server_symbols(s).await {
+            Ok(listed) => {
+                let hits: Vec<&(Vec<String>, String, Position)> = listed
+                    .iter()
+                    .filter(|(within, n, at)| {
+                        n == name
+                            && within.ends_with(&containers.iter().map(|c| c.to_string()).collect::<Vec<_>>())
+                            && line.is_none_or(|l| at.line + 1 == l)
+                    })
+                    .collect();
+                if let [(_, _, at)] = hits.as_slice()
+                    && let Some(offset) = offset_of(text, *at)
+                    && let Ok(decl) = declaration::named_at(lang, text, offset)
+                {
+                    return Ok(Found { decl, by: format!("{}'s document symbols", s.key.server) });
+                }
+                server_said = Some(match hits.len() {
+                    0 => format!("{} lists no such symbol", s.key.server),
+                    1 => format!("the syntax tree reads no declaration where {} lists it", s.key.server),
+                    n => format!("{} lists {n} of that name", s.key.server),
+                });
+            }
+            Err(e) => server_said = Some(e),
+        }
+    }
+    let all = declaration::all(lang, text);
+    let hits: Vec<&Declaration> = all
+        .iter()
+        .filter(|d| {
+            d.name == name
+                && d.containers.ends_with(&containers.iter().map(|c| c.to_string()).collect::<Vec<_>>())
+                && line.is_none_or(|l| row_of(text, d.name_at) + 1 == l as usize)
+        })
+        .collect();
+    let by = match (&server_said, session) {
+        (Some(why), _) => format!("the syntax tree ({why})"),
+        (None, _) => "the syntax tree (no language server serves this file)".to_string(),
+    };
+    match hits.as_slice() {
+        [one] => Ok(Found { decl: (*one).clone(), by }),
+        [] => Err(not_found(text, symbol, line, &all, rel)),
+        many => {
+            let listed: Vec<String> = many
+                .iter()
+                .take(MAX_CANDIDATES)
+                .map(|d| format!("{}{} at line {}", prefix(d), d.name, row_of(text, d.name_at) + 1))
+                .collect();
+            Err(format!(
+                "{} declarations match `{symbol}` in `{rel}`: {}; give `line`, or `Container.member`",
+                many.len(),
+                listed.join(", ")
+            ))
+        }
+    }
+}
+
+fn prefix(d: &Declaration) -> String {
+    d.containers.iter().map(|c| format!("{c}.")).collect()
+}
+
+/// Why nothing matched: what the line declares, or the names nearest.
+fn not_found(text: &str, symbol: &str, line: Option<u32>, all: &[Declaration], rel: &str) -> String {
+    match line {
+        Some(l) => {
+            let on_line: Vec<String> = all
+                .iter()
+                .filter(|d| row_of(text, d.name_at) + 1 == l as usize)
+                .map(|d| format!("`{}{}`", prefix(d), d.name))
+                .collect();
+            let shown = text.lines().nth(l as usize - 1).map(str::trim).unwrap_or("");
+            let declares = if on_line.is_empty() {
+                "declares nothing".to_string()
+            } else {
+                format!("declares {}", on_line.join(", "))
+            };
+            let last = symbol.rsplit('.').next().unwrap_or(symbol);
+            let elsewhere: Vec<String> = all
+                .iter()
+                .filter(|d| d.name == last)
+                .take(MAX_CANDIDATES)
+                .map(|d| format!("line {}", row_of(text, d.name_at) + 1))
+                .collect();
+            let hint = match elsewhere.is_empty() {
+                true => String::new(),
+                false => format!("; `{last}` is declared at {}", elsewhere.join(", ")),
+            };
+            format!("line {l} of `{rel}` {declares}, not `{symbol}` (the line: `{shown}`){hint}")
+        }
+        None => {
+            let last = symbol.rsplit('.').next().unwrap_or(symbol);
+            let similar: Vec<String> = all
+                .iter()
+                .filter(|d| d.name.to_lowercase().contains(&last.to_lowercase()))
+                .take(MAX_CANDIDATES)
+                .map(|d| format!("`{}{}` (line {})", prefix(d), d.name, row_of(text, d.name_at) + 1))
+                .collect();
+            match similar.is_empty() {
+                true => format!("`{rel}` declares no `{symbol}`"),
+                false => format!("`{rel}` declares no `{symbol}`; it declares {}", similar.join(", ")),
+            }
+        }
+    }
+}
+
+/// The file's document symbols, flattened: the containers' names, the
+/// name, and where the name is.
+async fn server_symbols(session: &Opened) -> Result<Vec<(Vec<String>, String, Position)>, String> {
+    let doc = session.doc.as_ref().ok_or("the server synced no document")?;
+    ready_for(session).await;
+    let answer = session
+        .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| format!("{} could not list the file's symbols ({e})", session.key.server))?;
+    fn walk(items: &[Value], within: &[String], out: &mut Vec<(Vec<String>, String, Position)>) {
+        for item in items {
+            let Some(name) = item["name"].as_str() else { continue };
+            // A flat `SymbolInformation` has no name range: its range starts the line.
+            let at: Option<Range> = serde_json::from_value(item["selectionRange"].clone())
+                .or_else(|_| serde_json::from_value(item["location"]["range"].clone()))
+                .ok();
+            let Some(at) = at else { continue };
+            let mut within = within.to_vec();
+            if let Some(c) = item["containerName"].as_str().filter(|c| !c.is_empty() && within.is_empty()) {
+                within.push(c.to_string());
+            }
+            out.push((within.clone(), name.to_string(), at.start));
+            if let Some(children) = item["children"].as_array() {
+                within.push(name.to_string());
+                walk(children, &within, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), &[], &mut out);
+    Ok(out)
+}
+
+/// The references to `decl` outside its own declaration (a recursive call
+/// does not keep it alive), as `file:line: text`.
+async fn references_outside(
+    session: &Opened,
+    text: &str,
+    decl: &Declaration,
+    root: &Path,
+) -> Result<Vec<String>, String> {
+    let doc = session.doc.as_ref().ok_or("the server synced no document")?;
+    let row = row_of(text, decl.name_at);
+    let line_text = text.lines().nth(row).unwrap_or("");
+    let line_start = declaration::line_start(text, decl.name_at);
+    let position = Position::new(row as u32, utf16_column(line_text, decl.name_at - line_start));
+    let params = json!({
+        "textDocument": {"uri": doc.uri},
+        "position": position,
+        "context": {"includeDeclaration": false},
+    });
+    let answer = session.request("textDocument/references", params, REQUEST_TIMEOUT).await.map_err(|e| {
+        format!(
+            "{} could not say whether `{}` is still used ({e}); delete it with `force: true` to do so unchecked",
+            session.key.server, decl.name
+        )
+    })?;
+    let locations: Vec<Location> = serde_json::from_value(answer).unwrap_or_default();
+    let (own_first, own_last) = (row_of(text, decl.doc.unwrap_or(decl.start)), row_of(text, decl.end));
+    let mut out = Vec::new();
+    for loc in locations {
+        let Ok(path) = loc.uri.to_file_path() else { continue };
+        let line = loc.range.start.line as usize;
+        if loc.uri == doc.uri && (own_first..=own_last).contains(&line) {
+            continue;
+        }
+        let shown = tether_actors::fs::relative(root, &path);
+        let source = if loc.uri == doc.uri {
+            text.lines().nth(line).unwrap_or("").trim().to_string()
+        } else {
+            std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| t.lines().nth(line).map(|l| l.trim().to_string()))
+                .unwrap_or_default()
+        };
+        out.push(format!("{shown}:{}: {source}", line + 1));
+    }
+    Ok(out)
+}
+
+fn refused_delete(symbol: &str, remaining: &[String]) -> String {
+    let mut s = format!(
+        "`{symbol}` is still used in {} place(s); nothing was written (remove the uses, or pass `force: true`):",
+        remaining.len()
+    );
+    for r in remaining.iter().take(MAX_REFERENCES_LISTED) {
+        s.push_str(&format!("\n{r}"));
+    }
+    if remaining.len() > MAX_REFERENCES_LISTED {
+        s.push_str(&format!("\n… {} more not shown", remaining.len() - MAX_REFERENCES_LISTED));
+    }
+    s
+}
