@@ -73,6 +73,17 @@ pub const MAX_SUPERSEDED: usize = 2;
 pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long starting a server and syncing a file may take.
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// A file modified this recently, whose line is not where a call says, may
+/// be in the middle of being written (truncated, not yet refilled): it is
+/// read again until it holds still.
+pub const MID_WRITE_RECENT: Duration = Duration::from_secs(2);
+/// How long a file must hold still to be taken as written.
+pub const MID_WRITE_STILL: Duration = Duration::from_millis(100);
+/// The longest wait for a file being written to hold still.
+pub const MID_WRITE_WAIT: Duration = Duration::from_secs(1);
+/// How many times a call whose symbol was not where it said takes the
+/// file in again, when it was being written.
+const MID_WRITE_RETRIES: usize = 2;
 /// References, or a project check's diagnostics, per page unless the
 /// caller gives `limit`.
 pub const REFERENCES_PAGE: usize = 50;
@@ -497,13 +508,38 @@ pub(crate) async fn open_at(
         match locate(&doc.text, rel, spot.line, &spot.symbol, spot.occurrence) {
             Ok(at) => return Ok((session, synced, doc, at)),
             Err(e) => {
-                let moved = std::fs::read_to_string(path).ok().is_some_and(|now| now != *doc.text);
-                if !moved || tries > 1 {
+                let moved = held_still(path).await.is_some_and(|now| now != *doc.text);
+                if !moved || tries > MID_WRITE_RETRIES {
                     return Err(e.0);
                 }
             }
         }
     }
+}
+
+/// The file's content once it holds still: read again every
+/// [`MID_WRITE_STILL`] while it changes, for at most [`MID_WRITE_WAIT`] —
+/// only when it was modified within [`MID_WRITE_RECENT`]; otherwise as it is.
+async fn held_still(path: &Path) -> Option<String> {
+    let recent = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age < MID_WRITE_RECENT);
+    let mut last = std::fs::read_to_string(path).ok();
+    if !recent {
+        return last;
+    }
+    let deadline = std::time::Instant::now() + MID_WRITE_WAIT;
+    while std::time::Instant::now() < deadline {
+        tokio::time::sleep(MID_WRITE_STILL).await;
+        let now = std::fs::read_to_string(path).ok();
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
 }
 
 /// What a query found when it waited for its server: changed files not

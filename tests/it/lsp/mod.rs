@@ -2,6 +2,7 @@
 //! diagnostics a write carries.
 
 mod edit;
+mod edit_symbol;
 mod exactly;
 mod fake_server;
 mod freshness;
