@@ -11,7 +11,11 @@
 //! `name` field and whose kind reads as one (`*_definition`,
 //! `*_declaration`, `*_declarator`, `*_item`, `*_signature`, `*_spec`):
 //! a keyword argument's `name` is no declaration. A Python assignment to
-//! a plain name at module or class level (`TIMEOUT = 5`) declares it too.
+//! a plain name at module or class level (`TIMEOUT = 5`) declares it too;
+//! C and C++ name a function through its declarator (`int *Foo::bar()`:
+//! `bar`, in `Foo`); a `struct`/`class`/`enum` specifier declares only with
+//! a body. A method's container is its class, or the type of a Rust `impl`
+//! or of a Go method's receiver.
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -28,7 +32,12 @@ const WRAPPERS: &[&str] = &[
     "variable_declaration",
     "ambient_declaration",
     "expression_statement",
+    "template_declaration",
+    "field_declaration",
 ];
+/// Where C and C++ declarators end in a name.
+const DECLARATOR_NAMES: &[&str] =
+    &["identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name"];
 /// Siblings just above a declaration that belong to it.
 const ATTACHED: &[&str] = &["decorator", "attribute_item", "attribute", "annotation"];
 
@@ -93,11 +102,44 @@ pub fn error_lines(lang: Lang, text: &str) -> Vec<usize> {
     lines
 }
 
-/// The node naming what `node` declares, if it declares anything.
-fn name_node<'t>(node: &Node<'t>) -> Option<Node<'t>> {
+/// What names a declaration: the name node, where the name as written
+/// starts (a C++ qualified name's first qualifier), and that qualifier.
+struct Naming<'t> {
+    name: Node<'t>,
+    from: usize,
+    qualifier: Option<Node<'t>>,
+}
+
+/// How `node` names what it declares, if it declares anything.
+fn naming<'t>(node: &Node<'t>) -> Option<Naming<'t>> {
+    let plain = |name: Node<'t>| Naming { from: name.start_byte(), name, qualifier: None };
     let kind = node.kind();
-    if DECLARING.iter().any(|s| kind.ends_with(s)) {
-        return node.child_by_field_name("name");
+    if DECLARING.iter().any(|s| kind.ends_with(s))
+        && let Some(name) = node.child_by_field_name("name")
+    {
+        return Some(plain(name));
+    }
+    // C and C++: `int *f(void)`, `void Foo::bar() {}`, a prototype.
+    if matches!(kind, "function_definition" | "declaration" | "field_declaration") {
+        let mut d = node.child_by_field_name("declarator")?;
+        while let Some(inner) = d.child_by_field_name("declarator") {
+            d = inner;
+        }
+        if d.kind() == "qualified_identifier" {
+            let mut name = d.child_by_field_name("name")?;
+            while let Some(inner) =
+                name.child_by_field_name("name").filter(|_| name.kind() == "qualified_identifier")
+            {
+                name = inner;
+            }
+            return Some(Naming { name, from: d.start_byte(), qualifier: d.child_by_field_name("scope") });
+        }
+        // A function is declared through a function declarator; a
+        // prototype-less `int x;` declares a variable.
+        return DECLARATOR_NAMES.contains(&d.kind()).then(|| plain(d));
+    }
+    if kind.ends_with("_specifier") && node.child_by_field_name("body").is_some() {
+        return node.child_by_field_name("name").map(plain);
     }
     // Python: `NAME = value` at module or class level.
     if kind == "assignment" {
@@ -106,22 +148,42 @@ fn name_node<'t>(node: &Node<'t>) -> Option<Node<'t>> {
         let scope = statement.parent()?;
         let at_top = scope.kind() == "module"
             || (scope.kind() == "block" && scope.parent().is_some_and(|c| c.kind() == "class_definition"));
-        return at_top.then_some(left);
+        return at_top.then(|| plain(left));
     }
     None
 }
 
+fn name_node<'t>(node: &Node<'t>) -> Option<Node<'t>> {
+    naming(node).map(|n| n.name)
+}
+
 fn declares(node: &Node<'_>) -> bool {
-    name_node(node).is_some()
+    naming(node).is_some()
 }
 
-/// Whether `node` declares the name node `name`.
-fn declares_name(node: &Node<'_>, name: &Node<'_>) -> bool {
-    name_node(node).is_some_and(|n| n.byte_range() == name.byte_range())
+/// The name a container goes by: a declaration's, a Rust `impl`'s type
+/// (`impl<T> Display for Stack<T>`: `Stack`).
+fn container_name(node: &Node<'_>, text: &str) -> Option<String> {
+    if node.kind() == "impl_item" {
+        let ty = node.child_by_field_name("type")?;
+        let base = ty.child_by_field_name("type").unwrap_or(ty);
+        return Some(text[base.byte_range()].to_string());
+    }
+    name_node(node).map(|n| text[n.byte_range()].to_string())
 }
 
-fn name_of<'t>(node: &Node<'t>, text: &'t str) -> &'t str {
-    name_node(node).map(|n| &text[n.byte_range()]).unwrap_or("")
+/// A Go method's receiver type (`func (s *Stack) Push()`: `Stack`).
+fn receiver_type(node: &Node<'_>, text: &str) -> Option<String> {
+    let receiver = node.child_by_field_name("receiver")?;
+    let mut stack = vec![receiver];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "type_identifier" {
+            return Some(text[n.byte_range()].to_string());
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    None
 }
 
 /// Every declaration of `text`, in order.
@@ -142,21 +204,21 @@ pub fn all(lang: Lang, text: &str) -> Vec<Declaration> {
     out
 }
 
-/// The declaration whose name starts at byte `at`, or what stands there.
+/// The declaration whose name is at byte `at`, or what stands there.
 pub fn named_at(lang: Lang, text: &str, at: usize) -> Result<Declaration, String> {
     let tree = parse(lang, text).ok_or_else(|| format!("the {} grammar did not load", lang.id()))?;
     let leaf = tree
         .root_node()
         .descendant_for_byte_range(at, at)
         .ok_or_else(|| format!("nothing is at byte {at}"))?;
-    let mut node = Some(leaf);
+    // The first declaration above whose name, as written, holds `at`; an
+    // outer one's name never does.
+    let mut node = leaf.parent();
     while let Some(n) = node {
-        if let Some(decl) = n.parent().filter(|p| declares_name(p, &n)) {
-            return read(&decl, text).ok_or_else(|| "its declaration could not be read".to_string());
-        }
-        // The name may be a node below the `name` field (a qualified name).
-        if n.start_byte() != leaf.start_byte() {
-            break;
+        if let Some(naming) = naming(&n)
+            && (naming.from..=naming.name.end_byte()).contains(&at)
+        {
+            return read(&n, text).ok_or_else(|| "its declaration could not be read".to_string());
         }
         node = n.parent();
     }
@@ -170,7 +232,8 @@ pub fn named_at(lang: Lang, text: &str, at: usize) -> Result<Declaration, String
 /// The declaration `node` as a whole: wrappers, attached siblings, doc
 /// comment, body, neighbours.
 fn read(node: &Node<'_>, text: &str) -> Option<Declaration> {
-    let name = name_node(node)?;
+    let naming = naming(node)?;
+    let name = naming.name;
     let mut whole = *node;
     while let Some(parent) = whole.parent().filter(|p| WRAPPERS.contains(&p.kind())) {
         // A `const` of several declarators is not one declaration.
@@ -192,9 +255,13 @@ fn read(node: &Node<'_>, text: &str) -> Option<Declaration> {
     }
     let mut doc = None;
     let mut top_row = row_of(text, start);
-    while let Some(prev) =
-        above.filter(|p| p.kind().contains("comment") && p.end_position().row + 1 == top_row)
-    {
+    // A line comment may hold its line's end (Rust's does): it ends on
+    // the row before.
+    let last_row = |n: &Node<'_>| {
+        let end = n.end_position();
+        if end.column == 0 && end.row > n.start_position().row { end.row - 1 } else { end.row }
+    };
+    while let Some(prev) = above.filter(|p| p.kind().contains("comment") && last_row(p) + 1 == top_row) {
         // A comment ending a line of code belongs to that code.
         if !text[line_start(text, prev.start_byte())..prev.start_byte()].trim().is_empty() {
             break;
@@ -209,26 +276,40 @@ fn read(node: &Node<'_>, text: &str) -> Option<Declaration> {
     let before_start = &text[line_start(text, start)..start];
     let indent = if before_start.trim().is_empty() { before_start.to_string() } else { String::new() };
     let first_row = row_of(text, doc.unwrap_or(start));
-    let gap_before = above.map(|p| first_row.saturating_sub(p.end_position().row + 1));
+    let gap_before = above.map(|p| first_row.saturating_sub(last_row(&p) + 1));
     // The next declaration starts at its own doc comment or decorator.
     let gap_after = whole
         .next_named_sibling()
         .map(|next| next.start_position().row.saturating_sub(whole.end_position().row + 1));
     let mut containers = Vec::new();
+    if let Some(scope) = naming.qualifier {
+        let scopes: Vec<&str> = text[scope.byte_range()].split("::").collect();
+        containers.extend(scopes.into_iter().rev().map(str::to_string));
+    }
+    if let Some(receiver) = receiver_type(node, text) {
+        containers.push(receiver);
+    }
     let mut up = whole.parent();
     while let Some(p) = up {
-        if declares(&p) {
-            containers.push(name_of(&p, text).to_string());
+        if let Some(name) = container_name(&p, text).filter(|_| p.id() != node.id()) {
+            containers.push(name);
         }
         up = p.parent();
     }
     containers.reverse();
+    // A `;` closing it on its line is its own (`struct S { … };`).
+    let mut end = whole.end_byte();
+    if let Some(semi) =
+        whole.next_sibling().filter(|n| n.kind() == ";" && !text[end..n.start_byte()].contains('\n'))
+    {
+        end = semi.end_byte();
+    }
     Some(Declaration {
         name: text[name.byte_range()].to_string(),
         kind: node.kind().to_string(),
         name_at: name.start_byte(),
         start,
-        end: whole.end_byte(),
+        end,
         doc,
         body: body.map(|b| (b.start_byte(), b.end_byte())),
         containers,
@@ -288,5 +369,66 @@ mod tests {
         let err = named_at(Lang::TYPESCRIPT, text, call).unwrap_err();
         assert!(err.contains("not a declaration's name"), "{err}");
         assert_eq!(named_at(Lang::TYPESCRIPT, text, f.name_at).unwrap().name, "f");
+    }
+
+    #[test]
+    fn rust_methods_sit_in_their_impls_type_with_their_attributes_and_docs() {
+        let text = "struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n    /// Pushes.\n    #[inline]\n    pub fn push(&mut self, t: T) {\n        self.items.push(t);\n    }\n}\n";
+        let all = all(Lang::RUST, text);
+        let push = find(&all, "push");
+        assert_eq!(push.containers, vec!["Stack".to_string()]);
+        assert!(
+            text[push.start..push.end].starts_with("#[inline]\n    pub fn push"),
+            "{:?}",
+            &text[push.start..push.end]
+        );
+        assert_eq!(&text[push.doc.unwrap()..push.start], "/// Pushes.\n    ");
+    }
+
+    #[test]
+    fn go_methods_sit_in_their_receivers_type() {
+        let text = "package p\n\ntype Stack struct {\n\titems []int\n}\n\n// Push pushes.\nfunc (s *Stack) Push(v int) {\n\ts.items = append(s.items, v)\n}\n";
+        let all = all(Lang::GO, text);
+        let push = find(&all, "Push");
+        assert_eq!(push.containers, vec!["Stack".to_string()]);
+        assert_eq!(&text[push.doc.unwrap()..push.start], "// Push pushes.\n");
+        assert!(find(&all, "Stack").body.is_none());
+    }
+
+    #[test]
+    fn c_and_cpp_functions_are_named_through_their_declarators() {
+        let text =
+            "struct point {\n  int x;\n};\n\nstatic int *make(int n) {\n  return 0;\n}\n\nint proto(void);\n";
+        let all = all(Lang::C, text);
+        let make = find(&all, "make");
+        assert!(text[make.start..make.end].starts_with("static int *make(int n) {"));
+        assert_eq!(&text[make.body.unwrap().0..make.body.unwrap().1], "{\n  return 0;\n}");
+        let point = find(&all, "point");
+        assert_eq!(&text[point.start..point.end], "struct point {\n  int x;\n};", "its `;` is its own");
+        assert!(find(&all, "proto").body.is_none());
+        let cpp = "namespace shop {\nclass Cart {\n public:\n  int total() const;\n};\n\nint Cart::total() const {\n  return 1;\n}\n}\n";
+        let decls = super::all(Lang::CPP, cpp);
+        let defs: Vec<&Declaration> = decls.iter().filter(|d| d.name == "total").collect();
+        assert_eq!(defs.len(), 2, "{decls:?}");
+        let out_of_line = defs.iter().find(|d| d.body.is_some()).unwrap();
+        assert_eq!(out_of_line.containers, vec!["shop".to_string(), "Cart".to_string()]);
+        let at = cpp.find("Cart::total").unwrap();
+        assert_eq!(
+            named_at(Lang::CPP, cpp, at).unwrap().name,
+            "total",
+            "the qualifier is part of the name as written"
+        );
+    }
+
+    #[test]
+    fn a_java_method_holds_its_annotations_and_javadoc() {
+        let text = "class Ledger {\n    /** Depends. */\n    @Override\n    public String toString() {\n        return \"l\";\n    }\n\n    private int count = 0;\n}\n";
+        let all = all(Lang::JAVA, text);
+        let m = find(&all, "toString");
+        assert!(text[m.start..m.end].starts_with("@Override\n    public String toString()"));
+        assert_eq!(&text[m.doc.unwrap()..m.start], "/** Depends. */\n    ");
+        assert_eq!(m.containers, vec!["Ledger".to_string()]);
+        let count = find(&all, "count");
+        assert_eq!(&text[count.start..count.end], "private int count = 0;");
     }
 }

@@ -60,8 +60,15 @@ pub fn layout(text: &str) -> Layout {
             open.push(width);
         }
     }
-    // The most frequent step; the smallest of equals.
-    let step = steps.iter().max_by_key(|(step, count)| (**count, std::cmp::Reverse(**step))).map(|(s, _)| *s);
+    // The most frequent step, the smallest of equals; a one-space step
+    // (a C++ access specifier, an aligned continuation) only when no
+    // other is seen.
+    let wide = steps.keys().any(|s| *s > 1);
+    let step = steps
+        .iter()
+        .filter(|(s, _)| !wide || **s > 1)
+        .max_by_key(|(step, count)| (**count, std::cmp::Reverse(**step)))
+        .map(|(s, _)| *s);
     let unit = match step {
         _ if tabs > spaced => "\t".to_string(),
         Some(step) => " ".repeat(step),
@@ -279,22 +286,28 @@ pub fn delete(text: &str, decl: &Declaration) -> String {
         _ => return format!("{}{}", &text[..first], &text[decl.end..]),
     };
     let (mut from, mut to) = (from, to);
-    // The blank lines after it go with it; at the end of the file, those
-    // before it do (and the final newline stays as it was).
+    let blank = ['\n', '\r', ' ', '\t'];
     let rest = &text[to..];
-    let blank_after = rest.len() - rest.trim_start_matches(['\n', '\r', ' ', '\t']).len();
-    let blank_after = line_start(rest, blank_after);
-    if to + blank_after < text.len() {
-        to += blank_after;
-    } else {
-        let head = text[..from].trim_end_matches(['\n', '\r', ' ', '\t']);
-        let had_final = text.ends_with('\n');
-        from = if head.is_empty() {
-            0
-        } else {
-            head.len() + if had_final { line_end_len(text, head.len()) } else { 0 }
-        };
+    let trailing = rest.len() - rest.trim_start_matches(blank).len();
+    let head = text[..from].trim_end_matches(blank);
+    // Where the blank lines before it begin: after the line ending that
+    // closes the code above.
+    let blank_from = if head.is_empty() { 0 } else { head.len() + line_end_len(text, head.len()) };
+    if to + trailing == text.len() {
+        // The last thing in the file: the blank lines before it go, and
+        // the final newline stays as it was.
+        from = if text.ends_with('\n') { blank_from } else { head.len() };
         to = text.len();
+    } else {
+        // One side's blank lines go with it: those after it, or, where
+        // none follow (the last member before a closing brace), those
+        // before it.
+        let blank_after = line_start(rest, trailing);
+        if blank_after > 0 {
+            to += blank_after;
+        } else {
+            from = blank_from.min(from);
+        }
     }
     format!("{}{}", &text[..from], &text[to..])
 }
@@ -360,5 +373,9 @@ mod tests {
         assert_eq!(delete(text, &a), "class A:\n    def b(self):\n        pass");
         // The last one, in a file without a final newline: none after.
         assert_eq!(delete(text, &b), "class A:\n    def a(self):\n        pass");
+        // The last member before a closing brace takes the blank line above it.
+        let ts = "class A {\n  a() {}\n\n  b() {}\n}\n";
+        let b = decl(Lang::TYPESCRIPT, ts, "b");
+        assert_eq!(delete(ts, &b), "class A {\n  a() {}\n}\n");
     }
 }

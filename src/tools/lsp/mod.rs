@@ -280,6 +280,29 @@ impl ToolHandler for Lsp {
     }
 }
 
+/// Every reference to `symbol` on 1-based `line` of `path`, declarations
+/// included, as the `references` action answers it — asked again while
+/// the server indexes or files change under it, cross-checked against the
+/// text where the server leaves uses out, its notes appended — all on
+/// one page ([`MAX_REFERENCES_PAGE`]).
+pub(crate) async fn all_references(
+    sup: Addr<LspSupervisor>,
+    root: PathBuf,
+    path: PathBuf,
+    line: u32,
+    symbol: String,
+) -> ToolResult {
+    let spot = Spot { line, symbol, occurrence: None };
+    let page = Page { offset: 0, limit: MAX_REFERENCES_PAGE };
+    navigate(
+        sup,
+        root,
+        path,
+        Question { action: Action::References, spot, page, direction: None, body: false },
+    )
+    .await
+}
+
 /// The symbol a call is about: `symbol` as written on 1-based `line`, its
 /// `occurrence` there (1-based; the first when not given).
 #[derive(Debug, Clone)]

@@ -368,3 +368,156 @@ async fn bad_arguments_of_the_edits_by_symbol_are_named() {
     }
     assert_eq!(h.read("a.lua"), "local function a()\n  return 1\nend\n");
 }
+
+#[tokio::test]
+async fn rust_methods_keep_their_attributes_and_docs_and_a_used_function_is_deleted_only_when_forced() {
+    crate::common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
+    let lib = "pub struct Stack<T> {\n    items: Vec<T>,\n}\n\nimpl<T> Stack<T> {\n    /// Makes one.\n    pub fn new() -> Self {\n        Stack { items: Vec::new() }\n    }\n\n    /// Pushes.\n    #[inline]\n    pub fn push(&mut self, t: T) {\n        self.items.push(t);\n    }\n}\n\npub fn unused() -> u32 {\n    1\n}\n\npub fn used() -> u32 {\n    2\n}\n\npub fn caller() -> u32 {\n    used()\n}\n";
+    let h = Harness::new(&[
+        ("Cargo.toml", "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", lib),
+    ]);
+    let text = edit_ok(
+        &h,
+        json!({"action": "replace", "file": "src/lib.rs", "symbol": "Stack::push", "body_only": true,
+               "text": "if self.items.len() < 100 {\n    self.items.push(t);\n}"}),
+    )
+    .await;
+    assert!(text.contains("found by rust-analyzer's document symbols"), "{text}");
+    let expected = once(
+        lib,
+        "    pub fn push(&mut self, t: T) {\n        self.items.push(t);\n    }\n",
+        "    pub fn push(&mut self, t: T) {\n        if self.items.len() < 100 {\n            self.items.push(t);\n        }\n    }\n",
+    );
+    assert_eq!(h.read("src/lib.rs"), expected, "the attribute and the doc comment stay");
+    edit_ok(
+        &h,
+        json!({"action": "insert_before", "file": "src/lib.rs", "symbol": "Stack.new", "text": "pub const CAP: usize = 100;"}),
+    )
+    .await;
+    edit_ok(
+        &h,
+        json!({"action": "insert_after", "file": "src/lib.rs", "symbol": "Stack.push",
+               "text": "pub fn len(&self) -> usize {\n    self.items.len()\n}"}),
+    )
+    .await;
+    let text = h.read("src/lib.rs");
+    assert!(
+        text.contains("impl<T> Stack<T> {\n    pub const CAP: usize = 100;\n\n    /// Makes one.\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "        }\n    }\n\n    pub fn len(&self) -> usize {\n        self.items.len()\n    }\n}\n"
+        ),
+        "{text}"
+    );
+    edit_ok(&h, json!({"action": "delete", "file": "src/lib.rs", "symbol": "unused"})).await;
+    assert!(!h.read("src/lib.rs").contains("unused"), "{}", h.read("src/lib.rs"));
+    let r = edit(&h, json!({"action": "delete", "file": "src/lib.rs", "symbol": "used"})).await;
+    assert!(r.is_error && r.text.contains("src/lib.rs:") && r.text.contains("used()"), "{}", r.text);
+    let before = h.read("src/lib.rs");
+    edit_ok(&h, json!({"action": "delete", "file": "src/lib.rs", "symbol": "used", "force": true})).await;
+    assert_eq!(h.read("src/lib.rs"), once(&before, "pub fn used() -> u32 {\n    2\n}\n\n", ""));
+}
+
+#[tokio::test]
+async fn go_methods_are_found_by_their_receiver_and_written_with_tabs() {
+    crate::common::require("gopls", &["version"], "apt-get install gopls");
+    let source = "package stack\n\n// Stack holds ints.\ntype Stack struct {\n\titems []int\n}\n\n// Push pushes.\nfunc (s *Stack) Push(v int) {\n\ts.items = append(s.items, v)\n}\n\nfunc One() int { return 1 }\n";
+    let h = Harness::new(&[("go.mod", "module example.com/stack\n\ngo 1.21\n"), ("stack.go", source)]);
+    let text = edit_ok(
+        &h,
+        json!({"action": "replace", "file": "stack.go", "symbol": "Stack.Push", "body_only": true,
+               "text": "if v < 0 {\n    return\n}\ns.items = append(s.items, v)"}),
+    )
+    .await;
+    assert!(text.contains("found by gopls's document symbols"), "{text}");
+    let expected = once(
+        source,
+        "\ts.items = append(s.items, v)\n}\n",
+        "\tif v < 0 {\n\t\treturn\n\t}\n\ts.items = append(s.items, v)\n}\n",
+    );
+    assert_eq!(h.read("stack.go"), expected);
+    edit_ok(
+        &h,
+        json!({"action": "insert_after", "file": "stack.go", "symbol": "Stack.Push",
+               "text": "// Len counts.\nfunc (s *Stack) Len() int {\n    return len(s.items)\n}"}),
+    )
+    .await;
+    edit_ok(&h, json!({"action": "replace", "file": "stack.go", "symbol": "One", "body_only": true, "text": "return 2"})).await;
+    let text = h.read("stack.go");
+    assert!(
+        text.ends_with("}\n\n// Len counts.\nfunc (s *Stack) Len() int {\n\treturn len(s.items)\n}\n\nfunc One() int {\n\treturn 2\n}\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn c_and_cpp_functions_and_methods_are_edited_through_their_declarators() {
+    super::tool::clangd();
+    let c = "#include <stdio.h>\n\n/* Squares. */\nstatic int square(int n) {\n  return n * n;\n}\n\nint main(void) {\n  printf(\"%d\\n\", square(3));\n  return 0;\n}\n";
+    let cpp = "namespace shop {\nclass Cart {\n public:\n  int total() const;\n  int count() const { return 0; }\n};\n\nint Cart::total() const {\n  return 1;\n}\n}  // namespace shop\n";
+    let h = Harness::new(&[("compile_flags.txt", "-std=c++17\n"), ("sq.c", c), ("cart.cpp", cpp)]);
+    edit_ok(&h, json!({"action": "replace", "file": "sq.c", "symbol": "square", "body_only": true, "text": "int m = n;\nreturn m * n;"}))
+        .await;
+    assert_eq!(h.read("sq.c"), once(c, "  return n * n;\n", "  int m = n;\n  return m * n;\n"));
+    let r = edit(&h, json!({"action": "delete", "file": "sq.c", "symbol": "square"})).await;
+    assert!(r.is_error && r.text.contains("sq.c:10:"), "{}", r.text);
+    // The out-of-line definition, by line: the class declares `total` too.
+    let r = edit(&h, json!({"action": "replace", "file": "cart.cpp", "symbol": "Cart::total", "body_only": true, "text": "return 2;"})).await;
+    assert!(
+        r.is_error && r.text.contains("2 declarations match") && r.text.contains("give `line`"),
+        "{}",
+        r.text
+    );
+    edit_ok(
+        &h,
+        json!({"action": "replace", "file": "cart.cpp", "line": 8, "symbol": "total", "body_only": true, "text": "return 2;"}),
+    )
+    .await;
+    edit_ok(&h, json!({"action": "replace", "file": "cart.cpp", "symbol": "Cart.count", "body_only": true, "text": "return 3;"}))
+        .await;
+    assert_eq!(
+        h.read("cart.cpp"),
+        "namespace shop {\nclass Cart {\n public:\n  int total() const;\n  int count() const {\n    return 3;\n  }\n};\n\nint Cart::total() const {\n  return 2;\n}\n}  // namespace shop\n"
+    );
+}
+
+#[tokio::test]
+async fn a_java_method_keeps_its_annotation_and_javadoc_and_a_used_one_is_refused() {
+    super::languages::installed("jdtls", "jdtls");
+    let h = super::languages::fixture_with("java", &[super::languages::GIT]);
+    let square = h.read("src/shapes/Square.java");
+    let text = edit_ok(
+        &h,
+        json!({"action": "replace", "file": "src/shapes/Square.java", "symbol": "Square.area", "body_only": true,
+               "text": "double s = side;\nreturn s * s;"}),
+    )
+    .await;
+    assert!(text.contains("found by jdtls's document symbols"), "{text}");
+    let expected =
+        once(&square, "        return side * side;\n", "        double s = side;\n        return s * s;\n");
+    assert_eq!(h.read("src/shapes/Square.java"), expected);
+    edit_ok(
+        &h,
+        json!({"action": "insert_after", "file": "src/shapes/Square.java", "symbol": "Square.area",
+               "text": "@Override\npublic String toString() {\n    return \"square\";\n}"}),
+    )
+    .await;
+    assert!(
+        h.read("src/shapes/Square.java").ends_with("        return s * s;\n    }\n\n    @Override\n    public String toString() {\n        return \"square\";\n    }\n}\n"),
+        "{}",
+        h.read("src/shapes/Square.java")
+    );
+    let r = edit(&h, json!({"action": "delete", "file": "src/shapes/Square.java", "symbol": "area"})).await;
+    assert!(
+        r.is_error
+            && r.text.contains("is still used in 2 place(s)")
+            && r.text.contains("src/shapes/Main.java:7:"),
+        "{}",
+        r.text
+    );
+    edit_ok(&h, json!({"action": "delete", "file": "src/shapes/Square.java", "symbol": "toString"})).await;
+    assert_eq!(h.read("src/shapes/Square.java"), expected);
+}

@@ -13,12 +13,12 @@
 use std::path::{Path, PathBuf};
 
 use actix::Addr;
-use lsp_types::{Location, Position, Range};
+use lsp_types::{Position, Range};
 use serde_json::{Value, json};
 use tether_actors::ast::declaration::{self, Declaration, row_of};
 use tether_actors::ast::lang::Lang;
 use tether_actors::ast::splice::{self, Side};
-use tether_actors::lsp::edits::{offset_of, utf16_column};
+use tether_actors::lsp::edits::offset_of;
 use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::lsp::workspace_edit::Played;
@@ -105,7 +105,7 @@ async fn run(
         ),
         EditAction::Delete => {
             let remaining = match &session {
-                Ok(s) => references_outside(s, &text, decl, &root).await?,
+                Ok(_) => references_outside(sup, &root, path, &text, decl, args.force).await?,
                 Err(e) if !args.force => {
                     return Err(format!(
                         "no language server could say whether `{symbol}` is still used ({e}); delete it with `force: true` to do so unchecked"
@@ -154,6 +154,9 @@ async fn find(
     session: Option<&Opened>,
     rel: &str,
 ) -> Result<Found, String> {
+    // `Foo::bar` as `Foo.bar`, as C++ and Rust write it.
+    let symbol = symbol.replace("::", ".");
+    let symbol = symbol.as_str();
     let path: Vec<&str> = symbol.split('.').collect();
     let (containers, name) = path.split_at(path.len() - 1);
     let name = name[0];
@@ -285,9 +288,11 @@ async fn server_symbols(session: &Opened) -> Result<Vec<(Vec<String>, String, Po
             if let Some(c) = item["containerName"].as_str().filter(|c| !c.is_empty() && within.is_empty()) {
                 within.push(c.to_string());
             }
-            out.push((within.clone(), name.to_string(), at.start));
+            let (qualifiers, name) = plain_name(name);
+            within.extend(qualifiers);
+            out.push((within.clone(), name.clone(), at.start));
             if let Some(children) = item["children"].as_array() {
-                within.push(name.to_string());
+                within.push(name);
                 walk(children, &within, out);
             }
         }
@@ -297,49 +302,88 @@ async fn server_symbols(session: &Opened) -> Result<Vec<(Vec<String>, String, Po
     Ok(out)
 }
 
+/// A server's symbol name as the syntax tree names it, with the
+/// containers it spells: jdtls's `add(int, int)` is `add`; gopls's
+/// `(*Stack).Push` is `Push` in `Stack`; clangd's out-of-line
+/// `Foo::bar` is `bar` in `Foo`; rust-analyzer's `impl<T> Display for
+/// Stack<T>` is the container `Stack`.
+fn plain_name(name: &str) -> (Vec<String>, String) {
+    let mut name = name.trim();
+    if let Some(rest) = name.strip_prefix("impl") {
+        let ty = rest.rsplit(" for ").next().unwrap_or(rest).trim();
+        let ty = if rest.starts_with('<') && !rest.contains(" for ") {
+            ty.split_once('>').map_or(ty, |(_, t)| t.trim())
+        } else {
+            ty
+        };
+        return (Vec::new(), ty.split('<').next().unwrap_or(ty).trim().to_string());
+    }
+    if name.ends_with(')')
+        && let Some(open) = name.find('(').filter(|&i| i > 0)
+    {
+        name = &name[..open];
+    }
+    if let Some(rest) = name.strip_prefix('(')
+        && let Some((receiver, method)) = rest.split_once(").")
+    {
+        return (vec![receiver.trim_start_matches('*').to_string()], method.to_string());
+    }
+    let mut parts: Vec<String> = name.split("::").map(str::to_string).collect();
+    let last = parts.pop().unwrap_or_default();
+    (parts, last)
+}
+
 /// The references to `decl` outside its own declaration (a recursive call
-/// does not keep it alive), as `file:line: text`.
+/// does not keep it alive), as `file:line: text`, asked as the
+/// `references` action asks; an answer that may be missing uses (the
+/// server still indexing, files it leaves out) is an error unless `force`.
 async fn references_outside(
-    session: &Opened,
+    sup: &Addr<LspSupervisor>,
+    root: &Path,
+    path: &Path,
     text: &str,
     decl: &Declaration,
-    root: &Path,
+    force: bool,
 ) -> Result<Vec<String>, String> {
-    let doc = session.doc.as_ref().ok_or("the server synced no document")?;
-    let row = row_of(text, decl.name_at);
-    let line_text = text.lines().nth(row).unwrap_or("");
-    let line_start = declaration::line_start(text, decl.name_at);
-    let position = Position::new(row as u32, utf16_column(line_text, decl.name_at - line_start));
-    let params = json!({
-        "textDocument": {"uri": doc.uri},
-        "position": position,
-        "context": {"includeDeclaration": false},
-    });
-    let answer = session.request("textDocument/references", params, REQUEST_TIMEOUT).await.map_err(|e| {
-        format!(
-            "{} could not say whether `{}` is still used ({e}); delete it with `force: true` to do so unchecked",
-            session.key.server, decl.name
-        )
-    })?;
-    let locations: Vec<Location> = serde_json::from_value(answer).unwrap_or_default();
-    let (own_first, own_last) = (row_of(text, decl.doc.unwrap_or(decl.start)), row_of(text, decl.end));
+    let line = row_of(text, decl.name_at) as u32 + 1;
+    let answer = crate::tools::lsp::all_references(
+        sup.clone(),
+        root.to_path_buf(),
+        path.to_path_buf(),
+        line,
+        decl.name.clone(),
+    )
+    .await;
+    if answer.is_error {
+        return match force {
+            true => Ok(Vec::new()),
+            false => Err(format!(
+                "whether `{}` is still used could not be told ({}); delete it with `force: true` to do so unchecked",
+                decl.name,
+                answer.text.trim_start_matches("lsp references: ")
+            )),
+        };
+    }
+    let rel = tether_actors::fs::relative(root, path);
+    let (own_first, own_last) =
+        (row_of(text, decl.doc.unwrap_or(decl.start)) + 1, row_of(text, decl.end) + 1);
+    let places = answer.data.as_ref().and_then(|d| d["references"].as_array().cloned()).unwrap_or_default();
     let mut out = Vec::new();
-    for loc in locations {
-        let Ok(path) = loc.uri.to_file_path() else { continue };
-        let line = loc.range.start.line as usize;
-        if loc.uri == doc.uri && (own_first..=own_last).contains(&line) {
+    for place in places {
+        let (Some(file), Some(at)) = (place["path"].as_str(), place["line"].as_u64()) else { continue };
+        if file == rel && (own_first..=own_last).contains(&(at as usize)) {
             continue;
         }
-        let shown = tether_actors::fs::relative(root, &path);
-        let source = if loc.uri == doc.uri {
-            text.lines().nth(line).unwrap_or("").trim().to_string()
-        } else {
-            std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|t| t.lines().nth(line).map(|l| l.trim().to_string()))
-                .unwrap_or_default()
-        };
-        out.push(format!("{shown}:{}: {source}", line + 1));
+        out.push(format!("{file}:{at}: {}", place["text"].as_str().unwrap_or("")));
+    }
+    // What the answer says it may be missing.
+    let doubts: Vec<&str> = answer.text.lines().filter(|l| l.starts_with("note: ")).collect();
+    if out.is_empty() && !doubts.is_empty() && !force {
+        return Err(format!(
+            "no use of `{}` was found, but the answer may be missing some ({}); delete it with `force: true` to do so anyway",
+            decl.name,
+            doubts.iter().map(|d| d.trim_start_matches("note: ")).collect::<Vec<_>>().join("; ")
+        ));
     }
     Ok(out)
 }
@@ -356,4 +400,21 @@ fn refused_delete(symbol: &str, remaining: &[String]) -> String {
         s.push_str(&format!("\n… {} more not shown", remaining.len() - MAX_REFERENCES_LISTED));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_name;
+
+    #[test]
+    fn server_symbol_names_read_as_the_syntax_tree_names_them() {
+        let plain = |n: &str| plain_name(n);
+        assert_eq!(plain("add(int, int)"), (vec![], "add".to_string()));
+        assert_eq!(plain("(*Stack).Push"), (vec!["Stack".to_string()], "Push".to_string()));
+        assert_eq!(plain("Foo::bar"), (vec!["Foo".to_string()], "bar".to_string()));
+        assert_eq!(plain("impl<T> Display for Stack<T>"), (vec![], "Stack".to_string()));
+        assert_eq!(plain("impl Stack"), (vec![], "Stack".to_string()));
+        assert_eq!(plain("impl<T> Stack<T>"), (vec![], "Stack".to_string()));
+        assert_eq!(plain("__init__"), (vec![], "__init__".to_string()));
+    }
 }
