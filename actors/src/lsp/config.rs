@@ -18,6 +18,7 @@
 //! keep_reopened = false          # see ServerConfig::keep_reopened
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
 //! tsserver_requests = false      # see ServerConfig::tsserver_requests
+//! workspace_symbols_types_only = false # see ServerConfig::workspace_symbols_types_only
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
@@ -239,6 +240,15 @@ pub struct ServerConfig {
     /// without starting them (and says so).
     #[serde(default = "yes")]
     pub workspace_symbols: bool,
+    /// Whether its `workspace/symbol` lists types only (jdtls searches
+    /// types; a method or field named like the query is not listed). A
+    /// workspace question then also reads the document symbols of the
+    /// files of its languages that hold the query's text, for their
+    /// members, and says so. Of the built-in servers only jdtls needs it:
+    /// clangd, gopls, rust-analyzer and intelephense list methods and
+    /// fields (`Ledger.Depends`), bash-language-server its functions.
+    #[serde(default)]
+    pub workspace_symbols_types_only: bool,
     /// Whether its `references` leave out, unsaid, the uses it cannot
     /// fully resolve (jdtls drops the Java search's "inaccurate" matches:
     /// every use inside code whose dependencies are missing). tether then

@@ -55,6 +55,9 @@ pub struct Opened {
     /// Whether tsserver can be asked directly
     /// (`ServerConfig::tsserver_requests`).
     pub tsserver_requests: bool,
+    /// Whether its workspace symbols leave members out
+    /// (`ServerConfig::workspace_symbols_types_only`).
+    pub workspace_symbols_types_only: bool,
     /// Whether its `references` leave out what it cannot resolve, unsaid
     /// (`ServerConfig::omits_unresolved`).
     pub omits_unresolved: bool,

@@ -44,6 +44,7 @@ fn entry(
         fatal_log: None,
         install: None,
         workspace_symbols: true,
+        workspace_symbols_types_only: false,
         omits_unresolved: false,
         unmanaged_fallback: None,
         only_features: Vec::new(),
@@ -237,6 +238,9 @@ pub fn builtin() -> Vec<ServerConfig> {
                 ..Default::default()
             }),
             omits_unresolved: true,
+            // Its workspace symbols are the Java search engine's type
+            // search: `Ledger`, never `Ledger.depends` or a field.
+            workspace_symbols_types_only: true,
             // An exception while it reads a Javadoc is logged, and the hover
             // sent without it.
             partial_logs: strings(&["Error computing hover"]),

@@ -27,6 +27,7 @@ pub mod diagnostics;
 pub mod edit;
 mod hierarchy;
 mod navigate;
+pub(crate) mod outline;
 pub mod position;
 mod project;
 pub mod rename;

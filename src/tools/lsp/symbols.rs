@@ -19,6 +19,7 @@ use tether_actors::lsp::tree::Present;
 mod ask;
 mod document;
 mod dotted;
+mod members;
 
 use super::{Page, languages_here};
 use crate::result::ToolResult;

@@ -150,3 +150,17 @@ async fn diagnostics_tsserver_never_gives_wait_their_bound_and_say_what_the_list
         r.text
     );
 }
+
+#[tokio::test]
+async fn a_member_search_over_more_files_than_its_cap_says_so_and_how_to_narrow_it() {
+    let h = fake_server_run_with("workspace_symbols_types_only = true\n");
+    for k in 0..45 {
+        h.write(&format!("pkg/m{k:02}.py"), "def zebra_stripe():\n    return 1\n");
+    }
+    let r = h.call("lsp", json!({"action": "symbols", "query": "zebra"})).await;
+    assert!(
+        r.text.contains("fake's workspace symbols list types only; members were read from the document symbols of the 40 file(s) holding `zebra`; 5 more file(s) hold it and were not read (at most 40 files, 60 s): give `file` to search one, or a longer query"),
+        "{}",
+        r.text
+    );
+}

@@ -163,3 +163,23 @@ async fn a_gradle_project_jdtls_imports_nothing_from_is_served_as_an_unmanaged_f
         );
     }
 }
+
+#[tokio::test]
+async fn a_java_method_is_found_by_a_workspace_query_though_jdtls_lists_types_only() {
+    installed("jdtls", "jdtls");
+    let h = java_project(&[]);
+    let found = lsp(&h, json!({"action": "symbols", "query": "area"})).await;
+    assert!(
+        found.starts_with(
+            "1 workspace symbol(s) match `area`:\nSquare.area (method, java) src/shapes/Square.java:12:19"
+        ),
+        "{found}"
+    );
+    assert!(
+        found.contains("java: jdtls's workspace symbols list types only; members were read from the document symbols of the 2 file(s) holding `area`"),
+        "how it was found is said: {found}"
+    );
+    // A dotted query keeps the member of that class.
+    let dotted = lsp(&h, json!({"action": "symbols", "query": "Square.area"})).await;
+    assert!(dotted.contains("Square.area (method, java) src/shapes/Square.java:12:19"), "{dotted}");
+}

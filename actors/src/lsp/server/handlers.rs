@@ -63,6 +63,7 @@ impl LspServerActor {
             capabilities: running.capabilities.clone(),
             phased_diagnostics: self.usable.config.phased_diagnostics,
             tsserver_requests: self.usable.config.tsserver_requests,
+            workspace_symbols_types_only: self.usable.config.workspace_symbols_types_only,
             omits_unresolved: self.usable.config.omits_unresolved,
             serves: self.serves.clone(),
         })

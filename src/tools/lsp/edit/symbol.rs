@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use actix::Addr;
-use lsp_types::{Position, Range};
-use serde_json::{Value, json};
+use lsp_types::Position;
+use serde_json::json;
 use tether_actors::ast::declaration::{self, Declaration, row_of};
 use tether_actors::ast::lang::Lang;
 use tether_actors::ast::splice::{self, Side};
@@ -26,7 +26,7 @@ use tether_actors::lsp::workspace_edit::Played;
 use super::{Computed, EditAction, EditArgs, NAME, finish};
 use crate::handler::CallContext;
 use crate::result::ToolResult;
-use crate::tools::lsp::{REQUEST_TIMEOUT, open, ready_for};
+use crate::tools::lsp::{REQUEST_TIMEOUT, open, outline, ready_for};
 
 /// Most remaining references a refused `delete` lists (the rest counted).
 pub const MAX_REFERENCES_LISTED: usize = 20;
@@ -276,61 +276,7 @@ async fn server_symbols(session: &Opened) -> Result<Vec<(Vec<String>, String, Po
         .request("textDocument/documentSymbol", json!({"textDocument": {"uri": doc.uri}}), REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("{} could not list the file's symbols ({e})", session.key.server))?;
-    fn walk(items: &[Value], within: &[String], out: &mut Vec<(Vec<String>, String, Position)>) {
-        for item in items {
-            let Some(name) = item["name"].as_str() else { continue };
-            // A flat `SymbolInformation` has no name range: its range starts the line.
-            let at: Option<Range> = serde_json::from_value(item["selectionRange"].clone())
-                .or_else(|_| serde_json::from_value(item["location"]["range"].clone()))
-                .ok();
-            let Some(at) = at else { continue };
-            let mut within = within.to_vec();
-            if let Some(c) = item["containerName"].as_str().filter(|c| !c.is_empty() && within.is_empty()) {
-                within.push(c.to_string());
-            }
-            let (qualifiers, name) = plain_name(name);
-            within.extend(qualifiers);
-            out.push((within.clone(), name.clone(), at.start));
-            if let Some(children) = item["children"].as_array() {
-                within.push(name);
-                walk(children, &within, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(answer.as_array().map(Vec::as_slice).unwrap_or(&[]), &[], &mut out);
-    Ok(out)
-}
-
-/// A server's symbol name as the syntax tree names it, with the
-/// containers it spells: jdtls's `add(int, int)` is `add`; gopls's
-/// `(*Stack).Push` is `Push` in `Stack`; clangd's out-of-line
-/// `Foo::bar` is `bar` in `Foo`; rust-analyzer's `impl<T> Display for
-/// Stack<T>` is the container `Stack`.
-fn plain_name(name: &str) -> (Vec<String>, String) {
-    let mut name = name.trim();
-    if let Some(rest) = name.strip_prefix("impl") {
-        let ty = rest.rsplit(" for ").next().unwrap_or(rest).trim();
-        let ty = if rest.starts_with('<') && !rest.contains(" for ") {
-            ty.split_once('>').map_or(ty, |(_, t)| t.trim())
-        } else {
-            ty
-        };
-        return (Vec::new(), ty.split('<').next().unwrap_or(ty).trim().to_string());
-    }
-    if name.ends_with(')')
-        && let Some(open) = name.find('(').filter(|&i| i > 0)
-    {
-        name = &name[..open];
-    }
-    if let Some(rest) = name.strip_prefix('(')
-        && let Some((receiver, method)) = rest.split_once(").")
-    {
-        return (vec![receiver.trim_start_matches('*').to_string()], method.to_string());
-    }
-    let mut parts: Vec<String> = name.split("::").map(str::to_string).collect();
-    let last = parts.pop().unwrap_or_default();
-    (parts, last)
+    Ok(outline::flatten(&answer).into_iter().map(|l| (l.containers, l.name, l.at.start)).collect())
 }
 
 /// The references to `decl` outside its own declaration (a recursive call
@@ -400,21 +346,4 @@ fn refused_delete(symbol: &str, remaining: &[String]) -> String {
         s.push_str(&format!("\n… {} more not shown", remaining.len() - MAX_REFERENCES_LISTED));
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::plain_name;
-
-    #[test]
-    fn server_symbol_names_read_as_the_syntax_tree_names_them() {
-        let plain = |n: &str| plain_name(n);
-        assert_eq!(plain("add(int, int)"), (vec![], "add".to_string()));
-        assert_eq!(plain("(*Stack).Push"), (vec!["Stack".to_string()], "Push".to_string()));
-        assert_eq!(plain("Foo::bar"), (vec!["Foo".to_string()], "bar".to_string()));
-        assert_eq!(plain("impl<T> Display for Stack<T>"), (vec![], "Stack".to_string()));
-        assert_eq!(plain("impl Stack"), (vec![], "Stack".to_string()));
-        assert_eq!(plain("impl<T> Stack<T>"), (vec![], "Stack".to_string()));
-        assert_eq!(plain("__init__"), (vec![], "__init__".to_string()));
-    }
 }

@@ -164,5 +164,10 @@ async fn ask_once(
             rank,
         });
     }
+    if session.workspace_symbols_types_only {
+        let (members, notes) = super::members::from_documents(sup, root, &session, query, lang).await;
+        out.found.extend(members);
+        out.notes.extend(notes);
+    }
     (out, Some((session, synced)))
 }
