@@ -19,6 +19,7 @@
 //! phased_diagnostics = false     # see ServerConfig::phased_diagnostics
 //! tsserver_requests = false      # see ServerConfig::tsserver_requests
 //! workspace_symbols_types_only = false # see ServerConfig::workspace_symbols_types_only
+//! project_index_file = "compile_commands.json" # see ServerConfig::project_index_file
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
@@ -249,6 +250,15 @@ pub struct ServerConfig {
     /// fields (`Ledger.Depends`), bash-language-server its functions.
     #[serde(default)]
     pub workspace_symbols_types_only: bool,
+    /// A file in the root without which the server's project-wide
+    /// answers cover only the files it has opened: clangd indexes the
+    /// files its compilation database (`compile_commands.json`) names, and
+    /// with `compile_flags.txt` alone, none it has not opened. A
+    /// cross-file answer (references, implementations, hierarchies,
+    /// workspace symbols) from a root without it says it may be
+    /// incomplete.
+    #[serde(default)]
+    pub project_index_file: Option<String>,
     /// Whether its `references` leave out, unsaid, the uses it cannot
     /// fully resolve (jdtls drops the Java search's "inaccurate" matches:
     /// every use inside code whose dependencies are missing). tether then

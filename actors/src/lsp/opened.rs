@@ -58,6 +58,9 @@ pub struct Opened {
     /// Whether its workspace symbols leave members out
     /// (`ServerConfig::workspace_symbols_types_only`).
     pub workspace_symbols_types_only: bool,
+    /// The file its root needs for project-wide answers to be whole
+    /// (`ServerConfig::project_index_file`).
+    pub project_index_file: Option<String>,
     /// Whether its `references` leave out what it cannot resolve, unsaid
     /// (`ServerConfig::omits_unresolved`).
     pub omits_unresolved: bool,

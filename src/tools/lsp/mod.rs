@@ -622,6 +622,20 @@ pub(crate) fn taken_in_notes(session: &Opened, root: &Path, synced: &Synced, rea
     notes
 }
 
+/// What a project-wide answer must say when the server's root lacks the
+/// file its index needs (clangd without `compile_commands.json`): that
+/// only the files it has opened are covered.
+pub(crate) fn index_note(session: &Opened) -> Option<String> {
+    let needed = session.project_index_file.as_deref()?;
+    if session.key.root.join(needed).is_file() {
+        return None;
+    }
+    Some(format!(
+        "note: {} indexes the files `{needed}` names, and its root has none, so this answer covers only the files it has opened so far and may be incomplete; generate `{needed}` (CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; `bear -- make`) for project-wide answers",
+        session.key.server
+    ))
+}
+
 fn is_empty_answer(v: &Value) -> bool {
     v.is_null() || v.as_array().is_some_and(|a| a.is_empty())
 }

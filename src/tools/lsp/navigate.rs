@@ -259,6 +259,11 @@ pub(super) async fn navigate(
     for note in taken_in_notes(&session, &root, &synced, &ready) {
         result.append(&note);
     }
+    if is_cross_file(action)
+        && let Some(note) = super::index_note(&session)
+    {
+        result.append(&note);
+    }
     if action == Action::References && session.omits_unresolved && !result.is_error {
         let answered: std::collections::BTreeSet<String> = render::locations(&answer)
             .iter()

@@ -5,8 +5,10 @@
 //! changes (a caller appended and removed, a file broken and fixed, a
 //! module created and deleted, a `git checkout` of another branch), some
 //! made while the calls are in flight, on a machine kept busy by two
-//! CPU-bound processes, with the Rust API run's pyright killed once in the
-//! middle of a round.
+//! CPU-bound processes, with the Rust API run's language server killed
+//! three times, each in the middle of a round — on pyright,
+//! typescript-language-server, gopls and clangd, each with a project of
+//! its language ([`Lang`]).
 //!
 //! The world keeps a record of what is on disk; the checker needs no
 //! oracle: an answer must be right for the content on disk before the
@@ -42,13 +44,228 @@ const API_CONVERSATIONS: usize = 3;
 const MODULES: usize = 4;
 /// Extra modules the `more` branch adds.
 const BRANCH_EXTRAS: usize = 3;
-/// The round in which the Rust API run's pyright is killed.
-const KILL_ROUND: usize = 17;
+/// The rounds in which the Rust API run's language server is killed.
+const KILL_ROUNDS: [usize; 3] = [11, 21, 31];
 /// Longest one round may take before it counts as a hang.
 const ROUND_BOUND: Duration = Duration::from_secs(180);
 /// How long `tether serve --http` may take to say it listens.
 const LISTEN_WITHIN: Duration = Duration::from_secs(20);
 const TOKEN: &str = "hunt-token-0123456789abcdef";
+
+/// One language's project for the hunt: `target` declared in a core
+/// file, called from every module; how each file reads, how many
+/// references each holds, and what a right answer says.
+struct Lang {
+    /// The language's id, as `symbols` rows name it.
+    id: &'static str,
+    /// The server, for messages.
+    server: &'static str,
+    /// Fails with the install hint when the server is missing.
+    require: fn(),
+    /// Files that never change (a build file, a header), given the root.
+    fixed: fn(&Path) -> Vec<(String, String)>,
+    /// Where `target` is declared: file and 1-based line, and the
+    /// definition's place as an answer shows it (`file:line:column`).
+    core: (&'static str, u32),
+    core_text: &'static str,
+    definition_at: &'static [&'static str],
+    /// The references to `target` the fixed files and the core hold.
+    core_refs: usize,
+    /// Module `i`'s file, its text, and the line holding its call.
+    module_rel: fn(usize) -> String,
+    module_text: fn(usize) -> String,
+    module_call_line: u32,
+    /// References a module holds from the start.
+    module_refs: usize,
+    /// A function calling `target(n)`, appended to module `i`.
+    appended: fn(usize, usize) -> String,
+    /// A line with a type error, and a piece of the server's message.
+    broken: &'static str,
+    broken_says: &'static str,
+    /// A module created outside: its file and text, and its references.
+    created: fn(usize) -> (String, String),
+    created_refs: usize,
+    /// The `more` branch's extra file `k`, and the references each holds.
+    extra: fn(usize) -> (String, String),
+    extra_refs: usize,
+    /// What a hover on `target` shows.
+    hover_says: &'static [&'static str],
+}
+
+impl Lang {
+    /// The `symbols` row of module `i`'s function.
+    fn symbol_row(&self, i: usize) -> String {
+        format!("use_{i} (function, {}) {}", self.id, (self.module_rel)(i))
+    }
+}
+
+fn python() -> Lang {
+    Lang {
+        id: "python",
+        server: "pyright",
+        require: || common::require("pyright", &["--version"], "npm install -g pyright"),
+        fixed: |_| vec![("pyproject.toml".into(), String::new()), ("pkg/__init__.py".into(), String::new())],
+        core: ("pkg/core.py", 1),
+        core_text: "def target(x: int) -> int:\n    return x + 1\n",
+        definition_at: &["pkg/core.py:1:5"],
+        core_refs: 1,
+        module_rel: |i| format!("pkg/m{i}.py"),
+        module_text: |i| {
+            format!("from pkg.core import target\n\n\ndef use_{i}() -> int:\n    return target({i})\n")
+        },
+        module_call_line: 5,
+        module_refs: 2,
+        appended: |i, n| format!("\n\ndef extra_{i}_{n}() -> int:\n    return target({n})\n"),
+        broken: "\n\n_bad = 1 + \"x\"\n",
+        broken_says: "Operator \"+\" not supported",
+        created: |k| {
+            (
+                format!("pkg/new{k}.py"),
+                format!(
+                    "from pkg.core import target\n\n\ndef new_fn_{k}() -> int:\n    return target({k})\n"
+                ),
+            )
+        },
+        created_refs: 2,
+        extra: |k| {
+            (format!("pkg/extra{k}.py"), format!("from pkg.core import target\n\nVALUE_{k} = target({k})\n"))
+        },
+        extra_refs: 2,
+        hover_says: &["target", "int"],
+    }
+}
+
+fn typescript() -> Lang {
+    Lang {
+        id: "typescript",
+        server: "typescript-language-server",
+        require: || {
+            common::require(
+                "typescript-language-server",
+                &["--version"],
+                "npm install -g typescript-language-server typescript@5",
+            )
+        },
+        fixed: |_| {
+            vec![(
+                "tsconfig.json".into(),
+                r#"{"compilerOptions": {"strict": true, "noEmit": true}, "include": ["pkg/**/*.ts"]}"#.into(),
+            )]
+        },
+        core: ("pkg/core.ts", 1),
+        core_text: "export function target(x: number): number {\n  return x + 1;\n}\n",
+        definition_at: &["pkg/core.ts:1:17"],
+        core_refs: 1,
+        module_rel: |i| format!("pkg/m{i}.ts"),
+        module_text: |i| {
+            format!(
+                "import {{ target }} from './core';\n\nexport function use_{i}(): number {{\n  return target({i});\n}}\n"
+            )
+        },
+        module_call_line: 4,
+        module_refs: 2,
+        appended: |i, n| format!("\nexport function extra_{i}_{n}(): number {{\n  return target({n});\n}}\n"),
+        broken: "\nexport const _bad: number = \"x\";\n",
+        broken_says: "is not assignable to type 'number'",
+        created: |k| {
+            (
+                format!("pkg/new{k}.ts"),
+                format!(
+                    "import {{ target }} from './core';\n\nexport function new_fn_{k}(): number {{\n  return target({k});\n}}\n"
+                ),
+            )
+        },
+        created_refs: 2,
+        extra: |k| {
+            (
+                format!("pkg/extra{k}.ts"),
+                format!("import {{ target }} from './core';\n\nexport const VALUE_{k} = target({k});\n"),
+            )
+        },
+        extra_refs: 2,
+        hover_says: &["target", "number"],
+    }
+}
+
+fn go() -> Lang {
+    Lang {
+        id: "go",
+        server: "gopls",
+        require: || common::require("gopls", &["version"], "apt-get install gopls"),
+        fixed: |_| vec![("go.mod".into(), "module example.com/hunt\n\ngo 1.21\n".into())],
+        core: ("pkg/core.go", 3),
+        core_text: "package pkg\n\nfunc target(x int) int {\n\treturn x + 1\n}\n",
+        definition_at: &["pkg/core.go:3:6"],
+        core_refs: 1,
+        module_rel: |i| format!("pkg/m{i}.go"),
+        module_text: |i| format!("package pkg\n\nfunc use_{i}() int {{\n\treturn target({i})\n}}\n"),
+        module_call_line: 4,
+        module_refs: 1,
+        appended: |i, n| format!("\nfunc extra_{i}_{n}() int {{\n\treturn target({n})\n}}\n"),
+        broken: "\nvar _bad int = \"x\"\n",
+        broken_says: "cannot use \"x\"",
+        created: |k| {
+            (
+                format!("pkg/new{k}.go"),
+                format!("package pkg\n\nfunc new_fn_{k}() int {{\n\treturn target({k})\n}}\n"),
+            )
+        },
+        created_refs: 1,
+        extra: |k| (format!("pkg/extra{k}.go"), format!("package pkg\n\nvar VALUE_{k} = target({k})\n")),
+        extra_refs: 1,
+        hover_says: &["func target(x int) int"],
+    }
+}
+
+fn c() -> Lang {
+    Lang {
+        id: "c",
+        server: "clangd",
+        require: || common::require("clangd", &["--version"], "apt-get install clangd"),
+        // clangd indexes the files its compilation database names (the
+        // modules created later are opened by tether, and so indexed).
+        fixed: |root| {
+            let mut named = vec!["pkg/core.c".to_string()];
+            named.extend((0..MODULES).map(|i| format!("pkg/m{i}.c")));
+            named.extend((0..BRANCH_EXTRAS).map(|k| format!("pkg/extra{k}.c")));
+            let entries: Vec<Value> = named
+                .iter()
+                .map(|f| json!({"directory": root, "file": root.join(f), "command": format!("cc -std=c11 -c {f}")}))
+                .collect();
+            vec![
+                ("compile_commands.json".into(), serde_json::to_string(&entries).unwrap()),
+                ("pkg/core.h".into(), "int target(int x);\n".into()),
+            ]
+        },
+        core: ("pkg/core.c", 3),
+        core_text: "#include \"core.h\"\n\nint target(int x) { return x + 1; }\n",
+        // Before its index has the definition, clangd names the declaration.
+        definition_at: &["pkg/core.c:3:5", "pkg/core.h:1:5"],
+        core_refs: 2,
+        module_rel: |i| format!("pkg/m{i}.c"),
+        module_text: |i| format!("#include \"core.h\"\n\nint use_{i}(void) {{\n  return target({i});\n}}\n"),
+        module_call_line: 4,
+        module_refs: 1,
+        appended: |i, n| format!("\nint extra_{i}_{n}(void) {{\n  return target({n});\n}}\n"),
+        broken: "\nstatic int bad_value = undeclared_name;\n",
+        broken_says: "undeclared identifier 'undeclared_name'",
+        created: |k| {
+            (
+                format!("pkg/new{k}.c"),
+                format!("#include \"core.h\"\n\nint new_fn_{k}(void) {{\n  return target({k});\n}}\n"),
+            )
+        },
+        created_refs: 1,
+        extra: |k| {
+            (
+                format!("pkg/extra{k}.c"),
+                format!("#include \"core.h\"\n\nint value_{k}(void) {{ return target({k}); }}\n"),
+            )
+        },
+        extra_refs: 1,
+        hover_says: &["target", "int"],
+    }
+}
 
 /// What is on disk, as the world last wrote it.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +274,7 @@ struct World {
     appended: Vec<Vec<usize>>,
     /// Which modules hold a type error.
     broken: Vec<bool>,
-    /// Modules created outside (each imports and calls `target`).
+    /// Modules created outside (each calls `target`).
     created: Vec<usize>,
     /// Whether the `more` branch is checked out.
     branch_more: bool,
@@ -77,32 +294,25 @@ impl World {
         }
     }
 
-    /// References to `target`, its declaration included: each module's
-    /// import and calls, and the branch's extras.
-    fn references(&self) -> usize {
-        let modules: usize = self.appended.iter().map(|a| 2 + a.len()).sum();
-        let extras = 2 * self.branch_files;
-        1 + modules + 2 * self.created.len() + extras
+    /// References to `target`, its declaration included.
+    fn references(&self, lang: &Lang) -> usize {
+        let modules: usize = self.appended.iter().map(|a| lang.module_refs + a.len()).sum();
+        lang.core_refs
+            + modules
+            + lang.created_refs * self.created.len()
+            + lang.extra_refs * self.branch_files
     }
 
-    fn module(&self, i: usize) -> String {
-        let mut text = base_module(i);
+    fn module(&self, lang: &Lang, i: usize) -> String {
+        let mut text = (lang.module_text)(i);
         for n in &self.appended[i] {
-            text.push_str(&format!("\n\ndef extra_{i}_{n}() -> int:\n    return target({n})\n"));
+            text.push_str(&(lang.appended)(i, *n));
         }
         if self.broken[i] {
-            text.push_str("\n\n_bad = 1 + \"x\"\n");
+            text.push_str(lang.broken);
         }
         text
     }
-}
-
-fn base_module(i: usize) -> String {
-    format!("from pkg.core import target\n\n\ndef use_{i}() -> int:\n    return target({i})\n")
-}
-
-fn created_module(k: usize) -> String {
-    format!("from pkg.core import target\n\n\ndef new_fn_{k}() -> int:\n    return target({k})\n")
 }
 
 /// What every caller is asked in a round.
@@ -116,16 +326,14 @@ enum Op {
 }
 
 impl Op {
-    fn args(&self) -> Value {
+    fn args(&self, lang: &Lang) -> Value {
+        let (core, line) = lang.core;
         match self {
-            Op::References => {
-                json!({"action": "references", "file": "pkg/core.py", "line": 1, "symbol": "target"})
-            }
-            Op::Definition(i) => {
-                json!({"action": "definition", "file": format!("pkg/m{i}.py"), "line": 5, "symbol": "target"})
-            }
-            Op::Hover => json!({"action": "hover", "file": "pkg/core.py", "line": 1, "symbol": "target"}),
-            Op::Diagnostics(i) => json!({"action": "diagnostics", "file": format!("pkg/m{i}.py")}),
+            Op::References => json!({"action": "references", "file": core, "line": line, "symbol": "target"}),
+            Op::Definition(i) => json!({"action": "definition", "file": (lang.module_rel)(*i),
+                                        "line": lang.module_call_line, "symbol": "target"}),
+            Op::Hover => json!({"action": "hover", "file": core, "line": line, "symbol": "target"}),
+            Op::Diagnostics(i) => json!({"action": "diagnostics", "file": (lang.module_rel)(*i)}),
             Op::Symbols => json!({"action": "symbols", "query": "use_"}),
         }
     }
@@ -166,7 +374,7 @@ enum Verdict {
     Wrong(String),
 }
 
-fn judge(op: &Op, text: &str, is_error: bool, states: &[&World]) -> Verdict {
+fn judge(lang: &Lang, op: &Op, text: &str, is_error: bool, states: &[&World]) -> Verdict {
     if is_error {
         return if text.starts_with("client failure") {
             Verdict::Wrong(format!("the call failed: {text}"))
@@ -176,16 +384,14 @@ fn judge(op: &Op, text: &str, is_error: bool, states: &[&World]) -> Verdict {
     }
     let right = |w: &World| -> bool {
         match op {
-            Op::References => references_total(text) == Some(w.references()),
-            Op::Definition(_) => text.contains("pkg/core.py:1:5"),
-            Op::Hover => text.contains("target") && text.contains("int"),
+            Op::References => references_total(text) == Some(w.references(lang)),
+            Op::Definition(_) => lang.definition_at.iter().any(|at| text.contains(at)),
+            Op::Hover => lang.hover_says.iter().all(|s| text.contains(s)),
             Op::Diagnostics(i) => {
-                let shows = text.contains("Operator \"+\" not supported");
+                let shows = text.contains(lang.broken_says);
                 text.contains("(fresh)") && shows == w.broken[*i]
             }
-            Op::Symbols => {
-                (0..MODULES).all(|i| text.contains(&format!("use_{i} (function, python) pkg/m{i}.py")))
-            }
+            Op::Symbols => (0..MODULES).all(|i| text.contains(&lang.symbol_row(i))),
         }
     };
     if states.iter().any(|w| right(w)) {
@@ -221,25 +427,24 @@ fn put(dir: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
-/// Lays out the project: `pkg/core.py` declares `target`, each module
-/// imports and calls it; a `more` branch adds three modules more.
-fn project(dir: &Path) {
+/// Lays out the project: the core declares `target`, each module calls
+/// it; a `more` branch adds three modules more.
+fn project(dir: &Path, lang: &Lang) {
     let write = |rel: &str, text: &str| put(dir, rel, text);
-    write("pyproject.toml", "");
-    write("pkg/__init__.py", "");
-    write("pkg/core.py", "def target(x: int) -> int:\n    return x + 1\n");
+    for (rel, text) in (lang.fixed)(dir) {
+        write(&rel, &text);
+    }
+    write(lang.core.0, lang.core_text);
     for i in 0..MODULES {
-        write(&format!("pkg/m{i}.py"), &base_module(i));
+        write(&(lang.module_rel)(i), &(lang.module_text)(i));
     }
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", "base"]);
     git(dir, &["checkout", "-qb", "more"]);
     for k in 0..BRANCH_EXTRAS {
-        write(
-            &format!("pkg/extra{k}.py"),
-            &format!("from pkg.core import target\n\nVALUE_{k} = target({k})\n"),
-        );
+        let (rel, text) = (lang.extra)(k);
+        write(&rel, &text);
     }
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", "more"]);
@@ -252,6 +457,7 @@ fn project(dir: &Path) {
 /// computed between two of them is right for that state.
 fn change(
     dir: &Path,
+    lang: &Lang,
     world: &mut World,
     rng: &mut Rng,
     serial: &mut usize,
@@ -265,7 +471,7 @@ fn change(
     let pick = rng.below(10);
     let i = rng.below(MODULES);
     let module = |w: &World, i: usize, trail: &mut Vec<World>| {
-        std::fs::write(dir.join(format!("pkg/m{i}.py")), w.module(i)).unwrap();
+        std::fs::write(dir.join((lang.module_rel)(i)), w.module(lang, i)).unwrap();
         trail.push(w.clone());
     };
     match pick {
@@ -286,13 +492,14 @@ fn change(
         }
         6..=7 if world.created.len() < 3 => {
             world.created.push(n);
-            std::fs::write(dir.join(format!("pkg/new{n}.py")), created_module(n)).unwrap();
+            let (rel, text) = (lang.created)(n);
+            std::fs::write(dir.join(rel), text).unwrap();
             trail.push(world.clone());
             format!("created new{n}")
         }
         6..=7 => {
             let k = world.created.remove(0);
-            std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+            std::fs::remove_file(dir.join((lang.created)(k).0)).unwrap();
             trail.push(world.clone());
             format!("deleted new{k}")
         }
@@ -305,7 +512,7 @@ fn change(
             }
             while !world.created.is_empty() {
                 let k = world.created.remove(0);
-                std::fs::remove_file(dir.join(format!("pkg/new{k}.py"))).unwrap();
+                std::fs::remove_file(dir.join((lang.created)(k).0)).unwrap();
                 trail.push(world.clone());
             }
             "reverted every change".to_string()
@@ -413,13 +620,33 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong_answer_that_reads_complete()
 {
-    common::require("pyright", &["--version"], "npm install -g pyright");
+    hunt(&python()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hunt_on_typescript_language_server_killed_three_times_finds_no_wrong_answer() {
+    hunt(&typescript()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hunt_on_gopls_killed_three_times_finds_no_wrong_answer() {
+    hunt(&go()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hunt_on_clangd_killed_three_times_finds_no_wrong_answer() {
+    hunt(&c()).await;
+}
+
+/// The hunt on `lang`'s server: see the module's documentation.
+async fn hunt(lang: &Lang) {
+    (lang.require)();
     common::require("git", &["--version"], "apt-get install git");
     let seed = std::env::var("HUNT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_2026_u64);
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let root: PathBuf = dir.path().canonicalize().unwrap();
-    project(&root);
+    project(&root, lang);
 
     let mut reaper = Reaper(vec![busy_process(), busy_process()]);
     let url = serve_http(&root, &mut reaper);
@@ -432,12 +659,12 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
     let mut by_op: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut wrong: Vec<String> = Vec::new();
     let mut latencies: Vec<f64> = Vec::new();
-    let (mut changes, mut mid_call, mut killed) = (0, 0, false);
+    let (mut changes, mut mid_call, mut killed) = (0, 0, 0);
     let started = Instant::now();
 
     for round in 0..ROUNDS {
         if round > 0 && rng.chance(60) {
-            let what = change(&root, &mut world, &mut rng, &mut serial, &mut Vec::new());
+            let what = change(&root, lang, &mut world, &mut rng, &mut serial, &mut Vec::new());
             changes += 1;
             eprintln!("round {round}: {what}");
         }
@@ -449,8 +676,9 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
             _ => Op::Symbols,
         };
         let before = world.clone();
-        let during = round > 2 && round != KILL_ROUND && rng.chance(20);
-        let args = op.args();
+        let kill_round = KILL_ROUNDS.contains(&round);
+        let during = round > 2 && !kill_round && rng.chance(20);
+        let args = op.args(lang);
         mcp.send(round, &args);
         let calls = (0..API_CONVERSATIONS).map(|k| {
             let rt = &rt;
@@ -468,10 +696,10 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
         let side = async {
             if during {
                 tokio::time::sleep(Duration::from_millis(30)).await;
-                let what = change(&root, &mut world_during, &mut rng, &mut serial, &mut trail);
+                let what = change(&root, lang, &mut world_during, &mut rng, &mut serial, &mut trail);
                 eprintln!("round {round}: {what} (during the calls)");
                 Some(what)
-            } else if round == KILL_ROUND {
+            } else if kill_round {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 if let Some(pid) = rt
                     .tree()
@@ -484,7 +712,7 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
                 {
                     // SAFETY: kill(2) on a pid the runtime reports as its child.
                     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                    eprintln!("round {round}: killed pyright {pid} under the Rust API run");
+                    eprintln!("round {round}: killed {} {pid} under the Rust API run", lang.server);
                 }
                 None
             } else {
@@ -497,8 +725,8 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
             mid_call += 1;
             changes += 1;
         }
-        if round == KILL_ROUND {
-            killed = true;
+        if kill_round {
+            killed += 1;
         }
         let answers: Vec<_> = api.into_iter().chain(mcp.answers(round)).collect();
         let states: Vec<&World> =
@@ -506,7 +734,7 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
         for (who, text, is_error, ms) in &answers {
             latencies.push(*ms);
             *by_op.entry(op.name()).or_default() += 1;
-            let verdict = judge(&op, text, *is_error, &states);
+            let verdict = judge(lang, &op, text, *is_error, &states);
             let word = match &verdict {
                 Verdict::Right => "right",
                 Verdict::Labelled => "labelled",
@@ -521,10 +749,10 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
                 // The server's death is noticed a moment after the kill:
                 // calls of the next round may be in flight then.
                 Verdict::Error
-                    if round != KILL_ROUND
+                    if !kill_round
                         && !text.contains("changed on disk")
                         && !((text.contains("exited") || text.contains("can no longer answer"))
-                            && round == KILL_ROUND + 1) =>
+                            && KILL_ROUNDS.contains(&round.saturating_sub(1))) =>
                 {
                     wrong.push(format!(
                         "round {round} {} from {who}: an error outside the kill round: {text}",
@@ -540,7 +768,8 @@ async fn many_callers_outside_changes_load_and_a_killed_server_never_get_a_wrong
     latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let ops: usize = tally.values().sum();
     eprintln!(
-        "hunt: {ops} operations ({by_op:?}) by {} callers ({HTTP_SESSIONS} HTTP sessions, {STDIO_PARALLEL} parallel in one stdio session, {API_CONVERSATIONS} Rust API conversations) over {ROUNDS} rounds; {changes} outside changes ({mid_call} during calls); pyright killed once: {killed}; 2 CPU-bound processes beside; verdicts {tally:?}; latency p50 {:.0} ms, p99 {:.0} ms; {:.0} s in all (seed {seed:#x})",
+        "hunt ({}): {ops} operations ({by_op:?}) by {} callers ({HTTP_SESSIONS} HTTP sessions, {STDIO_PARALLEL} parallel in one stdio session, {API_CONVERSATIONS} Rust API conversations) over {ROUNDS} rounds; {changes} outside changes ({mid_call} during calls); the server killed {killed} times; 2 CPU-bound processes beside; verdicts {tally:?}; latency p50 {:.0} ms, p99 {:.0} ms; {:.0} s in all (seed {seed:#x})",
+        lang.server,
         HTTP_SESSIONS + STDIO_PARALLEL + API_CONVERSATIONS,
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99),

@@ -543,3 +543,30 @@ async fn workspace_symbols_rank_the_exact_name_first() {
     });
     assert_eq!(matches, sorted, "exact, then prefix, then the rest: {text}");
 }
+
+#[tokio::test]
+async fn clangd_without_a_compilation_database_says_its_references_may_be_incomplete() {
+    clangd();
+    let h = Harness::new(&[
+        ("compile_flags.txt", "-std=c11\n"),
+        ("core.h", "int target(int x);\n"),
+        ("core.c", "#include \"core.h\"\nint target(int x) { return x + 1; }\n"),
+        ("user.c", "#include \"core.h\"\nint use(void) { return target(1); }\n"),
+    ]);
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "core.h", "line": 1, "symbol": "target"})).await;
+    assert!(
+        refs.contains("clangd indexes the files `compile_commands.json` names, and its root has none, so this answer covers only the files it has opened so far and may be incomplete"),
+        "{refs}"
+    );
+    // With one, the note goes.
+    let root = h.root();
+    let entries: Vec<Value> = ["core.c", "user.c"]
+        .iter()
+        .map(|f| json!({"directory": root, "file": root.join(f), "command": format!("cc -c {f}")}))
+        .collect();
+    h.write("compile_commands.json", &serde_json::to_string(&entries).unwrap());
+    let refs =
+        lsp_ok(&h, json!({"action": "references", "file": "core.h", "line": 1, "symbol": "target"})).await;
+    assert!(!refs.contains("may be incomplete"), "{refs}");
+}

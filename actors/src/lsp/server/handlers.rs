@@ -64,6 +64,7 @@ impl LspServerActor {
             phased_diagnostics: self.usable.config.phased_diagnostics,
             tsserver_requests: self.usable.config.tsserver_requests,
             workspace_symbols_types_only: self.usable.config.workspace_symbols_types_only,
+            project_index_file: self.usable.config.project_index_file.clone(),
             omits_unresolved: self.usable.config.omits_unresolved,
             serves: self.serves.clone(),
         })

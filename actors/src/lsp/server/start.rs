@@ -254,6 +254,7 @@ pub(super) fn ensure_running(
         act.running =
             Some(Running { client, guard, shared, started: Instant::now(), capabilities: Arc::new(caps) });
         act.schedule_import_check(0, ctx);
+        act.introduce_unlisted(ctx);
         Ok(())
     }))
 }

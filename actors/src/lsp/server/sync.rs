@@ -344,3 +344,54 @@ impl Handler<FilesChanged> for LspServerActor {
         }
     }
 }
+
+/// Most files a server is shown at its start because its compilation
+/// database does not name them (see [`LspServerActor::introduce_unlisted`]).
+pub const MAX_UNLISTED_SHOWN: usize = 200;
+/// Header extensions: a header is indexed through the files that include it.
+const HEADERS: &[&str] = &["h", "hh", "hpp", "hxx", "inc", "ipp", "tpp"];
+
+impl LspServerActor {
+    /// For a server that indexes only the files its compilation database
+    /// names (`ServerConfig::project_index_file`, clangd's
+    /// `compile_commands.json`): the source files of its languages under
+    /// its root that the database does not name — created after it was
+    /// made, or while tether ran, when a predecessor killed or restarted
+    /// had been shown them — re-read once at its start, so its index holds
+    /// them. Found by the hunt: a clangd restarted after a kill answered
+    /// "10 references" where 12 were, the created files' uses missing.
+    pub(super) fn introduce_unlisted(&mut self, ctx: &mut Context<Self>) {
+        let Some(db) = self.usable.config.project_index_file.clone() else { return };
+        let Ok(text) = std::fs::read_to_string(self.key.root.join(&db)) else { return };
+        let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(&text) else { return };
+        let named: std::collections::HashSet<std::path::PathBuf> = entries
+            .iter()
+            .filter_map(|e| {
+                let file = Path::new(e["file"].as_str()?);
+                let dir = Path::new(e["directory"].as_str().unwrap_or(""));
+                let path = if file.is_absolute() { file.to_path_buf() } else { dir.join(file) };
+                Some(path.canonicalize().unwrap_or(path))
+            })
+            .collect();
+        let mut unlisted = Vec::new();
+        for entry in ignore::WalkBuilder::new(&self.key.root).build().flatten() {
+            let path = entry.path();
+            let header = path.extension().and_then(|e| e.to_str()).is_some_and(|e| HEADERS.contains(&e));
+            if header || !entry.file_type().is_some_and(|t| t.is_file()) || !self.serves(path) {
+                continue;
+            }
+            if !named.contains(path) {
+                unlisted.push(path.to_path_buf());
+            }
+            if unlisted.len() >= MAX_UNLISTED_SHOWN {
+                tracing::warn!(server = %self.key.server, "more than {MAX_UNLISTED_SHOWN} files outside {db}; the rest are not shown to it");
+                break;
+            }
+        }
+        let Some(running) = &self.running else { return };
+        let (client, shared) = (running.client.clone(), running.shared.clone());
+        for path in unlisted {
+            self.reread(&path, false, &client, &shared, ctx);
+        }
+    }
+}

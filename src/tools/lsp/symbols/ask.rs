@@ -100,7 +100,9 @@ async fn ask_once(
         };
         let _ = session.ask::<lsp_types::request::HoverRequest>(here, REQUEST_TIMEOUT).await;
     }
-    for note in taken_in_notes(&session, root, &synced, &ready) {
+    for note in
+        taken_in_notes(&session, root, &synced, &ready).into_iter().chain(super::super::index_note(&session))
+    {
         out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
     }
     if let Some(p) = session.shared.indexing() {
