@@ -173,6 +173,11 @@ pub fn builtin() -> Vec<ServerConfig> {
             reopen: vec![ChangeKind::Created, ChangeKind::Changed, ChangeKind::Deleted],
             // Loading runs in phases under `experimental/serverStatus`;
             // `cargo check` findings arrive after the first publication.
+            // The hunt (three kills, a checkout adding test targets) is
+            // right on plain calls; a use inside a macro call in a target
+            // it has just loaded (`assert_eq!(target(1), 2)`) may be left
+            // out of a references answer given while it expands the macro,
+            // with nothing to say so — not yet caught here.
             phased_diagnostics: true,
             check_progress: Some("rust-analyzer/flycheck".into()),
             install: Some(Install { rustup: Some("rust-analyzer".into()), ..Default::default() }),
