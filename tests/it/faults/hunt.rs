@@ -7,8 +7,8 @@
 //! made while the calls are in flight, on a machine kept busy by two
 //! CPU-bound processes, with the Rust API run's language server killed
 //! three times, each in the middle of a round — on pyright,
-//! typescript-language-server, gopls, clangd and rust-analyzer, each with
-//! a project of its language ([`Lang`]).
+//! typescript-language-server, gopls, clangd, rust-analyzer and jdtls,
+//! each with a project of its language ([`Lang`]).
 //!
 //! The world keeps a record of what is on disk; the checker needs no
 //! oracle: an answer must be right for the content on disk before the
@@ -81,6 +81,11 @@ struct Lang {
     appended: fn(usize, usize) -> String,
     /// A line with a type error, and a piece of the server's message.
     broken: &'static str,
+    /// What closes a module after its appended functions and its error
+    /// (a Java class's brace).
+    closing: &'static str,
+    /// The `symbols` row of module `i`'s function.
+    symbol_row: fn(&Lang, usize) -> String,
     broken_says: &'static str,
     /// A module created outside: its file and text, and its references.
     created: fn(usize) -> (String, String),
@@ -92,11 +97,9 @@ struct Lang {
     hover_says: &'static [&'static str],
 }
 
-impl Lang {
-    /// The `symbols` row of module `i`'s function.
-    fn symbol_row(&self, i: usize) -> String {
-        format!("use_{i} (function, {}) {}", self.id, (self.module_rel)(i))
-    }
+/// A function's `symbols` row: `use_0 (function, go) pkg/m0.go`.
+fn function_row(lang: &Lang, i: usize) -> String {
+    format!("use_{i} (function, {}) {}", lang.id, (lang.module_rel)(i))
 }
 
 fn python() -> Lang {
@@ -118,6 +121,8 @@ fn python() -> Lang {
         appended: |i, n| format!("\n\ndef extra_{i}_{n}() -> int:\n    return target({n})\n"),
         broken: "\n\n_bad = 1 + \"x\"\n",
         broken_says: "Operator \"+\" not supported",
+        closing: "",
+        symbol_row: function_row,
         created: |k| {
             (
                 format!("pkg/new{k}.py"),
@@ -167,6 +172,8 @@ fn typescript() -> Lang {
         appended: |i, n| format!("\nexport function extra_{i}_{n}(): number {{\n  return target({n});\n}}\n"),
         broken: "\nexport const _bad: number = \"x\";\n",
         broken_says: "is not assignable to type 'number'",
+        closing: "",
+        symbol_row: function_row,
         created: |k| {
             (
                 format!("pkg/new{k}.ts"),
@@ -204,6 +211,8 @@ fn go() -> Lang {
         appended: |i, n| format!("\nfunc extra_{i}_{n}() int {{\n\treturn target({n})\n}}\n"),
         broken: "\nvar _bad int = \"x\"\n",
         broken_says: "cannot use \"x\"",
+        closing: "",
+        symbol_row: function_row,
         created: |k| {
             (
                 format!("pkg/new{k}.go"),
@@ -249,6 +258,8 @@ fn c() -> Lang {
         appended: |i, n| format!("\nint extra_{i}_{n}(void) {{\n  return target({n});\n}}\n"),
         broken: "\nstatic int bad_value = undeclared_name;\n",
         broken_says: "undeclared identifier 'undeclared_name'",
+        closing: "",
+        symbol_row: function_row,
         created: |k| {
             (
                 format!("pkg/new{k}.c"),
@@ -289,6 +300,8 @@ fn rust() -> Lang {
         appended: |i, n| format!("\npub fn extra_{i}_{n}() -> i32 {{\n    target({n})\n}}\n"),
         broken: "\npub fn bad() -> i32 {\n    \"x\"\n}\n",
         broken_says: "expected i32",
+        closing: "",
+        symbol_row: function_row,
         // A new file under tests/ is a target of its own, which
         // rust-analyzer picks up by reloading the workspace. Its calls are
         // plain: a call inside `assert_eq!(…)` in a target it has just
@@ -309,6 +322,64 @@ fn rust() -> Lang {
         },
         extra_refs: 2,
         hover_says: &["target", "i32"],
+    }
+}
+
+fn java() -> Lang {
+    Lang {
+        id: "java",
+        server: "jdtls",
+        require: || {
+            let prefix =
+                tether_actors::tools_prefix::bin().expect("a home directory for tether's tools prefix");
+            let on_path = std::env::var_os("PATH")
+                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("jdtls").is_file()));
+            assert!(
+                prefix.join("jdtls").is_file() || on_path,
+                "`jdtls` is neither in {} nor on PATH; install it with `tether install jdtls` (the README's test command does)",
+                prefix.display()
+            );
+        },
+        fixed: |_| Vec::new(),
+        core: ("src/pkg/Core.java", 4),
+        core_text: "package pkg;\n\npublic class Core {\n    public static int target(int x) {\n        return x + 1;\n    }\n}\n",
+        definition_at: &["src/pkg/Core.java:4:23"],
+        core_refs: 1,
+        module_rel: |i| format!("src/pkg/M{i}.java"),
+        // The class's closing brace comes after what is appended.
+        module_text: |i| {
+            format!(
+                "package pkg;\n\npublic class M{i} {{\n    public static int use_{i}() {{\n        return Core.target({i});\n    }}\n"
+            )
+        },
+        module_call_line: 5,
+        module_refs: 1,
+        appended: |i, n| {
+            format!("\n    public static int extra_{i}_{n}() {{\n        return Core.target({n});\n    }}\n")
+        },
+        broken: "\n    static int bad = \"x\";\n",
+        broken_says: "Type mismatch",
+        closing: "}\n",
+        symbol_row: |_, i| format!("M{i}.use_{i} (method, java) src/pkg/M{i}.java"),
+        created: |k| {
+            (
+                format!("src/pkg/New{k}.java"),
+                format!(
+                    "package pkg;\n\npublic class New{k} {{\n    public static int new_fn_{k}() {{\n        return Core.target({k});\n    }}\n}}\n"
+                ),
+            )
+        },
+        created_refs: 1,
+        extra: |k| {
+            (
+                format!("src/pkg/Extra{k}.java"),
+                format!(
+                    "package pkg;\n\npublic class Extra{k} {{\n    static final int VALUE = Core.target({k});\n}}\n"
+                ),
+            )
+        },
+        extra_refs: 1,
+        hover_says: &["target", "int"],
     }
 }
 
@@ -356,6 +427,7 @@ impl World {
         if self.broken[i] {
             text.push_str(lang.broken);
         }
+        text.push_str(lang.closing);
         text
     }
 }
@@ -405,6 +477,7 @@ const LABELS: &[&str] = &[
     "(unconfirmed",
     "no diagnostics known",
     "ask again",
+    "may be only partly loaded",
 ];
 
 /// How the checker judged one answer.
@@ -436,7 +509,7 @@ fn judge(lang: &Lang, op: &Op, text: &str, is_error: bool, states: &[&World]) ->
                 let shows = text.contains(lang.broken_says);
                 text.contains("(fresh)") && shows == w.broken[*i]
             }
-            Op::Symbols => (0..MODULES).all(|i| text.contains(&lang.symbol_row(i))),
+            Op::Symbols => (0..MODULES).all(|i| text.contains(&(lang.symbol_row)(lang, i))),
         }
     };
     if states.iter().any(|w| right(w)) {
@@ -481,7 +554,7 @@ fn project(dir: &Path, lang: &Lang) {
     }
     write(lang.core.0, lang.core_text);
     for i in 0..MODULES {
-        write(&(lang.module_rel)(i), &(lang.module_text)(i));
+        write(&(lang.module_rel)(i), &World::new().module(lang, i));
     }
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "-A"]);
@@ -686,6 +759,11 @@ async fn the_hunt_on_clangd_killed_three_times_finds_no_wrong_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hunt_on_rust_analyzer_killed_three_times_finds_no_wrong_answer() {
     hunt(&rust()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hunt_on_jdtls_killed_three_times_finds_no_wrong_answer() {
+    hunt(&java()).await;
 }
 
 /// The hunt on `lang`'s server: see the module's documentation.

@@ -19,6 +19,12 @@ use crate::lsp::shared::ServerState;
 use crate::process::{self, ExitInfo, KillGuard};
 use crate::wire::client::Client;
 
+/// How many directories of its own a server's cache may take for one
+/// root, one for each tether run serving that root at once.
+const MAX_CACHES_PER_ROOT: usize = 16;
+/// The file naming the process whose server uses a cache directory.
+const CACHE_LOCK: &str = ".tether-owner";
+
 /// A server's arguments with `{cache}` read as a directory of its own for
 /// this root (jdtls's Eclipse workspace: two roots must not share one),
 /// or `workspace` when given (the unmanaged project's).
@@ -26,12 +32,42 @@ fn expand_args(args: &[String], server: &str, root: &Path, workspace: Option<&Pa
     if !args.iter().any(|a| a.contains("{cache}")) {
         return args.to_vec();
     }
-    let cache = workspace.map_or_else(|| crate::tools_prefix::cache_for(server, root), Path::to_path_buf);
+    let cache = workspace
+        .map_or_else(|| exclusive_cache(&crate::tools_prefix::cache_for(server, root)), Path::to_path_buf);
     if let Err(e) = std::fs::create_dir_all(&cache) {
         tracing::warn!("cannot create {}: {e}", cache.display());
     }
     let cache = cache.display().to_string();
     args.iter().map(|a| a.replace("{cache}", &cache)).collect()
+}
+
+/// `base`, or `base-2`, `base-3`…: the first no other live process uses,
+/// marked as this process's. Two tether runs on one root (a `serve
+/// --http` beside a stdio run) each get their own: jdtls's Eclipse
+/// workspace, shared by two live servers, loses its projects ("Project …
+/// is not open", "Failed to save JDT index") — found by the hunt.
+fn exclusive_cache(base: &Path) -> std::path::PathBuf {
+    let me = std::process::id();
+    for n in 1..=MAX_CACHES_PER_ROOT {
+        let dir = if n == 1 {
+            base.to_path_buf()
+        } else {
+            base.with_file_name(format!("{}-{n}", base.file_name().unwrap_or_default().to_string_lossy()))
+        };
+        let lock = dir.join(CACHE_LOCK);
+        let owner: Option<u32> = std::fs::read_to_string(&lock).ok().and_then(|t| t.trim().parse().ok());
+        let taken = owner.is_some_and(|pid| {
+            // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+            pid != me && unsafe { libc::kill(pid as i32, 0) } == 0
+        });
+        if taken {
+            continue;
+        }
+        if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&lock, me.to_string()).is_ok() {
+            return dir;
+        }
+    }
+    base.to_path_buf()
 }
 
 impl LspServerActor {
@@ -286,5 +322,24 @@ impl LspServerActor {
             }
         };
         Box::pin(stop.into_actor(self).then(|(), act, ctx| ensure_running(act, ctx)))
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_another_live_process_holds_is_not_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("jdtls-root");
+        assert_eq!(exclusive_cache(&base), base, "free: taken");
+        assert_eq!(exclusive_cache(&base), base, "this process's own: kept across restarts");
+        // Process 1 lives as long as the machine does.
+        std::fs::write(base.join(CACHE_LOCK), "1").unwrap();
+        assert_eq!(exclusive_cache(&base), dir.path().join("jdtls-root-2"));
+        // A dead owner's is taken over.
+        std::fs::write(base.join(CACHE_LOCK), "4194303").unwrap();
+        assert_eq!(exclusive_cache(&base), base);
     }
 }
