@@ -100,6 +100,10 @@ impl Tier {
             "function" | "method" | "constructor" | "operator" | "event" => Tier::Callable,
             "variable" | "constant" | "field" | "property" | "key" | "object" | "array" | "string"
             | "number" | "boolean" | "null" => {
+                // A package path (`example.com/g`) holds module-level names.
+                if container.is_some_and(|c| c.contains('/')) {
+                    return Tier::Held;
+                }
                 let last = container.and_then(|c| c.rsplit(['.', ':']).find(|s| !s.is_empty()));
                 match last.and_then(|l| l.chars().next()) {
                     Some(c) if c.is_lowercase() || c == '_' => Tier::Local,
@@ -134,7 +138,14 @@ impl Found {
     /// the working directory; exact names first; then by [`Tier`]; then
     /// by how well the name answers the query.
     fn order(&self) -> (bool, bool, Tier, Rank) {
-        (self.outside, self.rank != Rank::Exact, Tier::of(self.kind, self.container.as_deref()), self.rank)
+        (self.outside, self.rank != Rank::Exact, self.tier(), self.rank)
+    }
+
+    /// Its [`Tier`]. gopls names a field `Ledger.DependsField` in the
+    /// container `example.com/g`: the name's own qualifier is what holds it.
+    fn tier(&self) -> Tier {
+        let holder = self.name.rsplit_once('.').map(|(q, _)| q).or(self.container.as_deref());
+        Tier::of(self.kind, holder)
     }
 }
 
@@ -436,7 +447,7 @@ pub(super) async fn workspace_symbols(
         Err(e) => return ToolResult::error(format!("lsp symbols: {e}")),
     };
     let shown = &places[span.clone()];
-    let locals = shown.iter().filter(|f| Tier::of(f.kind, f.container.as_deref()) == Tier::Local).count();
+    let locals = shown.iter().filter(|f| f.tier() == Tier::Local).count();
     let mut text = if total == 0 {
         // A line of its own: notes follow.
         let none = match &dotted {
@@ -584,5 +595,12 @@ mod tests {
         assert!(Rank::of("Depends", "Depends") < Rank::of("depends", "Depends"));
         assert!(Rank::of("DependsOn", "Depends") < Rank::of("route_Depends", "Depends"));
         assert_eq!(Rank::of("dependencies", "Depends"), Rank::Fuzzy);
+    }
+
+    #[test]
+    fn a_field_in_a_go_package_is_held_not_a_local() {
+        assert!(Tier::of("field", Some("example.com/g")) == Tier::Held);
+        assert!(Tier::of("field", Some("Ledger")) == Tier::Held);
+        assert!(Tier::of("variable", Some("handler")) == Tier::Local);
     }
 }
