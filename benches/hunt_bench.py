@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The hunt for wrong answers (tests/it/faults/hunt.rs) at benchmark size, on real
-projects nobody here wrote: FastAPI 0.115.0 (pyright) and rxjs 7.8.1's
-TypeScript sources (typescript-language-server).
+projects nobody here wrote: FastAPI 0.115.0 (pyright), rxjs 7.8.1's
+TypeScript sources (typescript-language-server) and cobra 1.6.1 from
+Debian (gopls).
 
     cargo build --release
     python3 benches/hunt_bench.py --project fastapi --ops 2000
     python3 benches/hunt_bench.py --project rxjs --ops 2000
+    python3 benches/hunt_bench.py --project cobra --ops 2000
     python3 benches/hunt_bench.py --project fastapi --ops 2000 --writers
     python3 benches/hunt_bench.py --project rxjs --ops 2000 --writers
 
@@ -22,7 +24,7 @@ the world changes the project with plain file I/O and git: a call to the
 target appended to or removed from a probe file, a library file broken and
 fixed, a probe module created and deleted, a checkout of a branch that
 adds probe modules. Two CPU-bound processes run beside; the language
-server is SIGKILLed once, mid-round.
+server is SIGKILLed `--kills` times (4 by default), each mid-round.
 
 The checker: the first answers, from one caller on the idle project, are
 the oracle's baseline (the references count, the diagnostics of the file
@@ -100,6 +102,28 @@ def fetch_rxjs() -> str:
     return dst
 
 
+COBRA_DEB = "/usr/share/gocode/src/github.com/spf13"
+
+
+def fetch_cobra() -> str:
+    """cobra 1.6.1 from Debian (golang-github-spf13-cobra-dev), its one
+    dependency (pflag) from the same place: gopls loads it offline."""
+    dst = os.path.join(PEERS, "cobra-src")
+    if not os.path.isdir(dst):
+        if not os.path.isdir(os.path.join(COBRA_DEB, "cobra")):
+            subprocess.run(["apt-get", "install", "-y", "-q", "golang-github-spf13-cobra-dev"], check=True,
+                           stdout=subprocess.DEVNULL)
+        os.makedirs(PEERS, exist_ok=True)
+        shutil.copytree(os.path.join(COBRA_DEB, "cobra"), dst, ignore=shutil.ignore_patterns("doc"))
+        # The man-page and YAML generators (doc/) are left out, and with
+        # them the dependencies only they and Windows builds need.
+        with open(os.path.join(dst, "go.mod"), "w") as f:
+            f.write("module github.com/spf13/cobra\n\ngo 1.15\n\nrequire github.com/spf13/pflag v1.0.5\n\n"
+                    f"replace github.com/spf13/pflag => {COBRA_DEB}/pflag\n")
+        os.remove(os.path.join(dst, "go.sum"))
+    return dst
+
+
 def line_of(path: str, prefix: str) -> int:
     for n, line in enumerate(open(path), 1):
         if line.startswith(prefix):
@@ -129,6 +153,22 @@ class Project:
             self.broken_file = "fastapi/utils.py"
             self.error = lambda k: f"\n\ndef _bad_{k}():\n    return 1 + 'x'\n"
             self.error_word = 'Operator "+" not supported'
+        elif name == "cobra":
+            self.server = "gopls"
+            self.target = "args.go"
+            self.line = line_of(os.path.join(root, self.target), "func NoArgs(")
+            self.symbol = "NoArgs"
+            self.def_line = self.line
+            # Files starting with `_` are ignored by the go tool.
+            self.host = "zz_probe_host.go"
+            self.host_head = "package cobra\n\nfunc probeFirst() error {\n\treturn NoArgs(nil, nil)\n}\n"
+            self.host_call_line, self.host_call_symbol = 4, "NoArgs"
+            self.caller = lambda k: f"\nfunc probe{k}() error {{\n\treturn NoArgs(nil, nil)\n}}\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"zz_probe_new_{k}.go", f"package cobra\n\nvar probeValue{k} = NoArgs(nil, nil)\n", 1)
+            self.broken_file = "cobra.go"
+            self.error = lambda k: f"\nvar _bad{k} int = \"x\"\n"
+            self.error_word = "cannot use"
         else:
             self.server = "typescript-language-server"
             self.target = "src/internal/operators/map.ts"
@@ -305,7 +345,7 @@ def hunt_writers(args, source: str) -> int:
 
 async def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--project", choices=["fastapi", "rxjs"], required=True)
+    ap.add_argument("--project", choices=["fastapi", "rxjs", "cobra"], required=True)
     ap.add_argument("--ops", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=4)
     ap.add_argument("--parallel", type=int, default=2)
@@ -314,10 +354,10 @@ async def main():
     ap.add_argument("--tether", default=os.path.join(REPO, "target", "release", "tether"))
     ap.add_argument("--writers", action="store_true",
                     help="the hunt with writers (tests/mcp/hunt_writers.py) instead of the readers'")
-    ap.add_argument("--kills", type=int, default=4, help="server kills in the hunt with writers")
+    ap.add_argument("--kills", type=int, default=4, help="server kills in the run")
     ap.add_argument("--seconds", type=float, default=0, help="the hunt with writers starts no round after this")
     args = ap.parse_args()
-    source = fetch_fastapi() if args.project == "fastapi" else fetch_rxjs()
+    source = {"fastapi": fetch_fastapi, "rxjs": fetch_rxjs, "cobra": fetch_cobra}[args.project]()
     if args.writers:
         sys.exit(hunt_writers(args, source))
     work = tempfile.mkdtemp(prefix="tether-hunt-")
@@ -339,7 +379,8 @@ async def main():
     world = World(p)
     callers_n = args.sessions + args.parallel
     rounds = -(-args.ops // callers_n)
-    kill_round = rounds // 2
+    # The kills, spread evenly over the run.
+    kill_rounds = {rounds * (i + 1) // (args.kills + 1) for i in range(args.kills)}
     busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.busy)]
     port = 50000 + os.getpid() % 1000
     server = serve_http(args.tether, root, TOKEN, port)
@@ -416,7 +457,7 @@ async def main():
                 op = rng.choice(names)
                 before = world.state()
                 world.trail = []
-                mid = rnd > 2 and rnd != kill_round and rng.random() < 0.2
+                mid = rnd > 2 and rnd not in kill_rounds and rng.random() < 0.2
                 answers = []
 
                 async def one(who, c):
@@ -437,9 +478,9 @@ async def main():
                         world.change(rng, serial)
                         changes += 1
                         during += 1
-                    elif rnd == kill_round:
+                    elif rnd in kill_rounds:
                         await anyio.sleep(0.05)
-                        marker = "pyright" if p.server == "pyright" else "tsserver"
+                        marker = {"pyright": "pyright", "gopls": "gopls"}.get(p.server, "tsserver")
                         for pid in server_pids(server.pid, marker):
                             os.kill(pid, signal.SIGKILL)
 
@@ -455,8 +496,8 @@ async def main():
                     # The server notices its death (and says so) a moment after
                     # the kill: calls of the next round may be in flight then.
                     crash = "exited" in text or "can no longer answer" in text
-                    named = "changed on disk" in text or (crash and rnd in (kill_round, kill_round + 1))
-                    if verdict == "error" and rnd != kill_round and not named:
+                    named = "changed on disk" in text or (crash and (rnd in kill_rounds or rnd - 1 in kill_rounds))
+                    if verdict == "error" and rnd not in kill_rounds and not named:
                         verdict = "wrong"
                         text = "an error outside the kill round: " + text
                     tally[verdict] += 1
@@ -472,7 +513,7 @@ async def main():
     ops_done = sum(tally.values())
     print(f"hunt bench: {args.project} ({p.server}), {ops_done} operations by {callers_n} callers "
           f"({args.sessions} HTTP sessions, {args.parallel} parallel in one stdio session) over {rounds} rounds; "
-          f"{changes} outside changes ({during} during calls); server killed once; {args.busy} CPU-bound processes; "
+          f"{changes} outside changes ({during} during calls); server killed {len(kill_rounds)} times; {args.busy} CPU-bound processes; "
           f"right {tally['right']}, labelled {tally['labelled']}, errors {tally['error']}, "
           f"wrong and complete {tally['wrong']}; p50 {statistics.median(latencies):.0f} ms, "
           f"p99 {latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))]:.0f} ms; "
