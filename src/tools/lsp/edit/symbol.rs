@@ -124,7 +124,9 @@ async fn run(
             }
             (splice::delete(&text, decl), format!("the deletion of `{shown_name}` ({rel}:{line})"))
         }
-        EditAction::Apply | EditAction::Format => unreachable!("routed to apply and format"),
+        EditAction::Apply | EditAction::Format => {
+            return Err("`apply` and `format` are not edits by symbol".into());
+        }
     };
     check_syntax(lang, &text, &after)?;
     let server = session.as_ref().map(|s| s.key.server.clone()).unwrap_or_else(|_| "syntax tree".into());
