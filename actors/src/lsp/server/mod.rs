@@ -64,8 +64,10 @@ pub use handlers::{Exited, Open, Reload, ServerCrashed, Shutdown};
 pub use start::client_capabilities;
 pub use sync::FilesChanged;
 
-/// How long `initialize` may take (a cold pyright or clangd answers in well under a second).
-pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `initialize` may take. A cold pyright or clangd answers in well
+/// under a second; jdtls, a JVM, took more than 30 s with two more of its
+/// kind starting beside it on a busy two-core machine (the hunt).
+pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long `shutdown` may take before `exit` is sent anyway.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long after `exit` the process may linger before it is killed.

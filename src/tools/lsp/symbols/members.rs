@@ -62,7 +62,13 @@ pub(super) async fn from_documents(
         };
         read += 1;
         for listed in outline::flatten(&answer) {
-            if listed.containers.is_empty() || !listed.name.to_lowercase().contains(&query.to_lowercase()) {
+            // A constructor is named as its class, which the server's own
+            // answer lists already.
+            let constructor = listed.kind == Some(lsp_types::SymbolKind::CONSTRUCTOR);
+            if constructor
+                || listed.containers.is_empty()
+                || !listed.name.to_lowercase().contains(&query.to_lowercase())
+            {
                 continue;
             }
             let place = lines.place_of_name(&doc.uri, &listed.at, &listed.name);
