@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The hunt for wrong answers (tests/it/faults/hunt.rs) at benchmark size, on real
 projects nobody here wrote: FastAPI 0.115.0 (pyright), rxjs 7.8.1's
-TypeScript sources (typescript-language-server) and cobra 1.6.1 from
-Debian (gopls).
+TypeScript sources (typescript-language-server), cobra 1.6.1 from
+Debian (gopls) and semver 1.0.23 from crates.io (rust-analyzer).
 
     cargo build --release
     python3 benches/hunt_bench.py --project fastapi --ops 2000
     python3 benches/hunt_bench.py --project rxjs --ops 2000
     python3 benches/hunt_bench.py --project cobra --ops 2000
+    python3 benches/hunt_bench.py --project semver --ops 2000
     python3 benches/hunt_bench.py --project fastapi --ops 2000 --writers
     python3 benches/hunt_bench.py --project rxjs --ops 2000 --writers
 
@@ -124,6 +125,27 @@ def fetch_cobra() -> str:
     return dst
 
 
+def fetch_semver() -> str:
+    """semver 1.0.23 from crates.io (its .crate, unpacked)."""
+    dst = os.path.join(PEERS, "semver-src")
+    if not os.path.isdir(dst):
+        os.makedirs(PEERS, exist_ok=True)
+        dl = tempfile.mkdtemp()
+        crate = os.path.join(dl, "semver.crate")
+        subprocess.run(["curl", "-sSfL", "-o", crate, "https://static.crates.io/crates/semver/semver-1.0.23.crate"],
+                       check=True)
+        with tarfile.open(crate) as t:
+            t.extractall(dl, filter="data")
+        shutil.copytree(os.path.join(dl, "semver-1.0.23"), dst)
+        # The published manifest names its test targets (`autotests =
+        # false`): the probes under tests/ are targets only when found.
+        manifest = os.path.join(dst, "Cargo.toml")
+        text = open(manifest).read().replace("autotests = false\n", "")
+        with open(manifest, "w") as f:
+            f.write(text)
+    return dst
+
+
 def line_of(path: str, prefix: str) -> int:
     for n, line in enumerate(open(path), 1):
         if line.startswith(prefix):
@@ -169,6 +191,25 @@ class Project:
             self.broken_file = "cobra.go"
             self.error = lambda k: f"\nvar _bad{k} int = \"x\"\n"
             self.error_word = "cannot use"
+        elif name == "semver":
+            self.server = "rust-analyzer"
+            self.target = "src/lib.rs"
+            # `Version::parse`, the first `parse` of the file.
+            self.line = line_of(os.path.join(root, self.target), "    pub fn parse(text: &str) -> Result<Self, Error> {")
+            self.symbol = "parse"
+            self.def_line = self.line
+            # Probes are test targets of their own: a module would need a
+            # `mod` line in lib.rs.
+            self.host = "tests/zz_probe_host.rs"
+            self.host_head = "use semver::Version;\n\n#[test]\nfn probe_first() {\n    let _ = Version::parse(\"1.0.0\");\n}\n"
+            self.host_call_line, self.host_call_symbol = 5, "parse"
+            self.caller = lambda k: f"\n#[test]\nfn probe_{k}() {{\n    let _ = Version::parse(\"1.0.0\");\n}}\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"tests/zz_probe_new_{k}.rs",
+                                     f"use semver::Version;\n\n#[test]\nfn probe_new_{k}() {{\n    let _ = Version::parse(\"1.0.0\");\n}}\n", 1)
+            self.broken_file = "src/display.rs"
+            self.error = lambda k: f"\npub fn _bad_{k}() -> i32 {{\n    \"x\"\n}}\n"
+            self.error_word = "E0308"
         else:
             self.server = "typescript-language-server"
             self.target = "src/internal/operators/map.ts"
@@ -345,7 +386,7 @@ def hunt_writers(args, source: str) -> int:
 
 async def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--project", choices=["fastapi", "rxjs", "cobra"], required=True)
+    ap.add_argument("--project", choices=["fastapi", "rxjs", "cobra", "semver"], required=True)
     ap.add_argument("--ops", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=4)
     ap.add_argument("--parallel", type=int, default=2)
@@ -357,7 +398,7 @@ async def main():
     ap.add_argument("--kills", type=int, default=4, help="server kills in the run")
     ap.add_argument("--seconds", type=float, default=0, help="the hunt with writers starts no round after this")
     args = ap.parse_args()
-    source = {"fastapi": fetch_fastapi, "rxjs": fetch_rxjs, "cobra": fetch_cobra}[args.project]()
+    source = {"fastapi": fetch_fastapi, "rxjs": fetch_rxjs, "cobra": fetch_cobra, "semver": fetch_semver}[args.project]()
     if args.writers:
         sys.exit(hunt_writers(args, source))
     work = tempfile.mkdtemp(prefix="tether-hunt-")
@@ -480,7 +521,8 @@ async def main():
                         during += 1
                     elif rnd in kill_rounds:
                         await anyio.sleep(0.05)
-                        marker = {"pyright": "pyright", "gopls": "gopls"}.get(p.server, "tsserver")
+                        marker = {"pyright": "pyright", "gopls": "gopls",
+                                  "rust-analyzer": "rust-analyzer"}.get(p.server, "tsserver")
                         for pid in server_pids(server.pid, marker):
                             os.kill(pid, signal.SIGKILL)
 

@@ -180,6 +180,13 @@ pub fn builtin() -> Vec<ServerConfig> {
             // with nothing to say so — not yet caught here.
             phased_diagnostics: true,
             check_progress: Some("rust-analyzer/flycheck".into()),
+            // Its workspace symbols search types only by default, and
+            // fall back to functions only when no type matches: `parse`
+            // answered the module `parse` alone, never `Version::parse`
+            // (found by the hunt on semver). All symbols, always.
+            initialization_options: Some(
+                serde_json::json!({"workspace": {"symbol": {"search": {"kind": "all_symbols"}}}}),
+            ),
             install: Some(Install { rustup: Some("rust-analyzer".into()), ..Default::default() }),
             ..entry(
                 "rust-analyzer",
