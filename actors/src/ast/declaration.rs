@@ -78,28 +78,10 @@ pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
     parser.parse(text, None)
 }
 
-/// The 1-based lines of the syntax errors in `text` (empty when it parses).
+/// The 1-based lines of the syntax errors in `text` (empty when it
+/// parses), read as [`super::renamed`] reads a renamed file's.
 pub fn error_lines(lang: Lang, text: &str) -> Vec<usize> {
-    let Some(tree) = parse(lang, text) else { return Vec::new() };
-    let mut lines = Vec::new();
-    if !tree.root_node().has_error() {
-        return lines;
-    }
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            lines.push(node.start_position().row + 1);
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    lines
+    parse(lang, text).map(|tree| super::renamed::error_lines(&tree)).unwrap_or_default()
 }
 
 /// What names a declaration: the name node, where the name as written

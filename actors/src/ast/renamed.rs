@@ -7,7 +7,9 @@
 //! also a name (`type` in TypeScript, `match` in Python) reads as the same
 //! kind of node as the old name and passes.
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
+
+use super::declaration::parse;
 
 use super::lang::Lang;
 
@@ -52,19 +54,13 @@ pub enum Breaks {
     },
 }
 
-fn parse(lang: Lang, text: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&lang.grammar()).ok()?;
-    parser.parse(text, None)
-}
-
 /// The smallest node spanning `len` bytes from `at`.
 fn node_at(tree: &Tree, at: usize, len: usize) -> Option<Node<'_>> {
     tree.root_node().descendant_for_byte_range(at, at + len)
 }
 
 /// The lines (1-based) of the syntax errors of a tree, in order.
-fn error_lines(tree: &Tree) -> Vec<usize> {
+pub fn error_lines(tree: &Tree) -> Vec<usize> {
     let mut lines = Vec::new();
     if !tree.root_node().has_error() {
         return lines;

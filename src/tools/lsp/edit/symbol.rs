@@ -71,7 +71,7 @@ async fn run(
         Ok(s) => s.doc.as_ref().map(|d| d.text.to_string()).unwrap_or_default(),
         Err(_) => std::fs::read_to_string(path).map_err(|e| format!("`{rel}` could not be read: {e}"))?,
     };
-    let found = find(lang, &text, &symbol, args.line, session.as_ref().ok(), &rel).await?;
+    let found = find(lang, &text, &symbol, args.line, session.as_ref(), &rel).await?;
     let decl = &found.decl;
     let python = lang == Lang::PYTHON;
     let mut notes = vec![format!("note: `{symbol}` found by {}", found.by)];
@@ -153,7 +153,7 @@ async fn find(
     text: &str,
     symbol: &str,
     line: Option<u32>,
-    session: Option<&Opened>,
+    session: Result<&Opened, &String>,
     rel: &str,
 ) -> Result<Found, String> {
     // `Foo::bar` as `Foo.bar`, as C++ and Rust write it.
@@ -161,18 +161,17 @@ async fn find(
     let symbol = symbol.as_str();
     let path: Vec<&str> = symbol.split('.').collect();
     let (containers, name) = path.split_at(path.len() - 1);
-    let name = name[0];
+    let (containers, name): (Vec<String>, &str) =
+        (containers.iter().map(|c| c.to_string()).collect(), name[0]);
     // The server's document symbols, where it answers.
     let mut server_said = None;
-    if let Some(s) = session {
+    if let Ok(s) = session {
         match server_symbols(s).await {
             Ok(listed) => {
                 let hits: Vec<&(Vec<String>, String, Position)> = listed
                     .iter()
                     .filter(|(within, n, at)| {
-                        n == name
-                            && within.ends_with(&containers.iter().map(|c| c.to_string()).collect::<Vec<_>>())
-                            && line.is_none_or(|l| at.line + 1 == l)
+                        n == name && within.ends_with(&containers) && line.is_none_or(|l| at.line + 1 == l)
                     })
                     .collect();
                 if let [(_, _, at)] = hits.as_slice()
@@ -195,14 +194,14 @@ async fn find(
         .iter()
         .filter(|d| {
             d.name == name
-                && d.containers.ends_with(&containers.iter().map(|c| c.to_string()).collect::<Vec<_>>())
+                && d.containers.ends_with(&containers)
                 && line.is_none_or(|l| row_of(text, d.name_at) + 1 == l as usize)
         })
         .collect();
-    let by = match (&server_said, session) {
-        (Some(why), _) => format!("the syntax tree ({why})"),
-        (None, _) => "the syntax tree (no language server serves this file)".to_string(),
-    };
+    // Why the server's word was not taken: what it said, or why it could not be asked.
+    let why = server_said
+        .or_else(|| session.err().map(|e| e.trim_start_matches("server unavailable: ").to_string()));
+    let by = format!("the syntax tree ({})", why.as_deref().unwrap_or("no language server serves this file"));
     match hits.as_slice() {
         [one] => Ok(Found { decl: (*one).clone(), by }),
         [] => Err(not_found(text, symbol, line, &all, rel)),

@@ -42,6 +42,7 @@ pub(super) async fn from_documents(
     if holding.is_empty() {
         return (Vec::new(), notes);
     }
+    let wanted_here = query.to_lowercase();
     let deadline = Instant::now() + MEMBER_SEARCH_WAIT;
     let mut found = Vec::new();
     let mut read = 0;
@@ -67,7 +68,7 @@ pub(super) async fn from_documents(
             let constructor = listed.kind == Some(lsp_types::SymbolKind::CONSTRUCTOR);
             if constructor
                 || listed.containers.is_empty()
-                || !listed.name.to_lowercase().contains(&query.to_lowercase())
+                || !listed.name.to_lowercase().contains(&wanted_here)
             {
                 continue;
             }
