@@ -68,7 +68,8 @@ from served import serve_http  # noqa: E402
 PEERS = os.path.join(REPO, "target", "bench-peers")
 TOKEN = "hunt-bench-token-0123456789abcdef"
 LABELS = ["may be incomplete", "still indexing", "still re-reading", "still analysing", "(pending",
-          "(stale since", "(unconfirmed", "no diagnostics known", "ask again"]
+          "(stale since", "(unconfirmed", "no diagnostics known", "ask again", "may be only partly loaded",
+          "these may be uses"]
 # Longer than every bounded wait inside tether.
 CALL_BOUND_S = 150
 

@@ -478,6 +478,8 @@ const LABELS: &[&str] = &[
     "no diagnostics known",
     "ask again",
     "may be only partly loaded",
+    // jdtls: a file holding the name that the answer does not list.
+    "these may be uses",
 ];
 
 /// How the checker judged one answer.
