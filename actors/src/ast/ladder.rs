@@ -195,6 +195,41 @@ pub(super) fn ladder(lang: Lang) -> &'static [Scaffold] {
     }
 }
 
+/// Code that stands where a metavariable cannot: metavariable number `i`
+/// is written `{prefix}{i}{suffix}` (a single one with `single`, a
+/// `$$$` one with `multi`), the fragment is read on the ladder, and the
+/// node spelling a stand-in is the metavariable again.
+pub(super) struct StandIn {
+    pub(super) single: (&'static str, &'static str),
+    pub(super) multi: (&'static str, &'static str),
+}
+
+/// The stand-ins of a language where its grammar rejects a metavariable
+/// in places people write one, in the order they are tried; tried only
+/// when no rung reads the fragment as written.
+///
+/// - JSON has no names at all: `"version": $V` is no JSON, a string is a
+///   value and a key.
+/// - PHP names its variables `$x`: `$A = $B;` with `µA` for `$A` is an
+///   assignment to a constant, which PHP has not; a variable is.
+/// - HCL: a block's body holds attributes and blocks, never a bare name,
+///   so `resource $T $N { $$$B }` needs a block where `$$$B` stands (and
+///   a name, where it stands among arguments).
+pub(super) fn stand_ins(lang: Lang) -> &'static [StandIn] {
+    const JSON: &[StandIn] = &[StandIn { single: ("\"__tether_mv", "\""), multi: ("\"__tether_mv", "\"") }];
+    const PHP: &[StandIn] = &[StandIn { single: ("$__tether_mv", ""), multi: ("$__tether_mv", "") }];
+    const HCL: &[StandIn] = &[
+        StandIn { single: ("__tether_mv", ""), multi: ("__tether_mv", " {\n}") },
+        StandIn { single: ("__tether_mv", ""), multi: ("__tether_mv", "") },
+    ];
+    match lang {
+        Lang::JSON => JSON,
+        Lang::PHP => PHP,
+        Lang::HCL => HCL,
+        _ => &[],
+    }
+}
+
 /// Whether statements (or declarations) in the language end with `;`, so
 /// the ladder may append one to a fragment written without it.
 pub(super) fn uses_semicolons(lang: Lang) -> bool {

@@ -18,6 +18,13 @@
 //! (`#define $NAME $VALUE`, whose node owns the line's end, so it never
 //! spans exactly the fragment inside a scaffold), still compiles.
 //!
+//! Where a language's grammar rejects a metavariable in a place people
+//! write one (JSON has no names, so `"version": $V` is no JSON; PHP's
+//! `$A = $B;` read with `µA` assigns a constant), the fragment is read
+//! again with a stand-in the grammar accepts in its place
+//! (`ladder::stand_ins`), and the node spelling the stand-in is
+//! the metavariable in the pattern.
+//!
 //! A fragment no context accepts cleanly is still read the way the ast-grep
 //! CLI reads it — the whole file, syntax errors and all, an ERROR node then
 //! matching by its children (`for ($$$I) $S` in C++ finds every `for` loop)
@@ -33,7 +40,10 @@ use ast_grep_core::{Language, Node, NodeMatch, Pattern};
 
 use super::ladder::{LOOSE, TOP_LEVEL, ladder};
 use super::lang::Lang;
-use super::reading::{add_other_declarations, construct, is_declaration, try_rung, try_whole_file, variants};
+use super::reading::{
+    Variant, add_other_declarations, construct, is_declaration, stand_in_variants, try_rung, try_whole_file,
+    variants,
+};
 
 /// How many literal tokens the prefilter checks per file, longest first.
 const PREFILTER_TOKENS: usize = 4;
@@ -159,31 +169,28 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
     }
     let expanded = lang.pre_process_pattern(fragment);
     let variants = variants(&expanded, lang);
-    // First a clean parse anywhere on the ladder; only then a parse whose
-    // sole errors are metavariables standing where the grammar wants
-    // something else (`impl $T for $U { $$$ITEMS }`: an identifier is not
-    // an item, but the metavariable stands for items).
-    for tolerant in [false, true] {
-        for (i, scaffold) in ladder(lang).iter().enumerate() {
-            for variant in &variants {
-                if let Some(reading) = try_rung(scaffold, variant, lang, tolerant) {
-                    let mut compiled = finish(reading.pattern, scaffold.context, lang, fragment)?;
-                    if is_declaration(&reading.kind) || reading.kind != construct(&reading.kind) {
-                        add_other_declarations(
-                            &mut compiled,
-                            reading.kind,
-                            &ladder(lang)[i + 1..],
-                            &variants,
-                            lang,
-                        );
-                    }
-                    return Ok(compiled);
-                }
-            }
+    // First a clean parse anywhere on the ladder; then one with the
+    // language's stand-ins where a metavariable cannot stand as written
+    // (`"version": $V` in JSON); only then a parse whose sole errors are
+    // metavariables standing where the grammar wants something else
+    // (`impl $T for $U { $$$ITEMS }`: an identifier is not an item, but
+    // the metavariable stands for items).
+    if let Some(compiled) = climb(&variants, lang, false, fragment) {
+        return compiled;
+    }
+    if let Some(pattern) = try_whole_file(fragment, &expanded, lang, false) {
+        return finish(pattern, TOP_LEVEL, lang, fragment);
+    }
+    for stood in stand_in_variants(fragment, lang) {
+        if let Some(compiled) = climb(&stood, lang, false, fragment) {
+            return compiled;
         }
-        if let Some(pattern) = try_whole_file(fragment, &expanded, lang, tolerant) {
-            return finish(pattern, TOP_LEVEL, lang, fragment);
-        }
+    }
+    if let Some(compiled) = climb(&variants, lang, true, fragment) {
+        return compiled;
+    }
+    if let Some(pattern) = try_whole_file(fragment, &expanded, lang, true) {
+        return finish(pattern, TOP_LEVEL, lang, fragment);
     }
     let mut contexts: Vec<&str> = ladder(lang).iter().map(|s| s.context).collect();
     contexts.push(TOP_LEVEL);
@@ -195,6 +202,30 @@ pub fn compile(source: &str, lang: Lang) -> Result<CompiledPattern, PatternCompi
     let mut compiled = finish(pattern, LOOSE, lang, fragment)?;
     compiled.loose = Some(why);
     Ok(compiled)
+}
+
+/// The first rung, from the bottom of the ladder, that reads one of the
+/// variants; with the later rungs that read it as the same thing elsewhere.
+fn climb(
+    variants: &[Variant],
+    lang: Lang,
+    tolerant: bool,
+    fragment: &str,
+) -> Option<Result<CompiledPattern, PatternCompileError>> {
+    for (i, scaffold) in ladder(lang).iter().enumerate() {
+        for variant in variants {
+            let Some(reading) = try_rung(scaffold, variant, lang, tolerant) else { continue };
+            let mut compiled = match finish(reading.pattern, scaffold.context, lang, fragment) {
+                Ok(compiled) => compiled,
+                Err(e) => return Some(Err(e)),
+            };
+            if is_declaration(&reading.kind) || reading.kind != construct(&reading.kind) {
+                add_other_declarations(&mut compiled, reading.kind, &ladder(lang)[i + 1..], variants, lang);
+            }
+            return Some(Ok(compiled));
+        }
+    }
+    None
 }
 
 pub(super) fn finish(
@@ -289,6 +320,49 @@ mod tests {
     fn go_declarations_reach_the_last_rung() {
         let p = compile("func $F() {}", Lang::GO).unwrap();
         assert_eq!(p.context, DECLARATION);
+    }
+
+    /// The texts `pattern` matches in `source`, each trimmed.
+    fn matched(pattern: &str, lang: Lang, source: &str) -> Vec<String> {
+        let compiled = compile(pattern, lang).unwrap();
+        assert!(compiled.loose.is_none(), "`{pattern}` read loosely: {:?}", compiled.loose);
+        let root = lang.ast_grep(source);
+        let mut found: Vec<String> = std::iter::once(&compiled.pattern)
+            .chain(&compiled.also)
+            .flat_map(|p| root.root().find_all(p).map(|m| m.text().trim().to_string()).collect::<Vec<_>>())
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn metavariables_stand_where_the_grammar_rejects_them_as_written() {
+        // JSON: a quoted key beside a metavariable value, at any depth.
+        let json =
+            "{\n  \"name\": \"x\",\n  \"version\": \"1.0.0\",\n  \"deps\": {\"a\": {\"version\": 2}}\n}\n";
+        assert_eq!(
+            matched("\"version\": $V", Lang::JSON, json),
+            ["\"version\": \"1.0.0\"", "\"version\": 2"]
+        );
+        assert_eq!(matched("$K: $V", Lang::JSON, json).len(), 5);
+        assert_eq!(matched("{\"version\": $V}", Lang::JSON, json), ["{\"version\": 2}"]);
+        let p = compile("\"version\": $V", Lang::JSON).unwrap();
+        assert!(p.bound_vars.contains("V"));
+        assert!(p.required_tokens.iter().all(|t| !t.text.contains("__tether")), "{p:?}");
+
+        // PHP: `$A` is a metavariable, `$x` a variable, as written.
+        let php = "<?php\n$a = $b;\n$this->x = f(1);\n$n += 1;\nif ($c = g()) { $y = $x; }\n";
+        assert_eq!(matched("$A = $B;", Lang::PHP, php), ["$a = $b;", "$this->x = f(1);", "$y = $x;"]);
+        assert_eq!(matched("$y = $B;", Lang::PHP, php), ["$y = $x;"]);
+        assert_eq!(matched("$A->x = $B;", Lang::PHP, php), ["$this->x = f(1);"]);
+
+        // HCL: a block body of any attributes and blocks, or none.
+        let hcl = "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"x\"\n  acl    = \"private\"\n  tags {\n    a = 1\n  }\n}\n\nresource \"null_resource\" \"n\" {\n}\n\nvariable \"v\" {\n  default = 1\n}\n";
+        let resources = matched("resource $T $N { $$$B }", Lang::HCL, hcl);
+        assert_eq!(resources.len(), 2, "{resources:?}");
+        assert!(resources.iter().all(|r| r.starts_with("resource \"")), "{resources:?}");
+        assert_eq!(matched("variable $N {\n  $$$B\n}", Lang::HCL, hcl).len(), 1);
+        assert_eq!(matched("resource \"aws_s3_bucket\" $N { $$$ }", Lang::HCL, hcl).len(), 1);
     }
 
     #[test]

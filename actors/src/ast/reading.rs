@@ -6,10 +6,11 @@
 //! another place).
 
 use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language, Pattern};
 
-use super::ladder::{Scaffold, uses_semicolons};
+use super::ladder::{Scaffold, StandIn, stand_ins, uses_semicolons};
 use super::lang::Lang;
 use super::pattern::{CompiledPattern, finish};
 
@@ -86,26 +87,120 @@ pub(super) struct Variant {
     /// no statement (C#, Dart), the metavariable could not stand for the
     /// block's statements otherwise.
     blocks: bool,
+    /// The stand-ins written for metavariables ([`stand_in_variants`]):
+    /// each one's text and the metavariable it is.
+    stand_ins: Vec<(String, MetaVariable)>,
 }
 
 /// The variants of an expanded fragment, in the order they are tried.
 pub(super) fn variants(expanded: &str, lang: Lang) -> Vec<Variant> {
-    let mut out = vec![Variant { text: expanded.to_string(), tail: false, blocks: false }];
+    let plain =
+        |text: String, tail: bool, blocks: bool| Variant { text, tail, blocks, stand_ins: Vec::new() };
+    let mut out = vec![plain(expanded.to_string(), false, false)];
     if !uses_semicolons(lang) {
         return out;
     }
     let needs_tail = !expanded.ends_with(';') && !expanded.ends_with('}');
     if needs_tail {
-        out.push(Variant { text: format!("{expanded};"), tail: true, blocks: false });
+        out.push(plain(format!("{expanded};"), true, false));
     }
     let blocked = terminate_block_metavars(expanded, lang);
     if blocked != expanded {
         if needs_tail {
-            out.push(Variant { text: format!("{blocked};"), tail: true, blocks: true });
+            out.push(plain(format!("{blocked};"), true, true));
         }
-        out.push(Variant { text: blocked, tail: false, blocks: true });
+        out.push(plain(blocked, false, true));
     }
     out
+}
+
+/// The variants of the fragment with its metavariables written as each of
+/// the language's stand-ins ([`stand_ins`]), one list per stand-in; none
+/// where the language has no stand-ins or the fragment no metavariables.
+pub(super) fn stand_in_variants(fragment: &str, lang: Lang) -> Vec<Vec<Variant>> {
+    stand_ins(lang)
+        .iter()
+        .filter_map(|stand_in| {
+            let (text, written) = write_stand_ins(fragment, lang, stand_in);
+            if written.is_empty() {
+                return None;
+            }
+            let mut list = variants(&text, lang);
+            for variant in &mut list {
+                variant.stand_ins = written.clone();
+            }
+            Some(list)
+        })
+        .collect()
+}
+
+/// The fragment (as written, `$` and all) with each metavariable replaced
+/// by its stand-in, numbered in order; and each stand-in's text with the
+/// metavariable it is. `$x` (lower case) is no metavariable and stays.
+fn write_stand_ins(fragment: &str, lang: Lang, stand_in: &StandIn) -> (String, Vec<(String, MetaVariable)>) {
+    let expando = lang.expando_char();
+    let mut out = String::with_capacity(fragment.len() + 16);
+    let mut written = Vec::new();
+    let mut rest = fragment;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let from = &rest[at..];
+        let dollars = from.bytes().take(3).take_while(|b| *b == b'$').count();
+        let name_len = from[dollars..]
+            .bytes()
+            .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+            .count();
+        let spelled: String =
+            std::iter::repeat_n(expando, dollars).chain(from[dollars..dollars + name_len].chars()).collect();
+        match lang.extract_meta_var(&spelled) {
+            Some(meta_var) => {
+                let multi = matches!(meta_var, MetaVariable::MultiCapture(_) | MetaVariable::Multiple);
+                let (prefix, suffix) = if multi { stand_in.multi } else { stand_in.single };
+                let text = format!("{prefix}{}{suffix}", written.len());
+                out.push_str(&text);
+                written.push((text, meta_var));
+                rest = &from[dollars + name_len..];
+            }
+            None => {
+                out.push('$');
+                rest = &from[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    (out, written)
+}
+
+/// The pattern node for `node` where stand-ins were written: as ast-grep
+/// builds it (the outermost node whose text is a metavariable is that
+/// metavariable; a leaf is matched by its text; MISSING tokens are left
+/// out), with the outermost node whose text is a stand-in read as its
+/// metavariable.
+fn with_stand_ins(
+    node: tree_sitter::Node<'_>,
+    source: &str,
+    lang: Lang,
+    stand_ins: &[(String, MetaVariable)],
+) -> PatternNode {
+    let text = &source[node.byte_range()];
+    let stood = stand_ins.iter().find(|(stand_in, _)| stand_in == text).map(|(_, meta_var)| meta_var.clone());
+    if let Some(meta_var) = stood.or_else(|| lang.extract_meta_var(text)) {
+        return PatternNode::MetaVar { meta_var };
+    }
+    if node.child_count() == 0 {
+        return PatternNode::Terminal {
+            text: text.to_string(),
+            is_named: node.is_named(),
+            kind_id: node.kind_id(),
+        };
+    }
+    let mut cursor = node.walk();
+    let children = node
+        .children(&mut cursor)
+        .filter(|child| !child.is_missing())
+        .map(|child| with_stand_ins(child, source, lang, stand_ins))
+        .collect();
+    PatternNode::Internal { kind_id: node.kind_id(), children }
 }
 
 /// `text` with a `;` after every metavariable directly followed (past
@@ -186,8 +281,10 @@ pub(super) fn try_rung(
         }
     };
     let kind = node.kind().to_string();
-    let node = root.adopt(node);
-    let mut pattern = Pattern::from(node);
+    let mut pattern = Pattern::from(root.adopt(node));
+    if !variant.stand_ins.is_empty() {
+        pattern.node = with_stand_ins(node, &wrapped, lang, &variant.stand_ins);
+    }
     if !scaffold.indent.is_empty() {
         // Lines inside a multi-line token (a string, a comment) got the
         // rung's indent too; the token is as the fragment wrote it.

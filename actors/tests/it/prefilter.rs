@@ -86,7 +86,7 @@ fn the_python_standard_library_gives_identical_results_with_and_without_the_pref
 }
 
 /// A registry corpus the test command fetches (`scripts/corpora.sh`).
-fn corpus(lang: &str, inside: &str) -> PathBuf {
+pub(crate) fn corpus(lang: &str, inside: &str) -> PathBuf {
     let base = std::env::var_os("TETHER_CORPORA").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tether-test/corpora")
     });

@@ -711,7 +711,7 @@ impl McpCallers {
         let line = self
             .lines
             .recv_timeout(ROUND_BOUND)
-            .unwrap_or_else(|_| panic!("round {round}: the MCP callers hung"));
+            .unwrap_or_else(|_| fail_loudly(&format!("round {round}: the MCP callers hung")));
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["round"].as_u64(), Some(round as u64));
         v["answers"]
@@ -728,6 +728,15 @@ impl McpCallers {
             })
             .collect()
     }
+}
+
+/// Fails the test with `why`, written first straight to the process's
+/// stderr: the test harness captures only what the test prints, and a CI
+/// log that keeps the lines beside a failing test's name then shows the
+/// cause there too.
+fn fail_loudly(why: &str) -> ! {
+    let _ = writeln!(std::io::stderr().lock(), "hunt failed: {why}");
+    panic!("{why}");
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -850,7 +859,7 @@ async fn hunt(lang: &Lang) {
             }
         };
         let (api, side) = tokio::join!(api, side);
-        let api = api.unwrap_or_else(|_| panic!("round {round}: a Rust API call hung"));
+        let api = api.unwrap_or_else(|_| fail_loudly(&format!("round {round}: a Rust API call hung")));
         if side.is_some() {
             mid_call += 1;
             changes += 1;
@@ -905,7 +914,13 @@ async fn hunt(lang: &Lang) {
         percentile(&latencies, 0.99),
         started.elapsed().as_secs_f64()
     );
-    assert!(wrong.is_empty(), "wrong answers that read as complete:\n{}", wrong.join("\n\n"));
+    if !wrong.is_empty() {
+        fail_loudly(&format!(
+            "{}: wrong answers that read as complete:\n{}",
+            lang.server,
+            wrong.join("\n\n")
+        ));
+    }
     rt.shutdown();
 }
 
