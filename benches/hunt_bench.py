@@ -70,8 +70,11 @@ TOKEN = "hunt-bench-token-0123456789abcdef"
 LABELS = ["may be incomplete", "still indexing", "still re-reading", "still analysing", "(pending",
           "(stale since", "(unconfirmed", "no diagnostics known", "ask again", "may be only partly loaded",
           "these may be uses"]
-# Longer than every bounded wait inside tether.
-CALL_BOUND_S = 150
+# Longer than every bounded wait an `lsp` call may make, added up (the
+# server's start and the file's sync, the index, the request, the retry
+# while the content changed; for the question and each time tether asks it
+# anew of a replaced server): as CALL_BOUND in tests/it/faults/hunt.rs.
+CALL_BOUND_S = (60 + 20 + 30 + 30) * 3
 
 
 def fetch_fastapi() -> str:

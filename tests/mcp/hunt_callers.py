@@ -2,7 +2,7 @@
 `tether serve --http` run and parallel calls in one `tether serve` stdio
 session, all through the official MCP Python SDK (PyPI `mcp`).
 
-    python3 hunt_callers.py URL TOKEN TETHER WORKDIR SESSIONS PARALLEL
+    python3 hunt_callers.py URL TOKEN TETHER WORKDIR SESSIONS PARALLEL [CALL_BOUND_S]
 
 Prints `ready` once every session is initialised. Then, for each line on
 stdin — one call, `{"round": N, "tool": ..., "args": {...}}` — makes that
@@ -24,8 +24,9 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 
 URL, TOKEN, TETHER, WORKDIR = sys.argv[1:5]
 SESSIONS, PARALLEL = int(sys.argv[5]), int(sys.argv[6])
-# Longer than any bounded wait inside tether: a call that takes this long hangs.
-CALL_BOUND_S = 150
+# Longer than every bounded wait inside tether added up (the caller passes
+# it): a call that takes this long hangs.
+CALL_BOUND_S = float(sys.argv[7]) if len(sys.argv) > 7 else 450
 
 
 def text_of(result):
