@@ -79,7 +79,7 @@ pub fn report(
             connected: connected.contains(&resource),
             components: match resource {
                 Resource::Parsers => grammars(workdir),
-                Resource::LanguageServers => servers(lsp),
+                Resource::LanguageServers => servers(lsp).into_iter().chain([budget(workdir, lsp)]).collect(),
                 Resource::Kernels => kernels(),
                 // The languages no adapter serves are `debug adapters`'
                 // to list, not every project's status.
@@ -171,6 +171,16 @@ fn servers(lsp: Option<&serde_json::Value>) -> Vec<Component> {
         })
         .chain(absent.filter(|c| !c.detail.ends_with(": ")))
         .collect()
+}
+
+/// The servers' memory budget and idle limit that apply here (what they
+/// hold now, when they are connected).
+fn budget(workdir: &Path, lsp: Option<&serde_json::Value>) -> Component {
+    let held = lsp.and_then(|v| v["memory_held"].as_u64());
+    match tether_actors::lsp::limits::load(workdir) {
+        Ok(limits) => Component { name: "(budget)".into(), usable: true, detail: limits.describe(held) },
+        Err(e) => Component { name: "(budget)".into(), usable: false, detail: e },
+    }
 }
 
 /// Whether each kernel's interpreter can be found here.

@@ -145,11 +145,18 @@ impl ActorNode {
         }
         let _ = write!(out, " pending={}", self.pending);
         for (key, value) in &self.detail {
-            match value {
-                serde_json::Value::String(s) => {
+            // Sizes and durations read as such; the data keeps the numbers.
+            match (value, value.as_u64()) {
+                (_, Some(n)) if key.ends_with("_bytes") => {
+                    let _ = write!(out, " {}={}", key.trim_end_matches("_bytes"), format_size(n));
+                }
+                (_, Some(n)) if key.ends_with("_ms") => {
+                    let _ = write!(out, " {}={}", key.trim_end_matches("_ms"), format_uptime(n));
+                }
+                (serde_json::Value::String(s), _) => {
                     let _ = write!(out, " {key}={s}");
                 }
-                other => {
+                (other, _) => {
                     let _ = write!(out, " {key}={other}");
                 }
             }
@@ -161,6 +168,16 @@ impl ActorNode {
         for child in &self.children {
             child.write_text(out, depth + 1);
         }
+    }
+}
+
+/// A size in the unit that reads best: `312 MiB`, `6.0 GiB`.
+pub fn format_size(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", bytes.div_ceil(MIB))
     }
 }
 
@@ -180,10 +197,15 @@ mod tests {
     fn text_form_indents_children() {
         let mut root = ActorNode::new("router", "run", "ready", 1500, 2);
         root.children.push(ActorNode::new("ast", "grammars", "ready", 20, 0).with_detail("staged", 3));
+        root.children.push(
+            ActorNode::new("lsp-server", "pyright@.", "ready", 20, 0)
+                .with_detail("memory_bytes", 300u64 << 20)
+                .with_detail("idle_ms", 61_000),
+        );
         let text = root.to_text();
         assert_eq!(
             text,
-            "router run [ready] up=1.5s pending=2\n  ast grammars [ready] up=20ms pending=0 staged=3\n"
+            "router run [ready] up=1.5s pending=2\n  ast grammars [ready] up=20ms pending=0 staged=3\n  lsp-server pyright@. [ready] up=20ms pending=0 idle=1m1s memory=300 MiB\n"
         );
         let json = serde_json::to_value(&root).unwrap();
         assert_eq!(json["children"][0]["detail"]["staged"], 3);

@@ -275,6 +275,22 @@ fn process_group(pid: i32) -> Option<i32> {
     stat(pid as u32).map(|s| s.group as i32)
 }
 
+/// The resident memory, in bytes, of the live members of process group
+/// `pgid` together (a server and the processes it started: jdtls's JVM,
+/// tsserver, gopls's workers), from each one's `/proc/<pid>/statm`.
+pub fn group_rss(pgid: u32) -> u64 {
+    // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    group_members(pgid)
+        .into_iter()
+        .filter_map(|(pid, _)| {
+            let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+            statm.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|pages| pages * page)
+        .sum()
+}
+
 /// The parent of `pid`.
 pub fn parent_of(pid: u32) -> Option<u32> {
     stat(pid).map(|s| s.parent)

@@ -29,6 +29,10 @@
 //!
 //! [watch]
 //! mode = "events"                # or "scan": stat the tree before each query
+//!
+//! [lsp]
+//! memory_budget_mb = 6144        # see super::limits
+//! idle_limit_minutes = 30
 //! ```
 //!
 //! Languages (`[[language]]`, see [`super::languages`]) say which files
@@ -423,6 +427,9 @@ struct FileConfig {
     /// How the working directory is watched.
     #[serde(default)]
     watch: Option<WatchSection>,
+    /// The servers' memory budget and idle limit ([`super::limits`]).
+    #[serde(default)]
+    lsp: Option<super::limits::LspSection>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -441,29 +448,33 @@ enum WatchMode {
 /// How `tether.toml` asks for the working directory to be watched
 /// (`[watch] mode`): events by default.
 pub fn watch_preference(workdir: &Path) -> Result<crate::watch::Preference, String> {
-    let text = match std::fs::read_to_string(workdir.join(CONFIG_FILE)) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
-        Err(e) => return Err(format!("cannot read {CONFIG_FILE}: {e}")),
-    };
-    let parsed: FileConfig = toml::from_str(&text).map_err(|e| format!("{CONFIG_FILE} is not valid: {e}"))?;
+    let Some(parsed) = read(workdir)? else { return Ok(Default::default()) };
     Ok(match parsed.watch.map(|w| w.mode) {
         Some(WatchMode::Scan) => crate::watch::Preference::Scan,
         Some(WatchMode::Events) | None => crate::watch::Preference::Events,
     })
 }
 
+/// `tether.toml`'s `[lsp]` section (empty when there is none).
+pub fn lsp_section(workdir: &Path) -> Result<super::limits::LspSection, String> {
+    Ok(read(workdir)?.and_then(|parsed| parsed.lsp).unwrap_or_default())
+}
+
+/// `workdir`'s `tether.toml`, parsed; `None` when there is none.
+fn read(workdir: &Path) -> Result<Option<FileConfig>, String> {
+    let text = match std::fs::read_to_string(workdir.join(CONFIG_FILE)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {CONFIG_FILE}: {e}")),
+    };
+    toml::from_str(&text).map(Some).map_err(|e| format!("{CONFIG_FILE} is not valid: {e}"))
+}
+
 /// The tables for `workdir`: the built-in ones, with `tether.toml`'s
 /// entries replacing built-ins of the same id and new ids placed first (so
 /// a project's own choice wins for its languages).
 pub fn load(workdir: &Path) -> Result<Table, String> {
-    let path = workdir.join(CONFIG_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Table::default()),
-        Err(e) => return Err(format!("cannot read {CONFIG_FILE}: {e}")),
-    };
-    let parsed: FileConfig = toml::from_str(&text).map_err(|e| format!("{CONFIG_FILE} is not valid: {e}"))?;
+    let Some(parsed) = read(workdir)? else { return Ok(Table::default()) };
     let mut table = builtin();
     let mut added = Vec::new();
     for server in parsed.server {

@@ -11,13 +11,15 @@
 //! directly what its LSP side cannot answer truthfully; [`unmanaged`] writes the project a server whose build
 //! import failed is started on; [`edits`] turns positions into offsets and applies text
 //! edits, [`workspace_edit`] plays a whole `WorkspaceEdit` (files created,
-//! renamed, deleted) on a copy of what it touches.
+//! renamed, deleted) on a copy of what it touches; [`limits`] holds the
+//! run's memory budget and idle limit for its servers.
 
 pub mod checker;
 pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod languages;
+pub mod limits;
 pub mod opened;
 pub mod reported;
 pub mod server;

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::config::{self, ServerConfig, Table};
 use super::discovery::{self, Usable};
+use super::limits::{self, Limits};
 use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown};
 use super::tree;
 use crate::describe::{ActorNode, Describe, describe_or_busy};
@@ -199,6 +200,10 @@ pub struct StatusReport {
     pub absent: Vec<String>,
     /// Whether the count of files stopped at `tree::MAX_FILES_WALKED`.
     pub capped: bool,
+    /// The servers' memory budget and idle limit.
+    pub limits: Limits,
+    /// The resident memory the running servers hold together, in bytes.
+    pub memory_held: u64,
 }
 
 /// The supervisor actor.
@@ -215,13 +220,19 @@ pub struct LspSupervisor {
     started: Instant,
     watcher: Option<Watcher>,
     pids: ServerPids,
+    /// The servers' memory budget and idle limit (`[lsp]` of
+    /// `tether.toml`; the defaults when it is not valid, which `table`
+    /// reports).
+    limits: Limits,
 }
 
 impl LspSupervisor {
     /// A supervisor for `workdir` (canonical), reading its `tether.toml`.
     pub fn new(workdir: PathBuf) -> Self {
         let table = config::load(&workdir).map(Arc::new);
+        let limits = limits::load(&workdir).unwrap_or_default();
         Self {
+            limits,
             workdir,
             table,
             binaries: std::collections::HashMap::new(),
@@ -231,6 +242,11 @@ impl LspSupervisor {
             watcher: None,
             pids: ServerPids::default(),
         }
+    }
+
+    /// The resident memory of every running server's process group, together.
+    pub fn memory_held(&self) -> u64 {
+        self.pids.lock().values().map(|pid| crate::process::group_rss(*pid)).sum()
     }
 
     /// The running servers' pids, kept current by the server actors.
@@ -451,6 +467,8 @@ impl Handler<Status> for LspSupervisor {
             self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
         let workdir = self.workdir.clone();
         let watch = self.watcher.as_ref().map(|w| w.handle().status());
+        let limits = self.limits.clone();
+        let memory_held = self.memory_held();
         Box::pin(async move {
             // The walk and the PATH probes are blocking work: off the
             // actor thread, which the router shares.
@@ -536,7 +554,15 @@ impl Handler<Status> for LspSupervisor {
                     .map(str::to_string)
                     .collect()
             };
-            StatusReport { config_error, watch, languages, absent, capped: in_tree.capped }
+            StatusReport {
+                config_error,
+                watch,
+                languages,
+                absent,
+                capped: in_tree.capped,
+                limits,
+                memory_held,
+            }
         })
     }
 }
@@ -552,7 +578,12 @@ impl Handler<Describe> for LspSupervisor {
             self.started.elapsed().as_millis() as u64,
             0,
         )
-        .with_detail("crashes", self.crashes);
+        .with_detail("crashes", self.crashes)
+        .with_detail("memory_held_bytes", self.memory_held())
+        .with_detail("memory_budget_bytes", self.limits.memory_budget);
+        if let Some(limit) = self.limits.idle_limit {
+            node = node.with_detail("idle_limit_ms", limit.as_millis() as u64);
+        }
         if let Some(w) = &self.watcher {
             let status = w.handle().status();
             node = node

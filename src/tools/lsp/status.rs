@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use actix::Addr;
+use tether_actors::describe::format_size;
 use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Status};
 
 use crate::result::ToolResult;
@@ -40,9 +41,13 @@ pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
             if lang.usable { "usable" } else { "not usable" }
         );
         for node in &lang.running {
+            let number = |key: &str| node.detail.get(key).and_then(|v| v.as_u64());
+            let memory =
+                number("memory_bytes").map(|b| format!(" memory={}", format_size(b))).unwrap_or_default();
+            let idle = number("idle_ms").map(|ms| format!(" idle={}s", ms / 1000)).unwrap_or_default();
             let _ = writeln!(
                 text,
-                "  running {} [{}] pid={} up={}ms restarts={}",
+                "  running {} [{}] pid={} up={}ms restarts={}{memory}{idle}",
                 node.id,
                 node.state,
                 node.pid.map_or("-".to_string(), |p| p.to_string()),
@@ -67,6 +72,7 @@ pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
     if !report.absent.is_empty() {
         let _ = writeln!(text, "servers are configured for, with no file here: {}", report.absent.join(", "));
     }
+    let _ = writeln!(text, "{}", report.limits.describe(Some(report.memory_held)));
     text.push_str(RESOURCES_HINT);
     ToolResult::text(text).with_data(&report)
 }

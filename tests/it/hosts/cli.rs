@@ -84,6 +84,10 @@ fn tree_and_status_describe_the_run() {
     assert_eq!(code, 0);
     assert!(out.contains("parsers: connected"), "{out}");
     assert!(out.contains("python      ok") && out.contains("1 file here"), "{out}");
+    assert!(
+        out.contains("(budget)") && out.contains("budget (the default, a quarter of this machine's"),
+        "the servers' budget that would apply: {out}"
+    );
     let (_, out, _) = tether(dir.path(), &["status", "--without", "parsers"]);
     assert!(out.contains("parsers: not connected"), "{out}");
 }

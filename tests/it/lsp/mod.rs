@@ -1,6 +1,7 @@
 //! Language servers, through the `lsp`, `lsp_rename` and `lsp_edit` tools and the
 //! diagnostics a write carries.
 
+mod budget;
 mod edit;
 mod edit_symbol;
 mod exactly;

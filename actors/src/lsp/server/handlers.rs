@@ -75,6 +75,7 @@ impl Handler<Open> for LspServerActor {
     type Result = AtomicResponse<Self, Result<Opened, LspError>>;
 
     fn handle(&mut self, msg: Open, ctx: &mut Self::Context) -> Self::Result {
+        self.last_used = Instant::now();
         let started = ensure_running(self, ctx);
         AtomicResponse::new(Box::pin(started.map(move |ok, act, _ctx| {
             ok?;

@@ -189,6 +189,8 @@ pub struct LspServerActor {
     /// How the last process ended unasked (or why its start failed).
     last_crash: Option<ExitInfo>,
     created: Instant,
+    /// When a caller last opened a session on it: it is idle since.
+    last_used: Instant,
     supervisor: Option<Recipient<ServerCrashed>>,
     pids: ServerPids,
     /// The project the server serves the root through since it could
@@ -222,6 +224,7 @@ impl LspServerActor {
             crashed_at: None,
             last_crash: None,
             created: Instant::now(),
+            last_used: Instant::now(),
             supervisor,
             pids,
             unmanaged: None,

@@ -34,6 +34,11 @@ impl Handler<Describe> for LspServerActor {
         node.restarts = Some(self.restarts);
         node = node.with_detail("open_documents", self.docs.len());
         if let Some(r) = &self.running {
+            // Its whole process group: the server and what it started.
+            node = node.with_detail("memory_bytes", crate::process::group_rss(r.guard.pid()));
+            // Idle: no caller has opened a session on it, and it owes none an answer.
+            let idle = if pending == 0 { self.last_used.elapsed().as_millis() as u64 } else { 0 };
+            node = node.with_detail("idle_ms", idle);
             node = node.with_detail("file_watchers", r.shared.watchers());
             let rereading = r.shared.rereading().len();
             if rereading > 0 {
