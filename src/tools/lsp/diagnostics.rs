@@ -41,6 +41,13 @@ pub const CHECK_RESTART_GRACE: Duration = Duration::from_millis(1500);
 /// server publishes only a list that changed: an empty one that stays
 /// empty is not sent again).
 pub const CHECK_PUBLISH_GRACE: Duration = Duration::from_millis(400);
+/// The turns of its loop a checker server may take, after a check's end,
+/// to publish the list: the grace is at least this many times the time it
+/// took to answer a request sent behind the end. The hunt on semver once
+/// found two fresh empty lists for a file holding an error on a loaded
+/// machine: most likely a list that came later than
+/// [`CHECK_PUBLISH_GRACE`].
+pub const CHECK_PUBLISH_TURNS: u32 = 4;
 /// How long a server that publishes without versions must stay quiet
 /// about a file before its last list is taken as the whole list.
 pub const UNVERSIONED_SETTLE: Duration = Duration::from_millis(1000);
@@ -234,12 +241,17 @@ async fn checked(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshnes
     // restarts its check when it sees a file change) is seen and awaited.
     let mut done = None;
     let mut unconfirmed = None;
+    // How long the server took to answer behind the check's end: one turn
+    // of its loop, on this machine now.
+    let mut turn = Duration::ZERO;
     while !left().is_zero() {
         let settled = |s: &ServerState| (s.checked_since(mark) && !s.checking()).then_some(());
         if session.shared.wait_until(left(), settled).await.is_none() {
             break;
         }
+        let asked = std::time::Instant::now();
         session.barrier(left()).await;
+        turn = asked.elapsed();
         if settled(&session.shared).is_none() {
             continue;
         }
@@ -278,7 +290,10 @@ async fn checked(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshnes
                 .filter(|e| e.seq > published_before && e.version.is_none_or(|v| v >= version))
                 .map(|_| ())
         };
-        session.shared.wait_until(left().min(CHECK_PUBLISH_GRACE), published).await;
+        // The list may come a few turns after the end: on a loaded
+        // machine a turn is long, and the grace with it.
+        let grace = CHECK_PUBLISH_GRACE.max(turn * CHECK_PUBLISH_TURNS);
+        session.shared.wait_until(left().min(grace), published).await;
     }
     let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
     match working {
