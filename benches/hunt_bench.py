@@ -2,13 +2,17 @@
 """The hunt for wrong answers (tests/it/faults/hunt.rs) at benchmark size, on real
 projects nobody here wrote: FastAPI 0.115.0 (pyright), rxjs 7.8.1's
 TypeScript sources (typescript-language-server), cobra 1.6.1 from
-Debian (gopls) and semver 1.0.23 from crates.io (rust-analyzer).
+Debian (gopls), semver 1.0.23 from crates.io (rust-analyzer), Brotli
+1.1.0's C library from its PyPI sdist (clangd) and @capacitor/android
+6.2.0's Java sources from npm (jdtls).
 
     cargo build --release
     python3 benches/hunt_bench.py --project fastapi --ops 2000
     python3 benches/hunt_bench.py --project rxjs --ops 2000
     python3 benches/hunt_bench.py --project cobra --ops 2000
     python3 benches/hunt_bench.py --project semver --ops 2000
+    python3 benches/hunt_bench.py --project brotli --ops 2000 --busy 1
+    python3 benches/hunt_bench.py --project capacitor --ops 2000
     python3 benches/hunt_bench.py --project fastapi --ops 2000 --writers
     python3 benches/hunt_bench.py --project rxjs --ops 2000 --writers
 
@@ -150,6 +154,37 @@ def fetch_semver() -> str:
     return dst
 
 
+def fetch_brotli() -> str:
+    """Brotli 1.1.0's C library (c/), from its PyPI sdist."""
+    dst = os.path.join(PEERS, "brotli-src")
+    if not os.path.isdir(dst):
+        os.makedirs(PEERS, exist_ok=True)
+        dl = tempfile.mkdtemp()
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+                        "--no-binary", ":all:", "Brotli==1.1.0", "-d", dl], check=True)
+        with tarfile.open(os.path.join(dl, "Brotli-1.1.0.tar.gz")) as t:
+            t.extractall(dl, filter="data")
+        os.makedirs(dst)
+        shutil.copytree(os.path.join(dl, "Brotli-1.1.0", "c"), os.path.join(dst, "c"))
+    return dst
+
+
+def fetch_capacitor() -> str:
+    """@capacitor/android 6.2.0's Java sources, from npm (its Android
+    dependencies are not there: jdtls resolves the project's own types)."""
+    dst = os.path.join(PEERS, "capacitor-src")
+    if not os.path.isdir(dst):
+        os.makedirs(PEERS, exist_ok=True)
+        dl = tempfile.mkdtemp()
+        subprocess.run(["npm", "pack", "-q", "@capacitor/android@6.2.0"], cwd=dl, check=True,
+                       stdout=subprocess.DEVNULL)
+        with tarfile.open(os.path.join(dl, "capacitor-android-6.2.0.tgz")) as t:
+            t.extractall(dl, filter="data")
+        shutil.copytree(os.path.join(dl, "package", "capacitor", "src", "main", "java"),
+                        os.path.join(dst, "src", "main", "java"))
+    return dst
+
+
 def line_of(path: str, prefix: str) -> int:
     for n, line in enumerate(open(path), 1):
         if line.startswith(prefix):
@@ -163,6 +198,12 @@ class Project:
     def __init__(self, name: str, root: str):
         self.name = name
         self.root = root
+        # What closes the probe host after its callers (a Java class's brace).
+        self.host_tail = ""
+        # Other places a definition answer may rightly name (a C header's
+        # declaration, before clangd's index holds the definition), and
+        # files a workspace symbol may rightly be in.
+        self.def_also: list[str] = []
         if name == "fastapi":
             self.server = "pyright"
             self.target = "fastapi/param_functions.py"
@@ -214,6 +255,55 @@ class Project:
             self.broken_file = "src/display.rs"
             self.error = lambda k: f"\npub fn _bad_{k}() -> i32 {{\n    \"x\"\n}}\n"
             self.error_word = "E0308"
+        elif name == "brotli":
+            self.server = "clangd"
+            self.target = "c/common/dictionary.c"
+            self.line = line_of(os.path.join(root, self.target), "const BrotliDictionary* BrotliGetDictionary(void) {")
+            self.symbol = "BrotliGetDictionary"
+            self.def_line = self.line
+            self.def_also = [f"c/common/dictionary.h:{line_of(os.path.join(root, 'c/common/dictionary.h'), 'BROTLI_COMMON_API const BrotliDictionary* BrotliGetDictionary')}:"]
+            self.host = "c/common/zz_probe_host.c"
+            self.host_head = ("#include \"dictionary.h\"\n\nconst BrotliDictionary* probe_first(void) {\n"
+                              "  return BrotliGetDictionary();\n}\n")
+            self.host_call_line, self.host_call_symbol = 4, "BrotliGetDictionary"
+            self.caller = lambda k: f"\nconst BrotliDictionary* probe_{k}(void) {{\n  return BrotliGetDictionary();\n}}\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"c/common/zz_probe_new_{k}.c",
+                                     f"#include \"dictionary.h\"\n\nconst BrotliDictionary* probe_value_{k}(void) {{\n"
+                                     "  return BrotliGetDictionary();\n}\n", 1)
+            self.broken_file = "c/common/constants.c"
+            self.error = lambda k: f"\nstatic int bad_{k} = undeclared_name_{k};\n"
+            self.error_word = "undeclared identifier"
+            # clangd indexes what its compilation database names; the probes
+            # it does not name are opened by tether, and take the include
+            # directory from .clangd as every file does.
+            include = os.path.join(root, "c", "include")
+            entries = [{"directory": root, "file": os.path.join(d, f),
+                        "command": f"cc -std=c99 -I{include} -c {os.path.join(d, f)}"}
+                       for d, _, files in os.walk(os.path.join(root, "c")) for f in files if f.endswith(".c")]
+            self.write("compile_commands.json", json.dumps(entries))
+            self.write(".clangd", f"CompileFlags:\n  Add: [-I{include}]\n")
+        elif name == "capacitor":
+            self.server = "jdtls"
+            pkg = "src/main/java/com/getcapacitor"
+            self.target = f"{pkg}/Logger.java"
+            # `Logger.debug(String)`, one of two overloads: a one-argument call resolves to it.
+            self.line = line_of(os.path.join(root, self.target), "    public static void debug(String message) {")
+            self.symbol = "debug"
+            self.def_line = self.line
+            self.host = f"{pkg}/ZzProbeHost.java"
+            self.host_head = ("package com.getcapacitor;\n\nclass ZzProbeHost {\n\n    static void probeFirst() {\n"
+                              "        Logger.debug(\"x\");\n    }\n")
+            self.host_tail = "}\n"
+            self.host_call_line, self.host_call_symbol = 6, "debug"
+            self.caller = lambda k: f"\n    static void probe{k}() {{\n        Logger.debug(\"x\");\n    }}\n"
+            self.refs_per_caller = 1
+            self.module = lambda k: (f"{pkg}/ZzProbeNew{k}.java",
+                                     f"package com.getcapacitor;\n\nclass ZzProbeNew{k} {{\n    static void probe() {{\n"
+                                     "        Logger.debug(\"x\");\n    }\n}\n", 1)
+            self.broken_file = f"{pkg}/PluginResult.java"
+            self.error = lambda k: f"\n    static int bad{k} = \"x\";\n"
+            self.error_word = "Type mismatch"
         else:
             self.server = "typescript-language-server"
             self.target = "src/internal/operators/map.ts"
@@ -232,6 +322,13 @@ class Project:
             self.broken_file = "src/internal/operators/filter.ts"
             self.error = lambda k: f"\nconst _bad{k}: number = 's';\n"
             self.error_word = "not assignable"
+
+    def broken(self, base: str, serial: int) -> str:
+        """The broken file: the error appended, inside a Java class's last brace."""
+        if self.host_tail:
+            at = base.rstrip().rfind("}")
+            return base[:at] + self.error(serial) + base[at:]
+        return base + self.error(serial)
 
     def write(self, rel: str, text: str):
         path = os.path.join(self.root, rel)
@@ -275,7 +372,7 @@ class World:
         return self.p.refs_per_caller * len(callers) + per_module * (len(modules) + branch_files)
 
     def write_host(self):
-        self.p.write(self.p.host, self.p.host_head + "".join(self.p.caller(k) for k in self.callers))
+        self.p.write(self.p.host, self.p.host_head + "".join(self.p.caller(k) for k in self.callers) + self.p.host_tail)
         self.mark()
 
     def change(self, rng: random.Random, serial: int) -> str:
@@ -293,7 +390,7 @@ class World:
         if pick <= 5:
             if self.broken is None:
                 self.broken = serial
-                p.write(p.broken_file, self.broken_base + p.error(serial))
+                p.write(p.broken_file, p.broken(self.broken_base, serial))
                 self.mark()
                 return f"broke {p.broken_file}"
             self.broken = None
@@ -390,7 +487,7 @@ def hunt_writers(args, source: str) -> int:
 
 async def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--project", choices=["fastapi", "rxjs", "cobra", "semver"], required=True)
+    ap.add_argument("--project", choices=["fastapi", "rxjs", "cobra", "semver", "brotli", "capacitor"], required=True)
     ap.add_argument("--ops", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=4)
     ap.add_argument("--parallel", type=int, default=2)
@@ -402,14 +499,15 @@ async def main():
     ap.add_argument("--kills", type=int, default=4, help="server kills in the run")
     ap.add_argument("--seconds", type=float, default=0, help="the hunt with writers starts no round after this")
     args = ap.parse_args()
-    source = {"fastapi": fetch_fastapi, "rxjs": fetch_rxjs, "cobra": fetch_cobra, "semver": fetch_semver}[args.project]()
+    source = {"fastapi": fetch_fastapi, "rxjs": fetch_rxjs, "cobra": fetch_cobra, "semver": fetch_semver,
+              "brotli": fetch_brotli, "capacitor": fetch_capacitor}[args.project]()
     if args.writers:
         sys.exit(hunt_writers(args, source))
     work = tempfile.mkdtemp(prefix="tether-hunt-")
     root = os.path.join(work, args.project)
     shutil.copytree(source, root)
     p = Project(args.project, root)
-    p.write(p.host, p.host_head)
+    p.write(p.host, p.host_head + p.host_tail)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
@@ -471,13 +569,13 @@ async def main():
                     if op == "references":
                         return references_total(text) == base_refs + world.refs_delta(state)
                     if op == "definition":
-                        return f"{p.target}:{p.def_line}:" in text
+                        return any(at in text for at in [f"{p.target}:{p.def_line}:"] + p.def_also)
                     if op == "hover":
                         return p.symbol in text
                     if op == "diagnostics":
                         shows = p.error_word in text
                         return "(fresh)" in text and shows == (state[1] is not None)
-                    return f"{p.target}:" in text
+                    return any(f in text for f in [f"{p.target}:"] + [d.split(":")[0] for d in p.def_also])
                 if any(right(s) for s in states):
                     return "right"
                 if any(label in text for label in LABELS):
@@ -525,8 +623,8 @@ async def main():
                         during += 1
                     elif rnd in kill_rounds:
                         await anyio.sleep(0.05)
-                        marker = {"pyright": "pyright", "gopls": "gopls",
-                                  "rust-analyzer": "rust-analyzer"}.get(p.server, "tsserver")
+                        marker = {"pyright": "pyright", "gopls": "gopls", "rust-analyzer": "rust-analyzer",
+                                  "clangd": "clangd", "jdtls": "jdtls"}.get(p.server, "tsserver")
                         for pid in server_pids(server.pid, marker):
                             os.kill(pid, signal.SIGKILL)
 

@@ -279,16 +279,23 @@ fn process_group(pid: i32) -> Option<i32> {
 /// `pgid` together (a server and the processes it started: jdtls's JVM,
 /// tsserver, gopls's workers), from each one's `/proc/<pid>/statm`.
 pub fn group_rss(pgid: u32) -> u64 {
+    groups_rss(&[pgid])[0]
+}
+
+/// [`group_rss`] of each of `pgids`, in one walk of `/proc`.
+pub fn groups_rss(pgids: &[u32]) -> Vec<u64> {
     // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
-    group_members(pgid)
-        .into_iter()
-        .filter_map(|(pid, _)| {
-            let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-            statm.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map(|pages| pages * page)
-        .sum()
+    let mut held = vec![0; pgids.len()];
+    for pid in pids() {
+        let Some(stat) = stat(pid as u32).filter(|s| s.is_live()) else { continue };
+        let Some(i) = pgids.iter().position(|g| *g == stat.group) else { continue };
+        let resident = std::fs::read_to_string(format!("/proc/{pid}/statm"))
+            .ok()
+            .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok());
+        held[i] += resident.unwrap_or(0) * page;
+    }
+    held
 }
 
 /// The parent of `pid`.
@@ -502,6 +509,32 @@ pub fn is_running(pid: i32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_groups_memory_is_its_members_together() {
+        use std::os::unix::process::CommandExt;
+        // A shell and the sleep it starts, in a group of their own.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30; wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let own = |pid: u32| -> u64 {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+            line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() << 10
+        };
+        let members = super::group_members(pgid);
+        assert_eq!(members.len(), 3, "{members:?}");
+        let held = super::group_rss(pgid);
+        let sum: u64 = members.iter().map(|(pid, _)| own(*pid)).sum();
+        assert!(held > 0 && held.abs_diff(sum) <= sum / 10, "{held} against {sum}");
+        assert_eq!(super::groups_rss(&[pgid, u32::MAX])[1], 0);
+        super::kill_group(pgid);
+        let _ = child.wait();
+    }
 
     #[test]
     fn a_probe_keeps_its_output_and_is_killed_past_its_limit() {

@@ -486,3 +486,16 @@ pub fn answer_only(text: &str) -> &str {
         _ => text,
     }
 }
+
+/// Child processes killed (and reaped) when this is dropped, however the
+/// test ends: the CPU-bound processes a test runs beside its work.
+pub struct KillOnDrop(pub Vec<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -125,6 +125,63 @@ async def bad_requests():
     print("ok")
 
 
+async def slowly(body):
+    half = len(body) // 2
+    yield body[:half]
+    await anyio.sleep(0.05)
+    yield body[half:]
+
+
+async def bad_requests_at_once():
+    """Sixteen clients at once, each sending every kind of malformed request
+    over its own keep-alive connection, round after round: each gets its
+    error, and none a dropped connection."""
+    init = initialize("raw")
+    big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}}
+    kinds = [
+        ("no token", dict(json=init, headers=ACCEPT), {401}),
+        ("a wrong token", dict(json=init, headers={**ACCEPT, "Authorization": "Bearer wrong-token-wrong-token"}), {401}),
+        ("a foreign Origin", dict(json=init, headers={**ACCEPT, **AUTH, "Origin": "http://evil.example"}), {403}),
+        ("a foreign Host", dict(json=init, headers={**ACCEPT, **AUTH, "Host": "evil.example"}), {403}),
+        ("a malformed body", dict(content=b"{not json", headers={**ACCEPT, **AUTH}), set(range(400, 500))),
+        ("a wrong content type", dict(json=init, headers={**AUTH, "Content-Type": "text/plain",
+                                                         "Accept": "application/json, text/event-stream"}), set(range(400, 500))),
+        ("an unknown session", dict(json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                                    headers={**ACCEPT, **AUTH, "Mcp-Session-Id": "no-such-session"}), {404}),
+        ("another path", dict(json=init, headers={**ACCEPT, **AUTH}, url=URL.replace("/mcp", "/other")), {404}),
+    ]
+    failures = []
+    answered = [0]
+
+    async def client(n):
+        async with httpx.AsyncClient(timeout=60) as h:
+            for round in range(6):
+                for what, kw, expected in kinds + ([("an oversized body", dict(json=big, headers={**ACCEPT, **AUTH}), {413})]
+                                                   if (n + round) % 4 == 0 else []):
+                    kw = dict(kw)
+                    url = kw.pop("url", URL)
+                    if round % 2 == 1 and "json" in kw:
+                        # The body in two pieces, the second a moment after
+                        # the headers: the answer may come before it arrives.
+                        body = json.dumps(kw.pop("json")).encode()
+                        kw["content"] = slowly(body)
+                    try:
+                        r = await h.post(url, **kw)
+                    except Exception as e:  # a dropped connection is what this looks for
+                        failures.append(f"client {n}, round {round}, {what}: {type(e).__name__}: {e}")
+                        continue
+                    answered[0] += 1
+                    if r.status_code not in expected:
+                        failures.append(f"client {n}, round {round}, {what}: {r.status_code} {r.text[:200]}")
+
+    async with anyio.create_task_group() as tg:
+        for n in range(16):
+            tg.start_soon(client, n)
+    check(not failures, f"{len(failures)} of the malformed requests got no error of their own", "\n".join(failures[:20]))
+    print(f"ANSWERED {answered[0]}")
+    print("ok")
+
+
 async def questions_go_to_their_own_session():
     """Each session's ask_user and permission cards reach that session's
     client, never another's."""
@@ -325,6 +382,7 @@ SCENARIOS = {
     "eight_sessions": eight_sessions,
     "session_end_kills_its_kernel": session_end_kills_its_kernel,
     "bad_requests": bad_requests,
+    "bad_requests_at_once": bad_requests_at_once,
 }
 
 if __name__ == "__main__":

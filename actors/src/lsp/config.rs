@@ -23,6 +23,7 @@
 //! check_progress = "…/flycheck"  # see ServerConfig::check_progress
 //! fatal_log = "[tsserver] Exited" # see ServerConfig::fatal_log
 //! unmanaged_fallback = "Failed to import projects" # see ServerConfig::unmanaged_fallback
+//! start_memory_mb = 150          # see ServerConfig::start_memory_mb
 //! import_check = { build_files = ["build.gradle"], command = "java.project.getAll", after_secs = 20 }
 //!
 //! install = { npm = ["pyright@1.1.414"] }  # what `tether install` runs
@@ -269,6 +270,13 @@ pub struct ServerConfig {
     /// checks the answer against the text and says what it does not list.
     #[serde(default)]
     pub omits_unresolved: bool,
+    /// About what it holds, in MiB, once started on a small project (its
+    /// whole process group): the room the run's budget must have for it
+    /// before it starts ([`super::limits`]); a server past the whole
+    /// budget is refused with both sizes. Each built-in figure is measured
+    /// beside its entry; for a server without one, 256.
+    #[serde(default)]
+    pub start_memory_mb: Option<u64>,
     /// A text in an error the server reports (a `language/status` of type
     /// Error, or a logged error) meaning it could not import the project's
     /// build: jdtls's "Failed to import projects" when Maven Central is
@@ -457,7 +465,11 @@ pub fn watch_preference(workdir: &Path) -> Result<crate::watch::Preference, Stri
 
 /// `tether.toml`'s `[lsp]` section (empty when there is none).
 pub fn lsp_section(workdir: &Path) -> Result<super::limits::LspSection, String> {
-    Ok(read(workdir)?.and_then(|parsed| parsed.lsp).unwrap_or_default())
+    let section = read(workdir)?.and_then(|parsed| parsed.lsp).unwrap_or_default();
+    match section.problem() {
+        Some(problem) => Err(format!("{CONFIG_FILE}: {problem}")),
+        None => Ok(section),
+    }
 }
 
 /// `workdir`'s `tether.toml`, parsed; `None` when there is none.
@@ -475,6 +487,9 @@ fn read(workdir: &Path) -> Result<Option<FileConfig>, String> {
 /// a project's own choice wins for its languages).
 pub fn load(workdir: &Path) -> Result<Table, String> {
     let Some(parsed) = read(workdir)? else { return Ok(Table::default()) };
+    if let Some(problem) = parsed.lsp.as_ref().and_then(|section| section.problem()) {
+        return Err(format!("{CONFIG_FILE}: {problem}"));
+    }
     let mut table = builtin();
     let mut added = Vec::new();
     for server in parsed.server {

@@ -10,6 +10,15 @@
 //! A server's memory is the resident memory of its whole process group
 //! (jdtls's JVM, typescript-language-server's tsserver, gopls's workers),
 //! read from `/proc`.
+//!
+//! A server idle longer than the limit is shut down cleanly (`shutdown`,
+//! `exit`, then killed after a bounded wait). When the servers together
+//! hold more than the budget — checked every [`BUDGET_CHECK_EVERY`], and
+//! before a server starts, against what it holds once started — the least
+//! recently used idle one is stopped first. The next call for its root
+//! starts it again, and that answer says it was stopped and why. A
+//! server that holds more once started than the whole budget is refused,
+//! with both sizes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -24,13 +33,53 @@ pub const DEFAULT_BUDGET_SHARE: u64 = 4;
 pub const DEFAULT_IDLE_LIMIT: Duration = Duration::from_secs(30 * 60);
 /// The budget assumed when the machine's memory cannot be read.
 const FALLBACK_MACHINE_MEMORY: u64 = 8 << 30;
+/// What a server without a `start_memory_mb` figure is taken to hold once
+/// started, in MiB.
+pub const DEFAULT_START_MEMORY_MB: u64 = 256;
+/// How recently a server must not have been used to be stopped for the
+/// budget: one used this recently is likely serving a call now.
+pub const IN_USE: Duration = Duration::from_secs(5);
+
+/// About what `server` holds once started, in bytes.
+pub fn start_memory(server: &super::config::ServerConfig) -> u64 {
+    server.start_memory_mb.unwrap_or(DEFAULT_START_MEMORY_MB) << 20
+}
+
+/// How often the supervisor compares what the servers hold with the budget.
+pub const BUDGET_CHECK_EVERY: Duration = Duration::from_secs(1);
+/// The longest a server's idle check waits between two looks.
+const IDLE_CHECK_MAX: Duration = Duration::from_secs(30);
+/// The shortest (a limit of seconds, as a test sets).
+const IDLE_CHECK_MIN: Duration = Duration::from_millis(200);
+
+/// How often a server looks whether it has been idle past `limit`: a
+/// quarter of it, within bounds, so it stops at most a quarter late.
+pub fn idle_check_every(limit: Duration) -> Duration {
+    (limit / 4).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX)
+}
 
 /// The `[lsp]` section of `tether.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LspSection {
     memory_budget_mb: Option<u64>,
-    idle_limit_minutes: Option<u64>,
+    /// Minutes; fractions are taken (`0.5` is 30 s).
+    idle_limit_minutes: Option<f64>,
+}
+
+impl LspSection {
+    /// What does not hold: a budget of nothing, a negative idle limit.
+    pub fn problem(&self) -> Option<String> {
+        if self.memory_budget_mb == Some(0) {
+            return Some("[lsp] memory_budget_mb is 0: give the megabytes the language servers may hold together, or leave it out for a quarter of the machine's memory".into());
+        }
+        match self.idle_limit_minutes {
+            Some(m) if !m.is_finite() || m < 0.0 => {
+                Some(format!("[lsp] idle_limit_minutes is {m}: give 0 (never stop an idle server) or more"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The run's limits for its language servers.
@@ -82,11 +131,26 @@ impl Limits {
             }
         };
         let idle_limit = match section.idle_limit_minutes {
-            Some(0) => None,
-            Some(minutes) => Some(Duration::from_secs(minutes * 60)),
+            Some(minutes) if minutes.is_finite() && minutes > 0.0 => {
+                Some(Duration::from_secs_f64(minutes * 60.0))
+            }
+            Some(_) => None,
             None => Some(DEFAULT_IDLE_LIMIT),
         };
         Limits { memory_budget, budget_from, idle_limit }
+    }
+
+    /// Why a server that holds about `start` once started cannot run under
+    /// this budget, if it cannot.
+    pub fn refuses(&self, server: &str, start: u64) -> Option<String> {
+        (start > self.memory_budget).then(|| {
+            format!(
+                "{server} holds about {} once started, more than the run's whole budget for language servers, {} ({}); raise [lsp] memory_budget_mb in tether.toml",
+                size(start),
+                size(self.memory_budget),
+                self.budget_from
+            )
+        })
     }
 
     /// One line for `lsp status`, `resources` and `tether status`: the
@@ -103,6 +167,34 @@ impl Limits {
             self.budget_from
         )
     }
+}
+
+/// Which idle servers to stop, least recently used first, so that the
+/// servers hold no more than `budget` with `need` more bytes to come (a
+/// server about to start, `except`): each chosen one was not used within
+/// [`IN_USE`] and owes no answer. Fewer than enough when the rest are in
+/// use.
+pub fn to_stop<'a>(
+    usage: &'a [super::server::UsageReport],
+    need: u64,
+    budget: u64,
+    except: Option<&super::server::ServerKey>,
+) -> Vec<&'a super::server::UsageReport> {
+    let mut held: u64 = usage.iter().map(|u| u.memory).sum();
+    let mut idle: Vec<&super::server::UsageReport> = usage
+        .iter()
+        .filter(|u| Some(&u.key) != except && u.pending == 0 && u.last_used.elapsed() >= IN_USE)
+        .collect();
+    idle.sort_by_key(|u| u.last_used);
+    let mut chosen = Vec::new();
+    for u in idle {
+        if held.saturating_add(need) <= budget {
+            break;
+        }
+        held -= u.memory;
+        chosen.push(u);
+    }
+    chosen
 }
 
 /// The `[lsp]` section of `workdir`'s `tether.toml`, or its problem.
@@ -143,6 +235,34 @@ mod tests {
     }
 
     #[test]
+    fn the_least_recently_used_idle_servers_are_stopped_until_the_rest_fit() {
+        use super::super::server::{ServerKey, UsageReport};
+        let now = std::time::Instant::now();
+        let report = |server: &str, mib: u64, ago: u64, pending: u64| UsageReport {
+            key: ServerKey { server: server.into(), root: "/r".into() },
+            memory: mib << 20,
+            last_used: now - Duration::from_secs(ago),
+            pending,
+        };
+        let usage = [
+            report("pyright", 200, 60, 0),
+            report("gopls", 100, 600, 0),
+            report("jdtls", 500, 30, 0),
+            report("clangd", 150, 900, 3),
+            report("tsserver", 250, 1, 0),
+        ];
+        let names = |v: Vec<&UsageReport>| v.into_iter().map(|u| u.key.server.clone()).collect::<Vec<_>>();
+        // 1,200 MiB held, 1,000 allowed: gopls (the oldest idle), then pyright.
+        assert_eq!(names(to_stop(&usage, 0, 1000 << 20, None)), ["gopls", "pyright"]);
+        // clangd owes answers and tsserver was just used: never chosen.
+        assert_eq!(names(to_stop(&usage, 0, 100 << 20, None)), ["gopls", "pyright", "jdtls"]);
+        // Room for a start, never the one starting.
+        let jdtls = &usage[2].key;
+        assert_eq!(names(to_stop(&usage, 300 << 20, 1200 << 20, Some(jdtls))), ["gopls", "pyright"]);
+        assert!(to_stop(&usage, 0, 2000 << 20, None).is_empty());
+    }
+
+    #[test]
     fn tether_toml_sets_both_and_zero_keeps_idle_servers() {
         let section: LspSection =
             toml::from_str("memory_budget_mb = 2048\nidle_limit_minutes = 0\n").unwrap();
@@ -153,5 +273,17 @@ mod tests {
             limits.describe(None).contains("a 2.0 GiB budget (tether.toml's [lsp] memory_budget_mb = 2048)")
         );
         assert!(toml::from_str::<LspSection>("memory_budget = 1\n").is_err());
+        let half: LspSection = toml::from_str("idle_limit_minutes = 0.05\n").unwrap();
+        assert_eq!(Limits::from_section(&half).idle_limit, Some(Duration::from_secs(3)));
+        assert_eq!(idle_check_every(Duration::from_secs(3)), Duration::from_millis(750));
+        assert_eq!(idle_check_every(Duration::from_secs(3600)), Duration::from_secs(30));
+        let negative: LspSection = toml::from_str("idle_limit_minutes = -1\n").unwrap();
+        assert!(negative.problem().unwrap().contains("give 0 (never stop an idle server) or more"));
+        let nothing: LspSection = toml::from_str("memory_budget_mb = 0\n").unwrap();
+        assert!(nothing.problem().unwrap().starts_with("[lsp] memory_budget_mb is 0"));
+        let small = Limits::from_section(&toml::from_str("memory_budget_mb = 100\n").unwrap());
+        let refusal = small.refuses("jdtls", 600 << 20).unwrap();
+        assert!(refusal.starts_with("jdtls holds about 600 MiB once started, more than the run's whole budget for language servers, 100 MiB"), "{refusal}");
+        assert_eq!(small.refuses("pyright", 90 << 20), None);
     }
 }

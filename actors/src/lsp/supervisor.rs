@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde::Serialize;
@@ -22,7 +22,10 @@ use serde::Serialize;
 use super::config::{self, ServerConfig, Table};
 use super::discovery::{self, Usable};
 use super::limits::{self, Limits};
-use super::server::{FilesChanged, LspServerActor, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown};
+use super::server::{
+    FilesChanged, LspServerActor, MakeRoom, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown, Stop,
+    Usage,
+};
 use super::tree;
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
@@ -224,7 +227,14 @@ pub struct LspSupervisor {
     /// `tether.toml`; the defaults when it is not valid, which `table`
     /// reports).
     limits: Limits,
+    /// Whether servers are being stopped for the budget now.
+    stopping: bool,
 }
+
+/// How long a server may take to say what it holds.
+const USAGE_WAIT: Duration = Duration::from_secs(2);
+/// How long stopping one server may take: its `shutdown`, its `exit`.
+const STOP_WAIT: Duration = Duration::from_secs(5);
 
 impl LspSupervisor {
     /// A supervisor for `workdir` (canonical), reading its `tether.toml`.
@@ -233,6 +243,7 @@ impl LspSupervisor {
         let limits = limits::load(&workdir).unwrap_or_default();
         Self {
             limits,
+            stopping: false,
             workdir,
             table,
             binaries: std::collections::HashMap::new(),
@@ -246,7 +257,8 @@ impl LspSupervisor {
 
     /// The resident memory of every running server's process group, together.
     pub fn memory_held(&self) -> u64 {
-        self.pids.lock().values().map(|pid| crate::process::group_rss(*pid)).sum()
+        let pgids: Vec<u32> = self.pids.lock().values().copied().collect();
+        crate::process::groups_rss(&pgids).into_iter().sum()
     }
 
     /// The running servers' pids, kept current by the server actors.
@@ -284,7 +296,11 @@ impl LspSupervisor {
         let workdir = self.workdir.clone();
         let me = ctx.address().recipient::<ServerCrashed>();
         let pids = self.pids.clone();
-        let addr = LspServerActor::create(move |_| LspServerActor::new(usable, workdir, Some(me), pids));
+        let room = ctx.address().recipient::<MakeRoom>();
+        let idle_limit = self.limits.idle_limit;
+        let addr = LspServerActor::create(move |_| {
+            LspServerActor::new(usable, workdir, Some(me), Some(room), idle_limit, pids)
+        });
         self.servers.insert(key.clone(), addr.clone());
         (key, addr)
     }
@@ -332,6 +348,92 @@ fn candidate_status(workdir: &Path, config: &ServerConfig, present: &tree::Prese
 
 impl Actor for LspSupervisor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(limits::BUDGET_CHECK_EVERY, |act, ctx| {
+            if act.stopping || act.pids.lock().is_empty() {
+                return;
+            }
+            let held = act.memory_held();
+            if held <= act.limits.memory_budget {
+                return;
+            }
+            let why = format!(
+                "because the run's language servers held {}, over its {} budget, and it was the least recently used",
+                limits::size(held),
+                limits::size(act.limits.memory_budget)
+            );
+            ctx.spawn(act.stop_for_budget(0, None, why).map(|_, _, _| ()));
+        });
+    }
+}
+
+impl LspSupervisor {
+    /// Stops the least recently used idle servers (never `except`) until
+    /// the rest, with `need` more bytes, fit the budget; `why` is said to
+    /// the call that starts each again. One such round at a time.
+    fn stop_for_budget(
+        &mut self,
+        need: u64,
+        except: Option<ServerKey>,
+        why: String,
+    ) -> ResponseActFuture<Self, ()> {
+        if self.stopping {
+            return Box::pin(fut::ready(()));
+        }
+        self.stopping = true;
+        // The server asking for room waits for the answer: it is not asked.
+        let servers: Vec<Addr<LspServerActor>> = self
+            .servers
+            .iter()
+            .filter(|(key, _)| Some(*key) != except.as_ref())
+            .map(|(_, addr)| addr.clone())
+            .collect();
+        let budget = self.limits.memory_budget;
+        let work = async move {
+            let mut usage = Vec::new();
+            for addr in &servers {
+                // A server busy starting answers after its start: not waited for.
+                if let Ok(Ok(Some(report))) = tokio::time::timeout(USAGE_WAIT, addr.send(Usage)).await {
+                    usage.push((report, addr.clone()));
+                }
+            }
+            let reports: Vec<_> = usage.iter().map(|(r, _)| r.clone()).collect();
+            let chosen: Vec<ServerKey> = limits::to_stop(&reports, need, budget, except.as_ref())
+                .into_iter()
+                .map(|u| u.key.clone())
+                .collect();
+            for (report, addr) in usage.into_iter().filter(|(r, _)| chosen.contains(&r.key)) {
+                let idle = report.last_used.elapsed();
+                let said =
+                    format!("{why} (idle for {})", limits::minutes(Duration::from_secs(idle.as_secs())));
+                let _ = tokio::time::timeout(STOP_WAIT, addr.send(Stop { why: said })).await;
+            }
+        };
+        Box::pin(work.into_actor(self).map(|(), act, _| act.stopping = false))
+    }
+}
+
+impl Handler<MakeRoom> for LspSupervisor {
+    type Result = ResponseActFuture<Self, Result<(), String>>;
+
+    fn handle(&mut self, msg: MakeRoom, _ctx: &mut Self::Context) -> Self::Result {
+        if let Some(refused) = self.limits.refuses(&msg.key.server, msg.start) {
+            return Box::pin(fut::ready(Err(refused)));
+        }
+        let held = self.memory_held();
+        if held + msg.size <= self.limits.memory_budget {
+            return Box::pin(fut::ready(Ok(())));
+        }
+        let why = format!(
+            "to make room for {} (about {}) in the run's {} budget, which its language servers held {} of, as the least recently used",
+            msg.key.server,
+            limits::size(msg.size),
+            limits::size(self.limits.memory_budget),
+            limits::size(held)
+        );
+        Box::pin(self.stop_for_budget(msg.size, Some(msg.key), why).map(|(), _, _| Ok(())))
+    }
 }
 
 impl Handler<Route> for LspSupervisor {

@@ -127,10 +127,17 @@ pub async fn serve(
         let (mut mcp, tokens, slots, activity) =
             (mcp.clone(), tokens.clone(), slots.clone(), activity.clone());
         async move {
+            // Every answer given before the body is read waits for the body
+            // first (what a stranger may send is bounded by the largest
+            // body taken): answered while the client still sends, the
+            // connection cannot be kept, and the client's next request on
+            // it meets a closed connection.
             if !tokens.admits(req.headers().get(http::header::AUTHORIZATION)) {
+                drain(req.into_body(), MAX_REQUEST_BYTES as u64).await;
                 return Ok::<_, std::convert::Infallible>(plain(http::StatusCode::UNAUTHORIZED, ""));
             }
             if req.uri().path() != MCP_PATH {
+                drain(req.into_body(), MAX_REQUEST_BYTES as u64).await;
                 return Ok(plain(http::StatusCode::NOT_FOUND, "tether serves MCP at /mcp"));
             }
             let opens_session =
@@ -144,7 +151,7 @@ pub async fn serve(
                 Some(None) => {
                     // Read what the client is still sending, so that it
                     // gets the answer rather than a reset connection.
-                    drain(req.into_body()).await;
+                    drain(req.into_body(), DRAIN_AT_MOST).await;
                     return Ok(plain(
                         http::StatusCode::SERVICE_UNAVAILABLE,
                         &format!(
@@ -160,7 +167,7 @@ pub async fn serve(
                 .and_then(|v| v.parse::<u64>().ok());
             if let Some(len) = declared.filter(|l| *l > MAX_REQUEST_BYTES as u64) {
                 if len <= DRAIN_AT_MOST {
-                    drain(req.into_body()).await;
+                    drain(req.into_body(), DRAIN_AT_MOST).await;
                 }
                 return Ok(plain(
                     http::StatusCode::PAYLOAD_TOO_LARGE,
@@ -169,6 +176,22 @@ pub async fn serve(
                     ),
                 ));
             }
+            // rmcp answers some refusals (a foreign Origin or Host, a wrong
+            // content type, an unknown session) before it reads the body:
+            // it gets the body whole.
+            let (parts, body) = req.into_parts();
+            let body = match read_whole(body).await {
+                Ok(body) => body,
+                Err(read) => {
+                    return Ok(plain(
+                        http::StatusCode::PAYLOAD_TOO_LARGE,
+                        &format!(
+                            "tether: a request body may hold at most {MAX_REQUEST_BYTES} bytes; this one sent {read} or more"
+                        ),
+                    ));
+                }
+            };
+            let req = http::Request::from_parts(parts, Full::new(body));
             let ends_session = req.method() == http::Method::DELETE;
             let session = session_id(req.headers());
             let open = session
@@ -236,17 +259,40 @@ pub async fn serve(
     Ok(())
 }
 
-/// Reads a body to its end, keeping nothing: [`DRAIN_AT_MOST`] bytes in
+/// Reads a body to its end, keeping nothing: `at_most` bytes in
 /// [`DRAIN_WAIT`] at most.
-async fn drain(mut body: Incoming) {
+async fn drain(mut body: Incoming, at_most: u64) {
     let _ = tokio::time::timeout(DRAIN_WAIT, async {
         let mut read = 0u64;
         while let Some(Ok(frame)) = body.frame().await {
             read += frame.data_ref().map_or(0, |d| d.len() as u64);
-            if read > DRAIN_AT_MOST {
+            if read > at_most {
                 break;
             }
         }
     })
     .await;
+}
+
+/// The whole body, when it holds at most [`MAX_REQUEST_BYTES`]; otherwise
+/// how much was read (on to [`DRAIN_AT_MOST`], so the client gets the 413).
+/// A body that stops coming is cut at [`DRAIN_WAIT`] and handed on as read:
+/// rmcp then answers it as malformed.
+async fn read_whole(mut body: Incoming) -> Result<Bytes, u64> {
+    let mut whole = bytes::BytesMut::new();
+    let mut read = 0u64;
+    let _ = tokio::time::timeout(DRAIN_WAIT, async {
+        while let Some(Ok(frame)) = body.frame().await {
+            let Some(data) = frame.data_ref() else { continue };
+            read += data.len() as u64;
+            if read > DRAIN_AT_MOST {
+                break;
+            }
+            if read <= MAX_REQUEST_BYTES as u64 {
+                whole.extend_from_slice(data);
+            }
+        }
+    })
+    .await;
+    if read > MAX_REQUEST_BYTES as u64 { Err(read) } else { Ok(whole.freeze()) }
 }

@@ -593,6 +593,9 @@ pub(crate) async fn ready_for(session: &Opened) -> Ready {
 /// watcher could not confirm, a document the server had not loaded.
 pub(crate) fn taken_in_notes(session: &Opened, root: &Path, synced: &Synced, ready: &Ready) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(restarted) = &session.restarted {
+        notes.push(format!("note: {restarted}"));
+    }
     if let Some(note) = &synced.note {
         notes.push(format!("note: {note}"));
     }
@@ -679,7 +682,7 @@ async fn file_diagnostics(sup: Addr<LspSupervisor>, root: PathBuf, path: PathBuf
     // Fresh means about the content on disk now, not only when the call came.
     let freshness = diagnostics::still_on_disk(&path, &text, freshness, &session.key.server);
     let mut listing = diagnostics::listing(&rel, &text, &items, &freshness);
-    if let Some(note) = &synced.note {
+    for note in session.restarted.iter().chain(&synced.note) {
         listing.push_str(&format!("\nnote: {note}"));
     }
     ToolResult::text(listing).with_data(json!({

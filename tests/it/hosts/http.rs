@@ -172,6 +172,54 @@ async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
 }
 
 #[tokio::test]
+async fn malformed_requests_from_sixteen_clients_at_once_under_load_each_get_their_error() {
+    sdk();
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    let busy: Vec<std::process::Child> = (0..2)
+        .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh runs"))
+        .collect();
+    let busy = common::KillOnDrop(busy);
+    let out = server.scenario("bad_requests_at_once", dir.path());
+    drop(busy);
+    let answered: usize = out.lines().find_map(|l| l.strip_prefix("ANSWERED ")).unwrap().parse().unwrap();
+    assert!(answered >= 16 * 6 * 8, "{out}");
+    drop(server);
+}
+
+#[tokio::test]
+async fn fifty_sessions_and_fifty_stdio_runs_come_and_go_and_leave_nothing_behind() {
+    sdk();
+    common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
+    common::require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
+    let dir = project();
+    let server = Server::start(dir.path(), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/come_and_go.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([server.url.as_str(), TOKEN, env!("CARGO_BIN_EXE_tether")])
+        .arg(dir.path())
+        .args([server.child.id().to_string(), "50".into(), "50".into(), "4".into()])
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let figures: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(figures["processes_left"], serde_json::json!([]), "what closed sessions left: {figures}");
+    assert_eq!(
+        figures["stdio_processes_left"],
+        serde_json::json!([]),
+        "what ended stdio runs left: {figures}"
+    );
+    assert_eq!(figures["stdio_runs"], 50, "{figures}");
+    let (before, after) = (&figures["before"], &figures["after"]);
+    let within = |key: &str| after[key].as_u64().unwrap() * 10 <= before[key].as_u64().unwrap() * 11;
+    assert!(within("fds"), "open file descriptors back within 10 %: {figures}");
+    assert!(within("rss_kib"), "resident memory back within 10 %: {figures}");
+    drop(server);
+}
+
+#[tokio::test]
 async fn one_session_cannot_resolve_read_or_drive_anothers() {
     sdk();
     let dir = project();

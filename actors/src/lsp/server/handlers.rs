@@ -67,6 +67,7 @@ impl LspServerActor {
             project_index_file: self.usable.config.project_index_file.clone(),
             omits_unresolved: self.usable.config.omits_unresolved,
             serves: self.serves.clone(),
+            restarted: None,
         })
     }
 }
@@ -87,7 +88,11 @@ impl Handler<Open> for LspServerActor {
                 Some(file) => Some(act.sync(file, msg.save, &client, &shared)?),
                 None => None,
             };
-            act.session(doc).ok_or_else(|| LspError::Request(format!("{} is not running", act.name())))
+            let mut session = act
+                .session(doc)
+                .ok_or_else(|| LspError::Request(format!("{} is not running", act.name())))?;
+            session.restarted = act.restart_note.take();
+            Ok(session)
         })))
     }
 }

@@ -35,6 +35,8 @@
 //! - `sync` — documents sent to the server, re-reads of files changed on
 //!   disk, and the watcher's [`FilesChanged`] batches.
 //! - `status` — the state in words and the supervision tree's node.
+//! - `stop` — stopping it to keep the run small: the idle limit, the
+//!   supervisor's stop for the budget, the room made before a start.
 //! - `fallback` — serving a root as an unmanaged folder.
 
 use std::collections::HashMap;
@@ -49,6 +51,7 @@ mod fallback;
 mod handlers;
 mod start;
 mod status;
+mod stop;
 mod sync;
 
 use super::discovery::Usable;
@@ -62,6 +65,7 @@ use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
 pub use handlers::{Exited, Open, Reload, ServerCrashed, Shutdown};
 pub use start::client_capabilities;
+pub use stop::{MakeRoom, Stop, Usage, UsageReport};
 pub use sync::FilesChanged;
 
 /// How long `initialize` may take. A cold pyright or clangd answers in well
@@ -191,6 +195,16 @@ pub struct LspServerActor {
     created: Instant,
     /// When a caller last opened a session on it: it is idle since.
     last_used: Instant,
+    /// How long it may sit idle before it is stopped (`None`: never).
+    idle_limit: Option<Duration>,
+    /// Why it was last stopped to keep the run small, until it starts again.
+    stopped: Option<String>,
+    /// What the first call after such a start is told.
+    restart_note: Option<String>,
+    /// The supervisor's, asked for room before a start.
+    make_room: Option<Recipient<stop::MakeRoom>>,
+    /// The most its process group was seen to hold, in bytes.
+    peak_memory: u64,
     supervisor: Option<Recipient<ServerCrashed>>,
     pids: ServerPids,
     /// The project the server serves the root through since it could
@@ -206,6 +220,8 @@ impl LspServerActor {
         usable: Usable,
         workdir: PathBuf,
         supervisor: Option<Recipient<ServerCrashed>>,
+        make_room: Option<Recipient<stop::MakeRoom>>,
+        idle_limit: Option<Duration>,
         pids: ServerPids,
     ) -> Self {
         let key = ServerKey { server: usable.config.id.clone(), root: usable.root.clone() };
@@ -225,6 +241,11 @@ impl LspServerActor {
             last_crash: None,
             created: Instant::now(),
             last_used: Instant::now(),
+            idle_limit,
+            stopped: None,
+            restart_note: None,
+            make_room,
+            peak_memory: 0,
             supervisor,
             pids,
             unmanaged: None,
@@ -239,6 +260,10 @@ impl LspServerActor {
 
 impl Actor for LspServerActor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.watch_idle(ctx);
+    }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         // Dropping the guard kills the process group.

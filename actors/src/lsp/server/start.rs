@@ -202,11 +202,12 @@ pub fn client_capabilities() -> Value {
     })
 }
 
-/// Starts the server if it is not running: spawn, `initialize`,
-/// `initialized`, settings. Runs inside the actor's atomic `Open`.
+/// Starts the server if it is not running: room in the run's budget, then
+/// spawn, `initialize`, `initialized`, settings. Runs inside the actor's
+/// atomic `Open`.
 pub(super) fn ensure_running(
     act: &mut LspServerActor,
-    ctx: &mut Context<LspServerActor>,
+    _ctx: &mut Context<LspServerActor>,
 ) -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
     // A server whose client closed — it exited, or said it can no longer
     // answer — and whose exit report has not been handled yet is crashed:
@@ -245,6 +246,22 @@ pub(super) fn ensure_running(
             },
         ));
     }
+    // Room in the run's budget first: idle servers may be stopped for it.
+    Box::pin(act.room_to_start().then(
+        |room, act, ctx| -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
+            match room {
+                Ok(()) => spawn_and_initialize(act, ctx),
+                Err(e) => Box::pin(fut::ready(Err(e))),
+            }
+        },
+    ))
+}
+
+/// The start itself: spawn, `initialize`, `initialized`, settings.
+fn spawn_and_initialize(
+    act: &mut LspServerActor,
+    ctx: &mut Context<LspServerActor>,
+) -> ResponseActFuture<LspServerActor, Result<(), LspError>> {
     let was_crashed = matches!(act.state, State::Crashed(_));
     let spawned = act.spawn(ctx);
     let (client, shared, guard) = match spawned {
@@ -283,6 +300,10 @@ pub(super) fn ensure_running(
         };
         if was_crashed {
             act.restarts += 1;
+        }
+        if let Some(why) = act.stopped.take() {
+            act.restarts += 1;
+            act.restart_note = Some(format!("{why}; it was started again for this call"));
         }
         act.docs.clear();
         act.state = State::Running;

@@ -15,7 +15,10 @@ impl LspServerActor {
             },
             (State::Running, None) => "starting".to_string(),
             (State::Crashed(info), _) => format!("crashed: {}", info.status),
-            (State::NotStarted, _) => "not started (starts on first use)".to_string(),
+            (State::NotStarted, _) => match &self.stopped {
+                Some(why) => format!("stopped: {why}; it starts again on the next call"),
+                None => "not started (starts on first use)".to_string(),
+            },
         }
     }
 }
