@@ -5,13 +5,15 @@
 //! # Layout
 //!
 //! - [`lsp`] — language servers: the server table, the intersection rule,
-//!   one actor per (server, root), their supervisor; [`watch`] — the run's
+//!   one actor per (server, root), their supervisor, the memory budget and
+//!   idle limit they are held to (`lsp::limits`); [`watch`] — the run's
 //!   file watcher, which carries every change on disk to those servers
 //!   before the next query.
 //! - [`ast`] — structural search and staged rewrites in the 29 grammars of
 //!   `ast-grep-language` (`ast::lang`): the walk and what it counts
 //!   (`walk`, `coverage`), the scan over files and their embedded regions
-//!   (`scan`), the pattern ladder (`ladder`, `reading`, `pattern`), search,
+//!   (`scan`), the pattern ladder (`ladder`, `reading`, `pattern`, with
+//!   stand-ins where a grammar rejects a metavariable), search,
 //!   rewrite templates and plans (`template`, `rewrite`), staging.
 //! - [`dap`] — debug adapters, one session actor per conversation
 //!   (`dap::session`: starting, the ops, stop snapshots, breakpoints, the

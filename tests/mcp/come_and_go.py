@@ -5,8 +5,8 @@ engine of `tests/it/hosts/http.rs`'s leak test and of
     python3 come_and_go.py URL TOKEN TETHER WORKDIR SERVER_PID SESSIONS STDIO PARALLEL
 
 Against the `tether serve --http` run at URL (process SERVER_PID), after a
-warm-up: SESSIONS MCP sessions opened and closed, PARALLEL at a time, each
-with an `eval` kernel, a debug session stopped at a breakpoint (left for
+warm-up of a tenth as many (at most 100): SESSIONS MCP sessions opened and
+closed, PARALLEL at a time, each with an `eval` kernel, a debug session stopped at a breakpoint (left for
 the session's end to clean up) and `lsp` calls on the run's shared
 pyright; then STDIO `tether serve` stdio runs started and ended, each with
 a kernel and a call. Prints one JSON line of figures: the run's open file
@@ -149,8 +149,11 @@ async def settled(condition):
 
 async def main():
     started = time.monotonic()
-    # Warm-up: pyright, the debug adapter's first start, the run's caches.
-    await in_batches(min(PARALLEL, max(SESSIONS, 1)), one_session)
+    cold = {"fds": fds(SERVER_PID), "rss_kib": rss_kib(SERVER_PID)}
+    # Warm-up, a tenth of the sessions (at most 100): pyright, the debug
+    # adapter's first start, the run's thread pools and caches at the
+    # size they keep.
+    await in_batches(min(max(PARALLEL, SESSIONS // 10), 100), one_session)
     await anyio.sleep(2)
     before = {"fds": fds(SERVER_PID), "rss_kib": rss_kib(SERVER_PID), "fd_kinds": fd_kinds(SERVER_PID)}
     kept = descendants(SERVER_PID)
@@ -174,7 +177,7 @@ async def main():
     stdio_left = of_runs(stdio_ids)
     print(json.dumps({
         "sessions": SESSIONS, "stdio_runs": len(stdio_ids), "parallel": PARALLEL,
-        "before": before, "after": after,
+        "cold": cold, "before": before, "after": after,
         "processes_left": [f"{p} {cmd}" for p, _, cmd in left],
         "stdio_processes_left": stdio_left,
         "sessions_s": round(sessions_s, 1), "stdio_s": round(stdio_s, 1),
