@@ -212,6 +212,10 @@ pub struct DebugSessionActor {
     ended: Option<String>,
     created: Instant,
     op_cancel: CancellationToken,
+    /// The timer of the session's TTL: aborted when the actor stops or a
+    /// next session starts, so that a run whose sessions come and go does
+    /// not keep one sleeping task for each until its TTL.
+    ttl_timer: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl DebugSessionActor {
@@ -232,6 +236,7 @@ impl DebugSessionActor {
             ended: None,
             created: Instant::now(),
             op_cancel: CancellationToken::new(),
+            ttl_timer: None,
         }
     }
 
@@ -355,6 +360,9 @@ impl DebugSessionActor {
     /// Kills the program tether started (not one it attached to); the
     /// adapter goes with the session's guard.
     fn kill_debuggee(&mut self) {
+        if let Some(timer) = self.ttl_timer.take() {
+            timer.abort();
+        }
         if let Some(s) = self.session.take()
             && !s.attached
             && let Some(debuggee) = s.shared.state.lock().debuggee()

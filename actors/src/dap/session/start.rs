@@ -258,12 +258,15 @@ impl DebugSessionActor {
         // Not `ctx.run_later`: a pending timer keeps an actor alive after
         // its conversation let go of it, and the adapter and debuggee with it.
         let me = ctx.address().downgrade();
-        actix::spawn(async move {
+        let timer = actix::spawn(async move {
             tokio::time::sleep(ttl).await;
             if let Some(me) = me.upgrade() {
                 me.do_send(Expire { started });
             }
         });
+        if let Some(earlier) = self.ttl_timer.replace(timer) {
+            earlier.abort();
+        }
         let work = async move {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
