@@ -639,6 +639,12 @@ fn serve_http_gives_several_agents_one_run() {
     assert!(snippets.http.contains(README_ADDR) && snippets.codex_http.contains(README_ADDR));
     let (status, out, err) = stage.sh(&snippets.http.replace(README_ADDR, &addr), Path::new("/"));
     assert!(status.success(), "{status}\n{out}\n{err}");
+    // The snippet puts the server in the background and returns: on a
+    // loaded machine the shim records its pid a moment later.
+    let deadline = Instant::now() + LISTEN_WITHIN;
+    while stage.tether_pids().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let pids = stage.tether_pids();
     assert_eq!(pids.len(), 1, "one `tether serve --http`: {err}");
     let url = format!("http://{addr}/mcp");
