@@ -166,6 +166,19 @@ impl Message for ChangedBetween {
     type Result = Option<Vec<Change>>;
 }
 
+/// The files changed in batches delivered at or after a moment, up to a
+/// sync point (see [`crate::watch::WatchHandle::changed_since_time`]).
+pub struct ChangedSinceTime {
+    /// The moment.
+    pub since: std::time::SystemTime,
+    /// The sync point's batch number.
+    pub upto: u64,
+}
+
+impl Message for ChangedSinceTime {
+    type Result = Vec<Change>;
+}
+
 /// Ask for the per-language status.
 pub struct Status;
 
@@ -510,6 +523,19 @@ impl Handler<ChangedBetween> for LspSupervisor {
 
     fn handle(&mut self, msg: ChangedBetween, _ctx: &mut Self::Context) -> Self::Result {
         self.watcher.as_ref()?.handle().changed_between(msg.after, msg.upto)
+    }
+}
+
+impl Handler<ChangedSinceTime> for LspSupervisor {
+    type Result = MessageResult<ChangedSinceTime>;
+
+    fn handle(&mut self, msg: ChangedSinceTime, _ctx: &mut Self::Context) -> Self::Result {
+        MessageResult(
+            self.watcher
+                .as_ref()
+                .map(|w| w.handle().changed_since_time(msg.since, msg.upto))
+                .unwrap_or_default(),
+        )
     }
 }
 

@@ -152,6 +152,18 @@ impl WatchHandle {
         )
     }
 
+    /// The files changed in batches delivered at or after `since`, up to
+    /// batch `upto`: what was written just before and during a call, as
+    /// far as the history (the last [`super::HISTORY`] batches) reaches.
+    pub fn changed_since_time(&self, since: SystemTime, upto: u64) -> Vec<Change> {
+        let history = self.inner.history.lock();
+        history
+            .iter()
+            .filter(|b| b.at >= since && b.seq <= upto)
+            .flat_map(|b| b.changes.iter().cloned())
+            .collect()
+    }
+
     /// When batch `seq` was delivered, if it is remembered.
     pub fn batch_time(&self, seq: u64) -> Option<SystemTime> {
         self.inner.history.lock().iter().find(|b| b.seq == seq).map(|b| b.at)

@@ -10,6 +10,9 @@
 //! and appear nowhere in the answer are counted and named. A name that
 //! merely recurs elsewhere (a `get` of another class) in a file that cannot
 //! see the declaration is not counted.
+//!
+//! The word counting ([`count_in_code`]) also serves `settled`, which holds
+//! any server's `references` answer against the files written around it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -88,23 +91,39 @@ fn package_of(text: &str) -> Option<String> {
 /// Whether a line of `text` that is not a comment line (`//`, `/*`, `*`,
 /// `#`) holds `word`: a name a doc comment mentions is not a use.
 fn in_code(text: &[u8], word: &[u8]) -> bool {
-    text.split(|b| *b == b'\n').any(|line| {
-        let t = line.trim_ascii_start();
-        let comment =
-            t.starts_with(b"//") || t.starts_with(b"/*") || t.starts_with(b"*") || t.starts_with(b"#");
-        !comment && holds_word(line, word)
-    })
+    text.split(|b| *b == b'\n').any(|line| !is_comment_line(line) && holds_word(line, word))
+}
+
+/// How many times lines of `text` that are not comment lines hold `word`
+/// as a word.
+pub(super) fn count_in_code(text: &[u8], word: &[u8]) -> usize {
+    text.split(|b| *b == b'\n').filter(|line| !is_comment_line(line)).map(|line| words_in(line, word)).sum()
+}
+
+fn is_comment_line(line: &[u8]) -> bool {
+    let t = line.trim_ascii_start();
+    t.starts_with(b"//") || t.starts_with(b"/*") || t.starts_with(b"*") || t.starts_with(b"#")
+}
+
+/// How many times `text` holds `word` with no identifier character either side.
+fn words_in(text: &[u8], word: &[u8]) -> usize {
+    if word.is_empty() || word.len() > text.len() {
+        return 0;
+    }
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    text.windows(word.len())
+        .enumerate()
+        .filter(|(at, w)| {
+            *w == word
+                && (*at == 0 || !ident(text[at - 1]))
+                && text.get(at + word.len()).is_none_or(|b| !ident(*b))
+        })
+        .count()
 }
 
 /// Whether `text` holds `word` with no identifier character either side.
 fn holds_word(text: &[u8], word: &[u8]) -> bool {
-    if word.is_empty() || word.len() > text.len() {
-        return false;
-    }
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
-    text.windows(word.len()).enumerate().any(|(at, w)| {
-        w == word && (at == 0 || !ident(text[at - 1])) && text.get(at + word.len()).is_none_or(|b| !ident(*b))
-    })
+    words_in(text, word) > 0
 }
 
 impl Unlisted {
@@ -133,6 +152,13 @@ impl Unlisted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uses_are_counted_on_code_lines_only() {
+        let text = b"from pkg.core import target\n# target is called below\nx = target(1) + target(2)\ntargets = 1\n";
+        assert_eq!(count_in_code(text, b"target"), 3);
+        assert_eq!(count_in_code(b"", b"target"), 0);
+    }
 
     #[test]
     fn words_are_whole() {

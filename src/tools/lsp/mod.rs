@@ -60,6 +60,7 @@ pub use hierarchy::{Direction, MAX_CALL_SITES, MAX_HIERARCHY_ITEMS};
 use navigate::{Question, navigate};
 use position::{SymbolAt, locate};
 use project::{languages_here, project_check};
+pub use settled::HALF_WRITTEN_WINDOW;
 
 /// The tool's name, as models call it and the runtime wires it.
 pub const NAME: &str = "lsp";

@@ -181,7 +181,11 @@ pub(super) async fn navigate(
     // read half-written) is asked again once the server has the change.
     let mut synced = None;
     let (mut asks, mut superseded, mut vanished_asks) = (0, 0, 0);
-    let (asked, overtaken, gone) = loop {
+    // Files written from a little before the call on are held against its
+    // `references` answer (see `settled`), asked again once if they fall short.
+    let written_from = std::time::SystemTime::now() - settled::HALF_WRITTEN_WINDOW;
+    let mut short_asked = false;
+    let (asked, overtaken, gone, short) = loop {
         let asked = match ask_at(&sup, &path, &rel, &question, synced.take()).await {
             Ok(asked) => asked,
             Err(NotAnswered::Superseded) if superseded < MAX_SUPERSEDED => {
@@ -198,7 +202,7 @@ pub(super) async fn navigate(
         };
         asks += 1;
         if !is_cross_file(action) {
-            break (asked, None, Vec::new());
+            break (asked, None, Vec::new(), Vec::new());
         }
         let mut since = asked.synced.clone();
         let overtaken = match settled::changed_since(&sup, &asked.session, &mut since).await {
@@ -217,7 +221,19 @@ pub(super) async fn navigate(
             tokio::time::sleep(vanished::REASK_WAIT).await;
             continue;
         }
-        break (asked, overtaken, gone);
+        let short = if action == Action::References && overtaken.is_none() {
+            let word = asked.at.name(symbol);
+            settled::shortfalls(&sup, &asked.session, &root, written_from, since.seq, word, &asked.answer)
+                .await
+        } else {
+            Vec::new()
+        };
+        if !short.is_empty() && !short_asked {
+            short_asked = true;
+            synced = Some(since);
+            continue;
+        }
+        break (asked, overtaken, gone, short);
     };
     let Answered { session, synced, ready, at, moved_note, mut answer } = asked;
     // What it still lists of what is gone is left out, and said.
@@ -253,7 +269,8 @@ pub(super) async fn navigate(
     if let Some(held) = &held_note {
         result.prepend(held);
     }
-    for note in note.into_iter().chain(moved_note).chain(overtaken).chain(vanished_note) {
+    let short_note = settled::shortfall_note(&session.key.server, symbol, &short);
+    for note in note.into_iter().chain(moved_note).chain(overtaken).chain(vanished_note).chain(short_note) {
         result.append(&note);
     }
     for note in taken_in_notes(&session, &root, &synced, &ready) {

@@ -10,13 +10,24 @@
 //! (and, for a server that re-reads through a brief open, once it has
 //! re-read the file), and an answer still overtaken after [`MAX_REASKS`]
 //! says so.
+//!
+//! A write that stalls between its truncation and its content (a busy
+//! machine deschedules the writer) can outlast that: the server read the
+//! file empty, and the sync point after the answer saw only the
+//! truncation, already taken in. So a `references` answer is also held
+//! against the text of the files written around the call
+//! ([`HALF_WRITTEN_WINDOW`]): one that now holds the name as a word more
+//! often than the answer lists uses in it is asked about once more, and
+//! if it still falls short the answer says so ([`Shortfall`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use actix::Addr;
 
 use tether_actors::lsp::server::Opened;
-use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
+use tether_actors::lsp::supervisor::{ChangedBetween, ChangedSinceTime, LspSupervisor};
 use tether_actors::watch::Synced;
 
 use super::sync_disk;
@@ -24,6 +35,14 @@ use super::sync_disk;
 /// How many times a cross-file question is asked again because files of
 /// its server changed on disk while it was being answered.
 pub const MAX_REASKS: usize = 2;
+
+/// How long before a call the writes whose files its answer is held
+/// against may have been taken in: a write's truncation is delivered at
+/// most the watcher's debounce (50 ms) after it happened, so a second
+/// covers a writer descheduled for many turns of a busy machine.
+pub const HALF_WRITTEN_WINDOW: Duration = Duration::from_secs(1);
+/// Files named in a shortfall note.
+const SHORTFALLS_NAMED: usize = 3;
 
 /// What changed on disk since a sync point, as far as one server goes.
 pub(crate) enum Since {
@@ -69,5 +88,97 @@ pub(crate) fn overtaken_note(server: &str, root: &Path, since: &Since) -> Option
                 if files.len() == 1 { "it" } else { "them" },
             ))
         }
+    }
+}
+
+/// A file written around a call that holds a name as a word more often
+/// than the answer lists uses of it there.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Shortfall {
+    /// The file, relative to the working directory.
+    pub file: String,
+    /// Times it holds the name as a word on a line that is not a comment.
+    pub holds: usize,
+    /// Uses the answer lists in it.
+    pub listed: usize,
+}
+
+/// The files of `session`'s server written from `since` up to the sync
+/// point `upto` that hold `word` more often than `answer` lists it there.
+pub(crate) async fn shortfalls(
+    sup: &Addr<LspSupervisor>,
+    session: &Opened,
+    root: &Path,
+    since: SystemTime,
+    upto: u64,
+    word: &str,
+    answer: &serde_json::Value,
+) -> Vec<Shortfall> {
+    let changes = sup.send(ChangedSinceTime { since, upto }).await.unwrap_or_default();
+    let mut written: Vec<PathBuf> =
+        changes.into_iter().map(|c| c.path).filter(|p| session.serves.file(p)).collect();
+    if written.is_empty() {
+        return Vec::new();
+    }
+    written.sort();
+    written.dedup();
+    let mut listed: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    for (uri, _) in super::render::locations(answer) {
+        if let Ok(path) = uri.to_file_path() {
+            *listed.entry(path).or_default() += 1;
+        }
+    }
+    let (root, word) = (root.to_path_buf(), word.to_string());
+    tokio::task::spawn_blocking(move || {
+        written
+            .into_iter()
+            .filter_map(|path| {
+                // A file deleted since holds nothing: the vanished check covers it.
+                let text = std::fs::read(&path).ok()?;
+                let holds = super::crosscheck::count_in_code(&text, word.as_bytes());
+                let listed = listed.get(&path).copied().unwrap_or(0);
+                (holds > listed).then(|| Shortfall {
+                    file: tether_actors::fs::relative(&root, &path),
+                    holds,
+                    listed,
+                })
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The note for an answer that files written around it still fall short of.
+pub(crate) fn shortfall_note(server: &str, word: &str, short: &[Shortfall]) -> Option<String> {
+    if short.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = short
+        .iter()
+        .take(SHORTFALLS_NAMED)
+        .map(|s| format!("`{}`: {}, listed {}", s.file, s.holds, s.listed))
+        .collect();
+    let more = short.len().saturating_sub(SHORTFALLS_NAMED);
+    Some(format!(
+        "note: {} file(s) written on disk while {server} computed this answer hold `{word}` as a word more often than it lists uses there ({}{}); the server may have read them half-written, so this answer may be incomplete about them — ask again",
+        short.len(),
+        named.join("; "),
+        if more > 0 { format!("; and {more} more") } else { String::new() },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shortfall_note_names_the_files_and_their_counts() {
+        assert_eq!(shortfall_note("pyright", "target", &[]), None);
+        let short = vec![Shortfall { file: "pkg/m0.py".into(), holds: 2, listed: 0 }];
+        let note = shortfall_note("pyright", "target", &short).unwrap();
+        assert!(note.contains("1 file(s) written on disk while pyright computed this answer hold"), "{note}");
+        assert!(note.contains("(`pkg/m0.py`: 2, listed 0)"), "{note}");
+        assert!(note.contains("may be incomplete"), "{note}");
     }
 }

@@ -117,6 +117,35 @@ async fn an_answer_the_server_logged_as_partial_is_asked_again_and_never_passed_
 }
 
 #[tokio::test]
+async fn a_references_answer_a_file_written_around_it_falls_short_of_is_asked_again_then_says_so() {
+    let h = fake_server_run();
+    let refs = json!({"action": "references", "file": "app.py", "line": 3, "symbol": "unit"});
+    let asked =
+        |h: &Harness| std::fs::read_to_string(h.path("references.log")).unwrap_or_default().lines().count();
+    let quiet = lsp_ok(&h, refs.clone()).await;
+    assert!(quiet.starts_with("1 reference"), "{quiet}");
+    assert!(!quiet.contains("written on disk"), "nothing was written around this call: {quiet}");
+    assert_eq!(asked(&h), 1);
+
+    // Written just before the call; the fake leaves it out, as a server
+    // that read it between its truncation and its content would.
+    h.write("other.py", "from app import unit\n# unit, in a comment line\nprint(unit)\n");
+    let short = lsp_ok(&h, refs.clone()).await;
+    assert_eq!(asked(&h), 3, "asked once more before saying so: {short}");
+    assert!(
+        short.contains("1 file(s) written on disk while fake computed this answer hold `unit` as a word more often than it lists uses there (`other.py`: 2, listed 0)"),
+        "{short}"
+    );
+    assert!(short.contains("may be incomplete about them — ask again"), "{short}");
+
+    // Past the window, a file written earlier is not held against the answer.
+    tokio::time::sleep(tether::tools::lsp::HALF_WRITTEN_WINDOW + Duration::from_millis(300)).await;
+    let later = lsp_ok(&h, refs).await;
+    assert!(!later.contains("written on disk"), "{later}");
+    assert_eq!(asked(&h), 4);
+}
+
+#[tokio::test]
 async fn a_rename_answered_with_what_no_edit_can_be_writes_nothing_and_quotes_it() {
     let h = fake_server_run();
     let before = h.read("app.py");
