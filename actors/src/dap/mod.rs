@@ -1,7 +1,9 @@
 //! Debug adapters as live resources: the adapter table and detection
 //! ([`adapters`]) and one [`session::DebugSessionActor`] per conversation,
-//! speaking DAP over [`crate::wire::dap`] (the same framing and pending map
-//! the language servers use).
+//! speaking DAP through [`client`]'s typed requests over
+//! [`crate::wire::dap`] (the same framing and pending map the language
+//! servers use).
 
 pub mod adapters;
+pub mod client;
 pub mod session;

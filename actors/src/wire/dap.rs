@@ -24,7 +24,7 @@ use super::pending::{Pending, RequestError};
 use super::transport::{self, Started, spawn_reader, spawn_writer};
 
 /// How much of an answer that does not fit its type is quoted.
-const MAX_UNFIT_QUOTED: usize = 200;
+pub(crate) const MAX_UNFIT_QUOTED: usize = 200;
 
 /// Why a typed request got no typed answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

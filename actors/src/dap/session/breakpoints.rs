@@ -14,8 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use dap_types::{Breakpoint, Capabilities, SourceBreakpoint};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::failure::Refusal;
 pub use super::functions::FunctionBinding;
@@ -43,40 +44,57 @@ impl BreakpointSpec {
     }
 
     /// The DAP `SourceBreakpoint`.
-    pub(super) fn to_dap(&self) -> Value {
-        let mut bp = json!({"line": self.line});
-        if let Some(c) = &self.condition {
-            bp["condition"] = json!(c);
+    pub(super) fn to_dap(&self) -> SourceBreakpoint {
+        SourceBreakpoint {
+            line: u64::from(self.line),
+            column: None,
+            condition: self.condition.clone(),
+            hit_condition: self.hit_condition.clone(),
+            log_message: self.log_message.clone(),
+            mode: None,
         }
-        if let Some(h) = &self.hit_condition {
-            bp["hitCondition"] = json!(h);
-        }
-        if let Some(m) = &self.log_message {
-            bp["logMessage"] = json!(m);
-        }
-        bp
+    }
+
+    /// The DAP `SourceBreakpoint`s of `specs`.
+    pub(super) fn all_to_dap(specs: &[BreakpointSpec]) -> Vec<SourceBreakpoint> {
+        specs.iter().map(BreakpointSpec::to_dap).collect()
     }
 }
 
 /// Whether the adapter (its `initialize` capabilities) can set `specs`;
 /// otherwise which kind it cannot, naming the adapter.
-pub(super) fn unsupported(adapter: &str, caps: &Value, specs: &[BreakpointSpec]) -> Option<Refusal> {
+pub(super) fn unsupported(adapter: &str, caps: &Capabilities, specs: &[BreakpointSpec]) -> Option<Refusal> {
     let kinds = [
-        ("condition", "supportsConditionalBreakpoints", "conditions"),
-        ("hit_condition", "supportsHitConditionalBreakpoints", "hit conditions"),
-        ("log_message", "supportsLogPoints", "logpoints"),
+        (
+            specs.iter().any(|s| s.condition.is_some()),
+            caps.supports_conditional_breakpoints,
+            "condition",
+            "supportsConditionalBreakpoints",
+            "conditions",
+        ),
+        (
+            specs.iter().any(|s| s.hit_condition.is_some()),
+            caps.supports_hit_conditional_breakpoints,
+            "hit_condition",
+            "supportsHitConditionalBreakpoints",
+            "hit conditions",
+        ),
+        (
+            specs.iter().any(|s| s.log_message.is_some()),
+            caps.supports_log_points,
+            "log_message",
+            "supportsLogPoints",
+            "logpoints",
+        ),
     ];
-    for (field, capability, what) in kinds {
-        let asked = specs.iter().any(|s| match field {
-            "condition" => s.condition.is_some(),
-            "hit_condition" => s.hit_condition.is_some(),
-            _ => s.log_message.is_some(),
-        });
-        if asked && caps[capability].as_bool() != Some(true) {
-            return Some(Refusal::Kind { adapter: adapter.to_string(), what, capability, field });
-        }
-    }
-    None
+    kinds.into_iter().find(|(asked, offered, ..)| *asked && *offered != Some(true)).map(
+        |(_, _, field, capability, what)| Refusal::Kind {
+            adapter: adapter.to_string(),
+            what,
+            capability,
+            field,
+        },
+    )
 }
 
 /// Where one breakpoint bound, by the adapter's answer (and its later
@@ -113,16 +131,22 @@ pub(super) fn readable(message: &str) -> Option<String> {
 }
 
 impl Binding {
-    /// Reads one element of a `setBreakpoints` reply.
-    pub(super) fn from_reply(spec: &BreakpointSpec, bp: &Value) -> Self {
-        Self {
+    /// Reads one element of a `setBreakpoints` reply (`None`: the reply
+    /// has no element for it).
+    pub(super) fn from_reply(spec: &BreakpointSpec, bp: Option<&Breakpoint>) -> Self {
+        let mut binding = Self {
             spec: spec.clone(),
-            id: bp["id"].as_i64(),
-            verified: bp["verified"].as_bool().unwrap_or(false),
-            bound_line: bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()),
-            message: bp["message"].as_str().and_then(readable),
+            id: None,
+            verified: false,
+            bound_line: None,
+            message: None,
             note: None,
+        };
+        if let Some(bp) = bp {
+            binding.id = bp.id.and_then(|id| i64::try_from(id).ok());
+            binding.update(bp);
         }
+        binding
     }
 
     /// For a breakpoint the adapter took without a line (rdbg says only
@@ -154,14 +178,12 @@ impl Binding {
     }
 
     /// Applies a `breakpoint` event's breakpoint with this binding's id.
-    pub(super) fn update(&mut self, bp: &Value) {
-        if let Some(v) = bp["verified"].as_bool() {
-            self.verified = v;
-        }
-        if let Some(l) = bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
+    pub(super) fn update(&mut self, bp: &Breakpoint) {
+        self.verified = bp.verified;
+        if let Some(l) = bp.line.and_then(|l| u32::try_from(l).ok()) {
             self.bound_line = Some(l);
         }
-        if let Some(m) = bp["message"].as_str() {
+        if let Some(m) = &bp.message {
             self.message = readable(m);
         }
     }
@@ -188,12 +210,11 @@ pub(super) struct Bindings {
 
 impl Bindings {
     /// Records a `setBreakpoints` reply for `file`.
-    pub(super) fn record(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &Value) {
-        let answered = reply["breakpoints"].as_array().cloned().unwrap_or_default();
+    pub(super) fn record(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &[Breakpoint]) {
         let mut bindings = specs
             .iter()
             .enumerate()
-            .map(|(i, spec)| Binding::from_reply(spec, answered.get(i).unwrap_or(&Value::Null)))
+            .map(|(i, spec)| Binding::from_reply(spec, reply.get(i)))
             .collect::<Vec<_>>();
         if bindings.iter().any(|b| b.verified && b.bound_line.is_none()) {
             let source = std::fs::read_to_string(file).ok();
@@ -213,7 +234,7 @@ impl Bindings {
     /// run of several (each test file's own): a breakpoint that bound in
     /// one process stays bound, though a process that never loads its
     /// file says it did not.
-    pub(super) fn record_more(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &Value) {
+    pub(super) fn record_more(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &[Breakpoint]) {
         let before = self.files.get(file).cloned().unwrap_or_default();
         self.record(file, specs, reply);
         if let Some(now) = self.files.get_mut(file) {
@@ -227,9 +248,10 @@ impl Bindings {
 
     /// Applies a `breakpoint` event (`changed`, `new`, `removed`) by id.
     pub(super) fn event(&mut self, body: &Value) {
-        let bp = &body["breakpoint"];
-        let Some(id) = bp["id"].as_i64() else { return };
-        let removed = body["reason"] == "removed";
+        let Ok(event) = serde_json::from_value::<dap_types::BreakpointEvent>(body.clone()) else { return };
+        let bp = &event.breakpoint;
+        let Some(id) = bp.id.and_then(|id| i64::try_from(id).ok()) else { return };
+        let removed = matches!(event.reason, dap_types::BreakpointEventReason::Removed);
         for binding in self.files.values_mut().flatten().filter(|b| b.id == Some(id)) {
             if removed {
                 binding.verified = false;
@@ -312,8 +334,19 @@ impl BoundView {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// An answer's `breakpoints`, as the client reads them.
+    pub(in super::super) fn answer(body: Value) -> Vec<Breakpoint> {
+        serde_json::from_value(body["breakpoints"].clone()).unwrap()
+    }
+
+    /// An `initialize` answer, as the client reads it.
+    pub(in super::super) fn caps(body: Value) -> Capabilities {
+        serde_json::from_value(body).unwrap()
+    }
 
     /// (bound, line bound at, message, note) of a binding.
     type Seen = (bool, Option<u32>, Option<String>, Option<String>);
@@ -335,7 +368,7 @@ mod tests {
         let verified = json!({"verified": true});
         let reply = json!({"breakpoints": [verified, verified, verified, verified, verified]});
         let mut b = Bindings::default();
-        b.record(&file, &specs, &reply);
+        b.record(&file, &specs, &answer(reply));
         let unplaced = |what: &str, line: u32| {
             Some(format!(
                 "line {line} {what}: the adapter took it without saying where it binds (a later line that runs, if any)"
@@ -374,7 +407,7 @@ mod tests {
         ]});
         let mut b = Bindings::default();
         let root = Path::new("/w");
-        b.record(Path::new("/w/main.go"), &specs, &reply);
+        b.record(Path::new("/w/main.go"), &specs, &answer(reply));
         assert_eq!(
             seen(&b),
             [
@@ -394,7 +427,7 @@ mod tests {
         b.record(
             Path::new("/w/a.go"),
             &[BreakpointSpec::at(1)],
-            &json!({"breakpoints": [{"verified": false}]}),
+            &answer(json!({"breakpoints": [{"verified": false}]})),
         );
         let view = b.none_bound(Path::new("/w")).unwrap();
         assert_eq!(view.total(), 1);
@@ -404,7 +437,7 @@ mod tests {
     #[test]
     fn kinds_the_adapter_lacks_are_refused_by_name() {
         let spec = BreakpointSpec { hit_condition: Some("3".into()), ..BreakpointSpec::at(4) };
-        let caps = json!({"supportsConditionalBreakpoints": true});
+        let caps = caps(json!({"supportsConditionalBreakpoints": true}));
         let why = unsupported("lldb", &caps, std::slice::from_ref(&spec)).unwrap();
         assert_eq!(
             why,
@@ -415,6 +448,13 @@ mod tests {
                 field: "hit_condition"
             }
         );
-        assert!(unsupported("lldb", &json!({"supportsHitConditionalBreakpoints": true}), &[spec]).is_none());
+        assert!(
+            unsupported(
+                "lldb",
+                &super::tests::caps(json!({"supportsHitConditionalBreakpoints": true})),
+                &[spec]
+            )
+            .is_none()
+        );
     }
 }

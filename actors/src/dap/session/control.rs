@@ -6,116 +6,16 @@
 use std::path::PathBuf;
 
 use actix::prelude::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
-use super::failure::Refusal;
+use super::configure::{UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 use super::functions::{functions_unsupported, send_functions};
-use super::ops::{request_failed, settle};
+use super::ops::{Resume, dap_id, request_failed, settle};
 use super::{
-    Answer, DebugReply, DebugSessionActor, ExceptionsSet, Failure, FunctionsSet, Lead, LinesSet,
-    REQUEST_TIMEOUT, RUN_WAIT, RunState,
+    Answer, DebugReply, DebugSessionActor, ExceptionsSet, Failure, FunctionsSet, Lead, LinesSet, RUN_WAIT,
+    RunState,
 };
-
-/// The exception filters a new session gets: stop on uncaught exceptions,
-/// where the adapter offers that, so "run it and see where it breaks" is
-/// one `launch`. Each adapter names the filter its own way (debugpy
-/// `uncaught`, dart `Unhandled`); only those the adapter offers are set.
-/// In a `node:test` run, failed assertions too ([`ASSERTIONS`]): the
-/// runner catches them, so a failing test would otherwise run to its end.
-pub(super) const DEFAULT_EXCEPTION_FILTERS: &[&str] = &[UNCAUGHT, "Unhandled", ASSERTIONS];
-
-/// tether's own filter in a js-debug `node:test` run: stop where an
-/// assertion fails (node:assert's `ERR_ASSERTION`, or an error whose name
-/// ends in `AssertionError`: chai, jest's `expect`), caught or not. It is
-/// js-debug's `all` filter with [`ASSERTION_CONDITION`]. Only test runs
-/// offer it: js-debug never stops in a file it skips, so they skip node's
-/// `assert` no more (see `js_debug::SKIPPED_IN_TESTS`), and a program's
-/// `pause` could then land in node's code.
-pub(super) const ASSERTIONS: &str = "assertions";
-
-/// The filter of exceptions nothing catches, in debugpy's and js-debug's
-/// name, which tether gives rdbg too.
-pub(super) const UNCAUGHT: &str = "uncaught";
-
-/// rdbg's `uncaught`: the `debug` gem offers only filters that stop where
-/// an exception is raised, rescued or not (`any`, `RuntimeError`); an
-/// exception nothing rescues is its postmortem mode, which the program is
-/// started in (`RUBY_DEBUG_POSTMORTEM`), so it is chosen at launch.
-const RDBG_UNCAUGHT: &str =
-    "uncaught exceptions, where they were raised (postmortem: no stepping on; set at launch)";
-
-/// The condition js-debug evaluates, with the thrown value as `error`, for
-/// [`ASSERTIONS`].
-const ASSERTION_CONDITION: &str = "error !== null && typeof error === 'object' && (error.code === 'ERR_ASSERTION' || /AssertionError$/.test(String(error.name)))";
-
-/// The adapter's exception filters: `(filter, label)`, and tether's
-/// [`ASSERTIONS`] in a js-debug test run (`test_run`) where js-debug takes
-/// a condition on its `all` filter.
-pub(super) fn offered_filters(adapter: &str, caps: &Value, test_run: bool) -> Vec<(String, String)> {
-    let filters = caps["exceptionBreakpointFilters"].as_array().cloned().unwrap_or_default();
-    let mut offered: Vec<(String, String)> = filters
-        .iter()
-        .filter_map(|f| {
-            let id = f["filter"].as_str()?.to_string();
-            let label = f["label"].as_str().unwrap_or(&id).to_string();
-            Some((id, label))
-        })
-        .collect();
-    if adapter == "rdbg" {
-        offered.insert(0, (UNCAUGHT.into(), RDBG_UNCAUGHT.into()));
-    }
-    let conditional_all = filters.iter().any(|f| f["filter"] == "all" && f["supportsCondition"] == true);
-    if adapter == "js-debug" && test_run && conditional_all && caps["supportsExceptionFilterOptions"] == true
-    {
-        offered.push((ASSERTIONS.into(), "Failed assertions, even when a test runner catches them".into()));
-    }
-    offered
-}
-
-/// The `setExceptionBreakpoints` arguments for `chosen`: tether's
-/// [`ASSERTIONS`] is js-debug's `all` with a condition (left out when `all`
-/// itself is on: it stops there anyway); rdbg's [`UNCAUGHT`] is no filter
-/// of the adapter's.
-pub(super) fn exception_arguments(adapter: &str, chosen: &[String]) -> Value {
-    let filters: Vec<&String> =
-        chosen.iter().filter(|f| *f != ASSERTIONS && !(adapter == "rdbg" && *f == UNCAUGHT)).collect();
-    let options: Vec<Value> = if chosen.iter().any(|f| f == ASSERTIONS) && !chosen.iter().any(|f| f == "all")
-    {
-        vec![json!({"filterId": "all", "condition": ASSERTION_CONDITION})]
-    } else {
-        Vec::new()
-    };
-    if options.is_empty() {
-        json!({"filters": filters})
-    } else {
-        json!({"filters": filters, "filterOptions": options})
-    }
-}
-
-/// The filters to set: those asked for (or the default), each checked
-/// against what the adapter offers. `Err` names the unknown ones.
-pub(super) fn choose_filters(
-    asked: Option<&[String]>,
-    offered: &[(String, String)],
-) -> Result<Vec<String>, Refusal> {
-    let known = |f: &str| offered.iter().any(|(id, _)| id == f);
-    match asked {
-        None => Ok(DEFAULT_EXCEPTION_FILTERS.iter().filter(|f| known(f)).map(|f| f.to_string()).collect()),
-        Some(asked) => {
-            let unknown: Vec<&str> = asked.iter().map(String::as_str).filter(|f| !known(f)).collect();
-            if unknown.is_empty() {
-                Ok(asked.to_vec())
-            } else {
-                Err(Refusal::Filters {
-                    assertions: unknown.contains(&ASSERTIONS),
-                    unknown: unknown.into_iter().map(str::to_string).collect(),
-                    offered: offered.to_vec(),
-                })
-            }
-        }
-    }
-}
 
 type Reply = AtomicResponse<DebugSessionActor, DebugReply>;
 
@@ -175,8 +75,6 @@ impl DebugSessionActor {
         s.shared.targets.lock().breakpoints = self.breakpoints.clone();
         Box::pin(
             async move {
-                let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
-                let args = json!({"source": {"path": file}, "breakpoints": bps});
                 // The other processes of a followed run take them too; the
                 // answer is the one ops go to.
                 let (others, between) = {
@@ -184,12 +82,13 @@ impl DebugSessionActor {
                     (t.others(&client), t.between())
                 };
                 for other in others {
-                    tokio::spawn(other.request("setBreakpoints", args.clone(), REQUEST_TIMEOUT));
+                    let (file, bps) = (file.clone(), BreakpointSpec::all_to_dap(&specs));
+                    tokio::spawn(async move { other.set_breakpoints(&file, bps).await });
                 }
                 if between {
                     return DebugReply::found(Answer::Lines(LinesSet::Between { file: rel, specs }));
                 }
-                let body = match client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
+                let body = match client.set_breakpoints(&file, BreakpointSpec::all_to_dap(&specs)).await {
                     Ok(body) => body,
                     Err(e) => return DebugReply::failed(request_failed("setBreakpoints", e)),
                 };
@@ -239,14 +138,12 @@ impl DebugSessionActor {
                 };
                 for other in others {
                     let names = names.clone();
-                    tokio::spawn(
-                        async move { send_functions(&other, adapter, &names, REQUEST_TIMEOUT).await },
-                    );
+                    tokio::spawn(async move { send_functions(&other, adapter, &names).await });
                 }
                 if between {
                     return DebugReply::found(Answer::Functions(FunctionsSet::Between(names)));
                 }
-                let body = match send_functions(&client, adapter, &names, REQUEST_TIMEOUT).await {
+                let body = match send_functions(&client, adapter, &names).await {
                     Ok(body) => body,
                     Err(e) => return DebugReply::failed(request_failed("setFunctionBreakpoints", e)),
                 };
@@ -297,18 +194,12 @@ impl DebugSessionActor {
         let others = s.shared.targets.lock().others(&client);
         AtomicResponse::new(Box::pin(
             async move {
+                let args = exception_arguments(adapter, &chosen);
                 for other in others {
-                    let args = exception_arguments(adapter, &chosen);
-                    tokio::spawn(other.request("setExceptionBreakpoints", args, REQUEST_TIMEOUT));
+                    let args = args.clone();
+                    tokio::spawn(async move { other.set_exception_breakpoints(&args).await });
                 }
-                match client
-                    .request(
-                        "setExceptionBreakpoints",
-                        exception_arguments(adapter, &chosen),
-                        REQUEST_TIMEOUT,
-                    )
-                    .await
-                {
+                match client.set_exception_breakpoints(&args).await {
                     Ok(_) => {
                         let applied = ExceptionsSet::Applied { filters: chosen.clone(), next_launch };
                         (DebugReply::found(Answer::Exceptions(applied)), Some(chosen))
@@ -358,14 +249,7 @@ impl DebugSessionActor {
             }
         };
         let set = move |client: crate::wire::dap::DapClient, specs: Vec<BreakpointSpec>, file: PathBuf| async move {
-            let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
-            client
-                .request(
-                    "setBreakpoints",
-                    json!({"source": {"path": file}, "breakpoints": bps}),
-                    REQUEST_TIMEOUT,
-                )
-                .await
+            client.set_breakpoints(&file, BreakpointSpec::all_to_dap(&specs)).await
         };
         AtomicResponse::new(Box::pin(
             async move {
@@ -373,9 +257,9 @@ impl DebugSessionActor {
                     Ok(b) => b,
                     Err(e) => return DebugReply::failed(run_to_failed("setBreakpoints", e)),
                 };
-                let target = &body["breakpoints"][target_at];
-                let bound = target["verified"].as_bool() == Some(true);
-                let bound_line = target["line"].as_u64().unwrap_or(u64::from(line));
+                let target = body.get(target_at);
+                let bound = target.is_some_and(|t| t.verified);
+                let bound_line = target.and_then(|t| t.line).unwrap_or(u64::from(line));
                 let restore = |reply: DebugReply| async {
                     if let Ok(body) = set(client.clone(), own.clone(), file.clone()).await {
                         shared.state.lock().bindings.record(&file, &own, &body);
@@ -383,7 +267,8 @@ impl DebugSessionActor {
                     reply
                 };
                 if !bound {
-                    let why = target["message"].as_str().unwrap_or("the adapter gave no reason");
+                    let why =
+                        target.and_then(|t| t.message.as_deref()).unwrap_or("the adapter gave no reason");
                     let why = why.to_string();
                     return restore(DebugReply::failed(Failure::RunToUnbound { file: rel, line, why })).await;
                 }
@@ -392,8 +277,11 @@ impl DebugSessionActor {
                     (st.stops, st.stop.as_ref().and_then(|s| s.thread))
                 };
                 let thread = thread.or(stopped).unwrap_or(1);
-                if let Err(e) = client.request("continue", json!({"threadId": thread}), REQUEST_TIMEOUT).await
-                {
+                let sent = match dap_id(thread) {
+                    Ok(thread) => Resume::Continue.send(&client, thread).await.map_err(|e| e.to_string()),
+                    Err(why) => Err(why),
+                };
+                if let Err(e) = sent {
                     return restore(DebugReply::failed(run_to_failed("continue", e))).await;
                 }
                 shared.state.lock().resumed(before);
@@ -442,77 +330,4 @@ fn both(first: DebugReply, other: DebugReply) -> DebugReply {
 /// `request`, sent by `run_to`, failed with `error`.
 fn run_to_failed(request: &str, error: impl std::fmt::Display) -> Failure {
     Failure::Request { during: Some("run_to"), request: request.to_string(), error: error.to_string() }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn debugpy() -> Vec<(String, String)> {
-        offered_filters(
-            "debugpy",
-            &json!({"exceptionBreakpointFilters": [
-                {"filter": "raised", "label": "Raised Exceptions"},
-                {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
-                {"filter": "userUnhandled", "label": "User Uncaught Exceptions"},
-            ]}),
-            false,
-        )
-    }
-
-    #[test]
-    fn the_default_is_uncaught_where_offered_and_nothing_elsewhere() {
-        assert_eq!(choose_filters(None, &debugpy()).unwrap(), ["uncaught"]);
-        assert!(choose_filters(None, &[]).unwrap().is_empty());
-    }
-
-    #[test]
-    fn rdbg_gets_uncaught_as_its_postmortem_mode_never_sent_as_a_filter() {
-        let caps = json!({"exceptionBreakpointFilters": [
-            {"filter": "any", "label": "rescue any exception"},
-            {"filter": "RuntimeError", "label": "rescue RuntimeError", "default": true},
-        ]});
-        let offered = offered_filters("rdbg", &caps, false);
-        assert_eq!(offered[0].0, UNCAUGHT);
-        // Not the gem's own default: `RuntimeError` stops at every raise,
-        // rescued or not.
-        assert_eq!(choose_filters(None, &offered).unwrap(), ["uncaught"]);
-        let chosen = vec![UNCAUGHT.to_string(), "any".to_string()];
-        assert_eq!(exception_arguments("rdbg", &chosen), json!({"filters": ["any"]}));
-        assert_eq!(exception_arguments("debugpy", &chosen), json!({"filters": ["uncaught", "any"]}));
-    }
-
-    #[test]
-    fn a_node_test_run_stops_on_failed_assertions_by_default_through_a_conditional_all() {
-        let caps = json!({"supportsExceptionFilterOptions": true, "exceptionBreakpointFilters": [
-            {"filter": "all", "label": "Caught Exceptions", "supportsCondition": true},
-            {"filter": "uncaught", "label": "Uncaught Exceptions", "supportsCondition": true},
-        ]});
-        let offered = offered_filters("js-debug", &caps, true);
-        let chosen = choose_filters(None, &offered).unwrap();
-        assert_eq!(chosen, ["uncaught", "assertions"]);
-        let args = exception_arguments("js-debug", &chosen);
-        assert_eq!(args["filters"], json!(["uncaught"]));
-        assert_eq!(args["filterOptions"][0]["filterId"], "all");
-        assert!(args["filterOptions"][0]["condition"].as_str().unwrap().contains("ERR_ASSERTION"));
-        // `all` stops at every throw already: no second `all` with a condition.
-        let all = exception_arguments("js-debug", &["all".to_string(), "assertions".to_string()]);
-        assert_eq!(all, json!({"filters": ["all"]}));
-        // Another adapter with the same filters, or a run of a program,
-        // gets no tether filter.
-        assert!(!offered_filters("other", &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
-        assert_eq!(choose_filters(None, &offered_filters("js-debug", &caps, false)).unwrap(), ["uncaught"]);
-    }
-
-    #[test]
-    fn unknown_filters_are_refused_naming_what_is_offered() {
-        let Refusal::Filters { unknown, offered, assertions } =
-            choose_filters(Some(&["uncought".to_string()]), &debugpy()).unwrap_err()
-        else {
-            panic!("a filter refusal")
-        };
-        assert_eq!(unknown, ["uncought"]);
-        assert!(offered.iter().any(|(id, _)| id == "userUnhandled") && !assertions);
-        assert_eq!(choose_filters(Some(&["raised".to_string()]), &debugpy()).unwrap(), ["raised"]);
-    }
 }

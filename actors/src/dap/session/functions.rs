@@ -6,25 +6,18 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
-use serde_json::{Value, json};
+use dap_types::{Breakpoint, Capabilities};
 
 use super::breakpoints::{Bindings, readable};
 use super::failure::Refusal;
-use crate::wire::dap::DapClient;
-use crate::wire::pending::RequestError;
+use crate::wire::dap::{DapClient, SendError};
 
 /// Why `adapter` (by its capabilities) cannot set function breakpoints,
 /// and what to give instead; `None` when it can.
-pub(super) fn functions_unsupported(adapter: &str, caps: &Value) -> Option<Refusal> {
-    (caps["supportsFunctionBreakpoints"].as_bool() != Some(true))
+pub(super) fn functions_unsupported(adapter: &str, caps: &Capabilities) -> Option<Refusal> {
+    (caps.supports_function_breakpoints != Some(true))
         .then(|| Refusal::Functions { adapter: adapter.to_string() })
-}
-
-/// The `setFunctionBreakpoints` arguments for `names`.
-pub(super) fn function_arguments(names: &[String]) -> Value {
-    json!({"breakpoints": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()})
 }
 
 /// Adapters whose `setFunctionBreakpoints` answer is not in the order
@@ -39,26 +32,39 @@ pub(super) async fn send_functions(
     client: &DapClient,
     adapter: &str,
     names: &[String],
-    timeout: Duration,
-) -> Result<Value, RequestError> {
+) -> Result<Vec<Breakpoint>, SendError> {
     if !REORDERED_FUNCTION_REPLIES.contains(&adapter) || names.len() < 2 {
-        return client.request("setFunctionBreakpoints", function_arguments(names), timeout).await;
+        return client.set_function_breakpoints(names).await;
     }
-    let mut ordered: Vec<Value> = Vec::new();
+    let mut ordered: Vec<Option<Breakpoint>> = Vec::new();
     for n in 1..=names.len() {
-        let body = client.request("setFunctionBreakpoints", function_arguments(&names[..n]), timeout).await?;
-        let answered = body["breakpoints"].as_array().cloned().unwrap_or_default();
-        let seen = |bp: &Value| ordered.iter().any(|o| o["id"].is_i64() && o["id"] == bp["id"]);
-        let new = answered.iter().find(|bp| !seen(bp)).cloned().unwrap_or(Value::Null);
+        let answered = client.set_function_breakpoints(&names[..n]).await?;
+        let same = |a: &Breakpoint, b: &Breakpoint| a.id.is_some() && a.id == b.id;
+        let seen = |bp: &Breakpoint| ordered.iter().flatten().any(|o| same(o, bp));
+        let new = answered.iter().find(|bp| !seen(bp)).cloned();
         // The earlier names' breakpoints as this answer has them now.
-        for o in &mut ordered {
-            if let Some(now) = answered.iter().find(|bp| o["id"].is_i64() && bp["id"] == o["id"]) {
+        for o in ordered.iter_mut().flatten() {
+            if let Some(now) = answered.iter().find(|bp| same(o, bp)) {
                 *o = now.clone();
             }
         }
         ordered.push(new);
     }
-    Ok(json!({"breakpoints": ordered}))
+    // A name with no breakpoint of its own in any answer reads as unbound.
+    let unbound = || Breakpoint {
+        id: None,
+        verified: false,
+        message: None,
+        source: None,
+        line: None,
+        column: None,
+        end_line: None,
+        end_column: None,
+        instruction_reference: None,
+        offset: None,
+        reason: None,
+    };
+    Ok(ordered.into_iter().map(|bp| bp.unwrap_or_else(unbound)).collect())
 }
 
 /// Where one function breakpoint bound, by the adapter's answer (and its
@@ -86,7 +92,7 @@ pub struct FunctionBinding {
 impl FunctionBinding {
     /// Reads one element of a `setFunctionBreakpoints` reply; `None`: the
     /// reply has no element for it (rdbg answers with none at all).
-    pub(super) fn from_reply(name: &str, bp: Option<&Value>) -> Self {
+    pub(super) fn from_reply(name: &str, bp: Option<&Breakpoint>) -> Self {
         let mut binding = Self {
             name: name.to_string(),
             id: None,
@@ -98,7 +104,7 @@ impl FunctionBinding {
         };
         match bp {
             Some(bp) => {
-                binding.id = bp["id"].as_i64();
+                binding.id = bp.id.and_then(|id| i64::try_from(id).ok());
                 binding.update(bp);
             }
             None => {
@@ -111,17 +117,15 @@ impl FunctionBinding {
     }
 
     /// Applies an answer's or a `breakpoint` event's breakpoint.
-    pub(super) fn update(&mut self, bp: &Value) {
-        if let Some(v) = bp["verified"].as_bool() {
-            self.verified = v;
-        }
-        if let Some(l) = bp["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
+    pub(super) fn update(&mut self, bp: &Breakpoint) {
+        self.verified = bp.verified;
+        if let Some(l) = bp.line.and_then(|l| u32::try_from(l).ok()) {
             self.line = Some(l);
         }
-        if let Some(p) = bp["source"]["path"].as_str() {
+        if let Some(p) = bp.source.as_ref().and_then(|s| s.path.as_deref()) {
             self.path = Some(p.to_string());
         }
-        if let Some(m) = bp["message"].as_str() {
+        if let Some(m) = &bp.message {
             self.message = readable(m);
         }
     }
@@ -217,13 +221,12 @@ impl Bindings {
         adapter: &str,
         workdir: &Path,
         names: &[String],
-        reply: &Value,
+        reply: &[Breakpoint],
     ) {
-        let answered = reply["breakpoints"].as_array();
         self.functions = names
             .iter()
             .enumerate()
-            .map(|(i, name)| FunctionBinding::from_reply(name, answered.and_then(|a| a.get(i))))
+            .map(|(i, name)| FunctionBinding::from_reply(name, reply.get(i)))
             .collect();
         let unplaced = |b: &FunctionBinding| b.verified && b.line.is_none();
         if adapter == "debugpy" && self.functions.iter().any(unplaced) {
@@ -243,7 +246,7 @@ impl Bindings {
         adapter: &str,
         workdir: &Path,
         names: &[String],
-        reply: &Value,
+        reply: &[Breakpoint],
     ) {
         let before = std::mem::take(&mut self.functions);
         self.record_functions(adapter, workdir, names, reply);
@@ -257,7 +260,9 @@ impl Bindings {
 
 #[cfg(test)]
 mod tests {
+    use super::super::breakpoints::tests::answer;
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn debugpys_function_breakpoints_are_placed_by_their_def_and_unknown_ones_do_not_bind() {
@@ -270,7 +275,7 @@ mod tests {
         let verified = json!({"verified": true});
         let reply = json!({"breakpoints": [verified, verified, verified]});
         let mut b = Bindings::default();
-        b.record_functions("debugpy", dir.path(), &names, &reply);
+        b.record_functions("debugpy", dir.path(), &names, &answer(reply));
         let add = &b.functions[0];
         assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
         assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
@@ -288,7 +293,12 @@ mod tests {
         );
         assert_eq!(b.bound(), 1);
         // Another adapter's answer is taken as it says.
-        b.record_functions("lldb", dir.path(), &names[..1], &json!({"breakpoints": [{"verified": false}]}));
+        b.record_functions(
+            "lldb",
+            dir.path(),
+            &names[..1],
+            &answer(json!({"breakpoints": [{"verified": false}]})),
+        );
         let add = &b.functions[0];
         assert_eq!((add.verified, add.message.as_deref()), (false, None));
     }

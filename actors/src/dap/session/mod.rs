@@ -10,7 +10,12 @@
 //! - [`state`]: what the adapter's events tell (the last stop, output,
 //!   exit), shared between the event pump and the ops.
 //! - [`start`]: starting or connecting to an adapter, and the handshake
-//!   that configures it before the program runs.
+//!   (`initialize`, launch or attach, `initialized`, configure,
+//!   `configurationDone`) before the program runs.
+//! - `configure`: the one path that sends a target the breakpoints,
+//!   function breakpoints and exception filters the session wants — its
+//!   first connection, and each process a run follows — and which
+//!   exception filters a session gets.
 //! - [`ops`]: the ops on a live session (steps, stack, scopes, variables,
 //!   evaluate) and waiting for the program to settle.
 //! - `outcome`: what an op answers — typed ([`Answer`]: a stop's
@@ -21,6 +26,9 @@
 //! - [`spec`]: what a session launches or attaches to.
 //! - [`targets`]: the processes a js-debug launch follows (each test file
 //!   of `node --test DIR`, the processes of an npm script).
+//! - `control`: the ops that change where the program stops during a
+//!   session (`breakpoints`, `exceptions`, `run_to`), sent to every live
+//!   target.
 //! - `start/rdbg.rs`: Ruby's `debug` gem, the program its own adapter.
 
 use std::collections::BTreeMap;
@@ -29,7 +37,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::adapters;
@@ -48,8 +55,7 @@ pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// it still runs. `pause` too: a thread blocked in a system call stops
 /// only when the call returns.
 pub const RUN_WAIT: Duration = Duration::from_secs(30);
-/// How long one request may take.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+pub use crate::dap::client::REQUEST_TIMEOUT;
 /// How long the adapter may take to say `initialized`.
 pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
 /// How long a TCP adapter may take to accept tether's connection.
@@ -69,8 +75,6 @@ pub const MAX_CHILDREN: usize = 50;
 pub const MAX_VALUE: usize = 400;
 /// Threads listed at most (the rest counted).
 pub const MAX_THREADS: usize = 100;
-/// How much of a reply that does not parse is quoted in the error.
-const MAX_RAW_QUOTED: usize = 200;
 /// How long an op that saw the adapter's pipe close waits for its exit
 /// status: the wire's own grace for an exit report.
 const EXIT_REPORT_WAIT: Duration = crate::wire::transport::EXIT_REPORT_GRACE;
@@ -150,6 +154,7 @@ pub use outcome::{
     LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead, SessionNow, Settled,
     ShownVariable, Snapshot, StackFrameAt, StopWhy,
 };
+mod configure;
 mod control;
 mod describe;
 mod functions;
@@ -167,7 +172,7 @@ mod targets;
 struct Connection {
     adapter: &'static str,
     /// The adapter's `initialize` capabilities.
-    caps: Value,
+    caps: dap_types::Capabilities,
     /// The exception filters in force.
     exceptions: Vec<String>,
     program: String,
@@ -316,21 +321,24 @@ impl DebugSessionActor {
         Some(async move {
             // An attached program is left running, not suspended (a
             // `dlv --headless --accept-multiclient` server would halt it).
-            let args = json!({"terminateDebuggee": ours, "suspendDebuggee": false});
             let bound = DISCONNECT_WAIT;
             // Every process a followed launch connected, the first among them.
             let mut clients = session.shared.targets.lock().all.clone();
             if !clients.iter().any(|c| c.same(&session.client)) {
                 clients.push(session.client.clone());
             }
-            let disconnects = clients
-                .iter()
-                .map(|c| tokio::time::timeout(bound, c.request("disconnect", args.clone(), bound)));
-            for done in disconnects.collect::<Vec<_>>() {
+            // All at once, each bounded.
+            let disconnects: Vec<_> = clients
+                .into_iter()
+                .map(|c| {
+                    tokio::spawn(async move { tokio::time::timeout(bound, c.disconnect(ours, bound)).await })
+                })
+                .collect();
+            for done in disconnects {
                 let _ = done.await;
             }
             if let Some(parent) = &session.parent {
-                let _ = tokio::time::timeout(bound, parent.request("disconnect", args, bound)).await;
+                let _ = tokio::time::timeout(bound, parent.disconnect(ours, bound)).await;
             }
             if let Some(debuggee) = debuggee {
                 debuggee.kill();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use dap_types::EvaluateArgumentsContext;
 
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
@@ -16,7 +16,7 @@ use super::{
 use crate::wire::dap::{DapClient, Ended, SendError};
 use dap_types::requests;
 
-use super::replies::{display, parse_frames};
+use super::replies::{NotRead, display, typed};
 use crate::text::cut;
 
 /// Waits for the next stop, exit or closure after `before` stops; the
@@ -94,7 +94,7 @@ async fn settle_once(
 
 /// The requests that set a stopped program running.
 #[derive(Debug, Clone, Copy)]
-enum Resume {
+pub(super) enum Resume {
     Continue,
     Next,
     StepIn,
@@ -114,7 +114,7 @@ impl Resume {
 
     /// Sends it for `thread`. Once the adapter said yes the program runs,
     /// whatever the answer's body holds: the body is not read.
-    async fn send(self, client: &DapClient, thread_id: u64) -> Result<(), SendError> {
+    pub(super) async fn send(self, client: &DapClient, thread_id: u64) -> Result<(), SendError> {
         let (single_thread, granularity) = (None, None);
         let sent = match self {
             Resume::Continue => {
@@ -150,7 +150,7 @@ fn acted<T>(sent: Result<T, SendError>) -> Result<(), SendError> {
 
 /// An id of the adapter's as DAP's types hold it; none for a negative
 /// one, which no adapter gives (the tool refuses it before it gets here).
-fn dap_id(id: i64) -> Result<u64, String> {
+pub(super) fn dap_id(id: i64) -> Result<u64, String> {
     u64::try_from(id).map_err(|_| format!("{id} is not an id the adapter gave (they are not negative)"))
 }
 
@@ -236,18 +236,11 @@ pub(super) async fn inspect(
             let Some(thread) = thread_or(thread) else {
                 return DebugReply::failed(Failure::StackNotStopped);
             };
-            let args = json!({"threadId": thread, "startFrame": 0, "levels": MAX_FRAMES + 1});
-            match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
-                Ok(body) => {
-                    let frames = match parse_frames(&body) {
-                        Ok(f) => f,
-                        Err(unfit) => return DebugReply::failed(Failure::Unfit(unfit)),
-                    };
-                    let total = body["totalFrames"]
-                        .as_u64()
-                        .map(|t| t as usize)
-                        .unwrap_or(frames.len())
-                        .max(frames.len());
+            match typed("stack", "stackFrames", client.stack_trace(thread, MAX_FRAMES + 1).await) {
+                Ok(trace) => {
+                    let frames = trace.stack_frames;
+                    let total =
+                        trace.total_frames.map(|t| t as usize).unwrap_or(frames.len()).max(frames.len());
                     let frames = frames
                         .into_iter()
                         .take(MAX_FRAMES)
@@ -264,7 +257,8 @@ pub(super) async fn inspect(
                         .collect();
                     DebugReply::found(Answer::Stack { frames, total })
                 }
-                Err(e) => DebugReply::failed(request_failed("stack", e)),
+                Err(NotRead::Unfit(unfit)) => DebugReply::failed(Failure::Unfit(unfit)),
+                Err(NotRead::Failed(e)) => DebugReply::failed(request_failed("stack", e)),
             }
         }
         DebugOp::Scopes { frame: None } => DebugReply::failed(Failure::NeedsFrame),
@@ -331,31 +325,35 @@ pub(super) async fn inspect(
         }
         DebugOp::Evaluate { expression, frame } => {
             let frame = match frame {
-                Some(f) => Some(f),
+                Some(f) => dap_id(f).ok(),
                 None => match stopped_thread() {
-                    Some(t) => client
-                        .request("stackTrace", json!({"threadId": t, "levels": 1}), REQUEST_TIMEOUT)
-                        .await
-                        .ok()
-                        .and_then(|b| b["stackFrames"][0]["id"].as_i64()),
+                    Some(t) => {
+                        client.stack_trace(t, 1).await.ok().and_then(|t| t.stack_frames.first().map(|f| f.id))
+                    }
                     None => None,
                 },
             };
             // lldb-dap and delve read "repl" input as their own commands
             // (`(int) $0 = 7`); "watch" evaluates the expression itself.
-            let context = if adapter == "debugpy" { "repl" } else { "watch" };
-            let mut args = json!({"expression": expression, "context": context});
-            if let Some(f) = frame {
-                args["frameId"] = json!(f);
-            }
-            match client.request("evaluate", args, REQUEST_TIMEOUT).await {
-                Ok(body) => {
-                    let (value, was_cut) = cut(body["result"].as_str().unwrap_or(""), MAX_VALUE);
+            let context = if adapter == "debugpy" {
+                EvaluateArgumentsContext::Repl
+            } else {
+                EvaluateArgumentsContext::Watch
+            };
+            let arguments = dap_types::EvaluateArguments {
+                expression: expression.clone(),
+                frame_id: frame,
+                context: Some(context),
+                format: None,
+            };
+            match client.send::<requests::Evaluate>(&arguments, REQUEST_TIMEOUT).await {
+                Ok(answer) => {
+                    let (value, was_cut) = cut(&answer.result, MAX_VALUE);
                     DebugReply::found(Answer::Evaluated(Evaluated {
                         value,
                         cut: was_cut,
-                        ty: body["type"].as_str().map(|t| cut(t, MAX_VALUE).0),
-                        reference: body["variablesReference"].as_i64().unwrap_or(0),
+                        ty: answer.type_.as_deref().map(|t| cut(t, MAX_VALUE).0),
+                        reference: i64::try_from(answer.variables_reference).unwrap_or(0),
                         expression,
                     }))
                 }

@@ -1,41 +1,32 @@
-//! Reading an adapter's replies: a body read as DAP's types (or an error
-//! quoting what came), stack frames with js-debug's hints mapped, and the
-//! paths they name shown from the working directory. Both the ops and the
-//! stop snapshot read through here.
+//! Reading an adapter's replies: a typed request's failure told apart from
+//! an answer that did not fit DAP's types (quoted, never read as empty),
+//! and the paths they name shown from the working directory. Both the ops
+//! and the stop snapshot read through here.
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::MAX_RAW_QUOTED;
 use super::failure::Unfit;
-use crate::text::cut;
+use crate::wire::dap::SendError;
+use crate::wire::pending::RequestError;
 
-/// `body[field]` read as `T`, or an error naming the op and quoting the
-/// start of the adapter's reply: a reply that does not fit is never read as
-/// an empty list.
-pub(super) fn parse_body<T: serde::de::DeserializeOwned>(
-    op: &str,
-    body: &Value,
-    field: &str,
-) -> Result<T, Unfit> {
-    serde_json::from_value(body[field].clone()).map_err(|e| {
-        let (raw, _) = cut(&body.to_string(), MAX_RAW_QUOTED);
-        Unfit { op: op.to_string(), field: field.to_string(), error: e.to_string(), began: raw }
+/// A typed request's answer as `op` reads it: the answer, or why not — a
+/// reply that did not fit DAP's type for `field` (quoted), or the
+/// request's own failure in words.
+pub(super) fn typed<T>(op: &str, field: &str, sent: Result<T, SendError>) -> Result<T, NotRead> {
+    sent.map_err(|e| match e {
+        SendError::Unfit { error, began, .. } => {
+            NotRead::Unfit(Unfit { op: op.to_string(), field: field.to_string(), error, began })
+        }
+        SendError::Request(e) => NotRead::Failed(e),
     })
 }
 
-/// A `stackTrace` answer's frames. js-debug marks the frames it skips
-/// (node's own) `deemphasize`, a hint DAP gives sources, not frames: read
-/// as `subtle`, the frame hint for the same thing.
-pub(super) fn parse_frames(body: &Value) -> Result<Vec<dap_types::StackFrame>, Unfit> {
-    let mut body = body.clone();
-    for frame in body["stackFrames"].as_array_mut().into_iter().flatten() {
-        if frame["presentationHint"] == "deemphasize" {
-            frame["presentationHint"] = Value::from("subtle");
-        }
-    }
-    parse_body("stack", &body, "stackFrames")
+/// Why a typed request's answer could not be read.
+pub(super) enum NotRead {
+    /// It came, and does not fit DAP's type.
+    Unfit(Unfit),
+    /// It did not come: the request failed or was refused.
+    Failed(RequestError),
 }
 
 /// A path an adapter named, as the answer shows it ([`crate::fs::display_path`]).

@@ -11,13 +11,14 @@ use std::path::{Component, Path};
 
 use serde_json::json;
 
-use super::replies::{display, parse_body, parse_frames};
+use super::replies::{NotRead, display, typed};
 use super::state::Stop;
 use super::{
     Blind, ChainFrame, Locals, NoLocals, REQUEST_TIMEOUT, Settled, ShownVariable, Snapshot, StopWhy,
 };
 use crate::text::cut;
 use crate::wire::dap::DapClient;
+use dap_types::requests;
 
 /// Frames asked for; the chain shows the user's and folds the rest.
 pub const SNAPSHOT_FRAMES: usize = 40;
@@ -58,20 +59,17 @@ fn is_user(path: Option<&str>, workdir: &Path) -> bool {
 pub(super) async fn snapshot(client: &DapClient, stop: &Stop, workdir: &Path) -> Settled {
     let thread = stop.thread.unwrap_or(1);
     let why = reason(client, stop, thread).await;
-    let args = json!({"threadId": thread, "startFrame": 0, "levels": SNAPSHOT_FRAMES});
-    let frames: Vec<dap_types::StackFrame> = match client.request("stackTrace", args, REQUEST_TIMEOUT).await {
-        Ok(body) => match parse_frames(&body) {
-            Ok(f) => f,
-            Err(error) => {
-                return Settled::StoppedBlind {
-                    why,
-                    kind: stop.reason.clone(),
-                    thread,
-                    trouble: Blind::BadReply(error),
-                };
-            }
-        },
-        Err(e) => {
+    let frames = match typed("stack", "stackFrames", client.stack_trace(thread, SNAPSHOT_FRAMES).await) {
+        Ok(trace) => trace.stack_frames,
+        Err(NotRead::Unfit(error)) => {
+            return Settled::StoppedBlind {
+                why,
+                kind: stop.reason.clone(),
+                thread,
+                trouble: Blind::BadReply(error),
+            };
+        }
+        Err(NotRead::Failed(e)) => {
             return Settled::StoppedBlind {
                 why,
                 kind: stop.reason.clone(),
@@ -246,11 +244,14 @@ fn source_lines(path: Option<&str>, line: u64) -> Vec<(u64, String)> {
 /// names so), at most [`MAX_LOCALS`] with their total; or why there are
 /// none.
 async fn locals(client: &DapClient, frame: u64) -> Result<Locals, NoLocals> {
-    let scopes: Vec<dap_types::Scope> =
-        match client.request("scopes", json!({"frameId": frame}), REQUEST_TIMEOUT).await {
-            Ok(body) => parse_body("scopes", &body, "scopes").map_err(NoLocals::BadReply)?,
-            Err(e) => return Err(NoLocals::Unreadable { what: "scopes", error: e.to_string() }),
-        };
+    let asked = client
+        .send::<requests::Scopes>(&dap_types::ScopesArguments { frame_id: frame }, REQUEST_TIMEOUT)
+        .await;
+    let scopes = match typed("scopes", "scopes", asked) {
+        Ok(answer) => answer.scopes,
+        Err(NotRead::Unfit(unfit)) => return Err(NoLocals::BadReply(unfit)),
+        Err(NotRead::Failed(e)) => return Err(NoLocals::Unreadable { what: "scopes", error: e.to_string() }),
+    };
     let is_locals = |s: &dap_types::Scope| {
         serde_json::to_value(&s.presentation_hint)
             .ok()
@@ -281,13 +282,23 @@ async fn locals(client: &DapClient, frame: u64) -> Result<Locals, NoLocals> {
     }
     let mut vars: Vec<dap_types::Variable> = Vec::new();
     for scope in taken {
-        let args = json!({"variablesReference": scope.variables_reference});
-        match client.request("variables", args, REQUEST_TIMEOUT).await {
-            Ok(body) => vars.extend(
-                parse_body::<Vec<dap_types::Variable>>("variables", &body, "variables")
-                    .map_err(NoLocals::BadReply)?,
-            ),
-            Err(e) => return Err(NoLocals::Unreadable { what: "locals", error: e.to_string() }),
+        let arguments = dap_types::VariablesArguments {
+            variables_reference: scope.variables_reference,
+            filter: None,
+            start: None,
+            count: None,
+            format: None,
+        };
+        match typed(
+            "variables",
+            "variables",
+            client.send::<requests::Variables>(&arguments, REQUEST_TIMEOUT).await,
+        ) {
+            Ok(answer) => vars.extend(answer.variables),
+            Err(NotRead::Unfit(unfit)) => return Err(NoLocals::BadReply(unfit)),
+            Err(NotRead::Failed(e)) => {
+                return Err(NoLocals::Unreadable { what: "locals", error: e.to_string() });
+            }
         }
     }
     // `this` of a plain function call in a script, the global object, and

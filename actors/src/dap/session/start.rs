@@ -2,7 +2,6 @@
 //! already runs connected), then the handshake that configures it before
 //! the program runs.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,19 +11,20 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::{ASSERTIONS, choose_filters, exception_arguments, offered_filters};
-use super::functions::{functions_unsupported, send_functions};
+use dap_types::Capabilities;
+
+use super::configure::{ASSERTIONS, Target, choose_filters, configure, offered_filters};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
     ATTACH_CONNECT_WAIT, AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor,
-    EXIT_REPORT_WAIT, Expire, Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, NotSet, Note,
-    REQUEST_TIMEOUT, RUN_WAIT, Settled,
+    EXIT_REPORT_WAIT, Expire, Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, RUN_WAIT,
+    Settled,
 };
 use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
+use crate::dap::client::Start;
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent, Ended};
 
@@ -78,7 +78,7 @@ struct Spawn {
 /// the exception filters in force.
 struct Started {
     reply: DebugReply,
-    caps: Value,
+    caps: Capabilities,
     exceptions: Vec<String>,
 }
 
@@ -348,13 +348,7 @@ impl DebugSessionActor {
                 shared.targets.lock().join(&client, false);
             }
             targets::pump(shared.clone(), client.clone(), events, follow);
-            let config = Configuration {
-                breakpoints: &breakpoints,
-                functions: &functions,
-                filters: filters.as_deref(),
-                workdir: &workdir,
-                child_launch,
-            };
+            let config = Configuration { filters: filters.as_deref(), workdir: &workdir, child_launch };
             let result = handshake(&client, &shared, adapter_id, launch, attach, config).await;
             match result {
                 Ok(started) => (Ok((client, parent, started)), guard, shared),
@@ -413,9 +407,7 @@ impl DebugSessionActor {
 
 /// What a new session is configured with before the program runs.
 struct Configuration<'a> {
-    breakpoints: &'a BTreeMap<PathBuf, Vec<BreakpointSpec>>,
-    /// The function breakpoints, by name.
-    functions: &'a [String],
+    /// The exception filters asked for (`None`: the default).
     filters: Option<&'a [String]>,
     workdir: &'a Path,
     /// The request of a child session the adapter asked for (js-debug's
@@ -438,26 +430,19 @@ async fn handshake(
 ) -> Result<Started, String> {
     let workdir = config.workdir;
     let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
-    let init = json!({
-        "clientID": "tether", "clientName": "tether", "adapterID": adapter, "locale": "en",
-        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-        "supportsRunInTerminalRequest": false, "supportsVariableType": true,
-    });
-    let caps = client
-        .request("initialize", init, REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
-    shared.state.lock().exception_info = caps["supportsExceptionInfoRequest"] == true;
-    shared.targets.lock().caps = caps.clone();
-    let (command, args) = match (&launch, &attach, &config.child_launch) {
+    let caps = client.initialize(adapter, false).await.map_err(|e| format!("initialize failed: {e}"))?;
+    shared.state.lock().exception_info = caps.supports_exception_info_request == Some(true);
+    shared.targets.lock().caps = Some(caps.clone());
+    let (how, args) = match (&launch, &attach, &config.child_launch) {
         (_, _, Some((request, child))) => {
-            (if request == "attach" { "attach" } else { "launch" }, child.clone())
+            (if request == "attach" { Start::Attach } else { Start::Launch }, child.clone())
         }
-        (Some(spec), _, None) => ("launch", launch_args(adapter, spec, workdir)),
-        (None, Some(spec), None) => ("attach", attach_args(spec, workdir)),
+        (Some(spec), _, None) => (Start::Launch, launch_args(adapter, spec, workdir)),
+        (None, Some(spec), None) => (Start::Attach, attach_args(spec, workdir)),
         (None, None, None) => return Err("nothing to launch or attach to".into()),
     };
-    let answer = client.request(command, args, RUN_WAIT);
+    let command = how.command();
+    let answer = client.start_program(how, args, RUN_WAIT);
     let mut answer = tokio::spawn(answer);
     // Some adapters send `initialized` only once the launch worked (delve,
     // after building): a launch that fails is reported with the adapter's
@@ -488,57 +473,22 @@ async fn handshake(
         shared.wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_ref().is_some_and(Ended::is_exit)).await;
         return Err(shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default());
     }
-    let mut notes = Vec::new();
-    for (file, specs) in config.breakpoints {
-        let rel = || crate::fs::relative(workdir, file);
-        if let Some(why) = unsupported(adapter, &caps, specs) {
-            notes.push(Note::LinesNotSet { file: rel(), why: NotSet::Refused(why) });
-            continue;
-        }
-        let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
-        // One file the adapter will not take (a Python file's breakpoints
-        // left from an earlier session, under delve) costs that file's
-        // breakpoints, said in the answer, not the launch.
-        match client
-            .request("setBreakpoints", json!({"source": {"path": file}, "breakpoints": bps}), REQUEST_TIMEOUT)
-            .await
-        {
-            Ok(body) => shared.state.lock().bindings.record(file, specs, &body),
-            Err(e) => notes.push(Note::LinesNotSet { file: rel(), why: NotSet::Failed(e.to_string()) }),
-        }
-    }
-    if !config.functions.is_empty() {
-        let names = config.functions.to_vec();
-        if let Some(why) = functions_unsupported(adapter, &caps) {
-            notes.push(Note::FunctionsNotSet { names, why: NotSet::Refused(why) });
-        } else {
-            match send_functions(client, adapter, config.functions, REQUEST_TIMEOUT).await {
-                Ok(body) => {
-                    shared.state.lock().bindings.record_functions(adapter, workdir, config.functions, &body)
-                }
-                Err(e) => notes.push(Note::FunctionsNotSet { names, why: NotSet::Failed(e.to_string()) }),
-            }
-        }
-    }
+    // The exception filters chosen, sent with the rest.
+    let mut chosen_notes = Vec::new();
     let offered = offered_filters(adapter, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
-        notes.push(Note::FiltersDefaulted(why));
+        chosen_notes.push(Note::FiltersDefaulted(why));
         choose_filters(None, &offered).unwrap_or_default()
     });
     shared.targets.lock().exceptions = exceptions.clone();
     if offered.iter().any(|(id, _)| id == ASSERTIONS) && !exceptions.iter().any(|f| f == ASSERTIONS) {
-        notes.push(Note::AssertionsOff(exceptions.clone()));
+        chosen_notes.push(Note::AssertionsOff(exceptions.clone()));
     }
-    if let Err(e) = client
-        .request("setExceptionBreakpoints", exception_arguments(adapter, &exceptions), REQUEST_TIMEOUT)
-        .await
-    {
-        notes.push(Note::FiltersNotSet(e.to_string()));
-    }
-    client
-        .request("configurationDone", json!({}), REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("configurationDone failed: {e}"))?;
+    let mut notes = configure(client, shared, adapter, &caps, Target::First).await;
+    // What the filters fell back to reads before whether setting them failed.
+    let at = notes.iter().position(|n| matches!(n, Note::FiltersNotSet(_))).unwrap_or(notes.len());
+    notes.splice(at..at, chosen_notes);
+    client.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
     if answered.is_none() {
         match answer.await {
             Ok(Ok(_)) => {}

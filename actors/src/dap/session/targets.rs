@@ -17,12 +17,14 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use dap_types::Capabilities;
+
 use super::Note;
-use super::breakpoints::{BreakpointSpec, unsupported};
-use super::control::exception_arguments;
-use super::functions::{functions_unsupported, send_functions};
+use super::breakpoints::BreakpointSpec;
+use super::configure::{Target, configure};
 use super::state::AdapterState;
-use super::{INITIALIZED_WAIT, REQUEST_TIMEOUT, RUN_WAIT};
+use super::{INITIALIZED_WAIT, RUN_WAIT};
+use crate::dap::client::Start;
 use crate::wire::dap::{DapClient, DapEvent, Delivery};
 
 /// How long a run whose processes have all ended waits for another (the
@@ -54,8 +56,9 @@ pub(super) struct Targets {
     pub(super) workdir: PathBuf,
     /// The exception filters a new target gets, kept current by `exceptions`.
     pub(super) exceptions: Vec<String>,
-    /// The adapter's capabilities (what a breakpoint may ask of it).
-    pub(super) caps: Value,
+    /// The adapter's capabilities (what a breakpoint may ask of it), once
+    /// it answered `initialize`.
+    pub(super) caps: Option<Capabilities>,
 }
 
 impl Targets {
@@ -89,17 +92,6 @@ pub(super) struct Follow {
     pub(super) port: u16,
     /// The adapter's name in messages.
     pub(super) name: String,
-}
-
-/// js-debug's `initialize`, on every connection: tether takes
-/// `startDebugging`.
-pub(super) fn initialize_arguments() -> Value {
-    json!({
-        "clientID": "tether", "clientName": "tether", "adapterID": "pwa-node", "locale": "en",
-        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-        "supportsRunInTerminalRequest": false, "supportsStartDebuggingRequest": true,
-        "supportsVariableType": true,
-    })
 }
 
 impl AdapterState {
@@ -279,7 +271,7 @@ fn end_when_quiet(shared: &Arc<AdapterState>) {
 /// cannot be connected is said in the adapter's console lines.
 async fn connect(shared: Arc<AdapterState>, follow: Follow, asked: Value) {
     let mut joined = None;
-    let result = configure(&shared, &follow, &asked, &mut joined).await;
+    let result = open_target(&shared, &follow, &asked, &mut joined).await;
     if joined.is_none() {
         shared.targets.lock().pending -= 1;
         end_when_quiet(&shared);
@@ -289,14 +281,16 @@ async fn connect(shared: Arc<AdapterState>, follow: Follow, asked: Value) {
         shared.state.lock().notes.push(Note::NotFollowed { name, why: e });
         if let Some(client) = joined {
             // Let go of it, so that it runs on rather than waits.
-            let bound = REQUEST_TIMEOUT.min(Duration::from_secs(2));
-            let _ = client.request("disconnect", json!({"terminateDebuggee": false}), bound).await;
+            let bound = crate::dap::client::REQUEST_TIMEOUT.min(Duration::from_secs(2));
+            let _ = client.disconnect(false, bound).await;
             target_ended(&shared, &client);
         }
     }
 }
 
-async fn configure(
+/// Connects to the process js-debug announced, starts its session and
+/// configures it as the session's first was.
+async fn open_target(
     shared: &Arc<AdapterState>,
     follow: &Follow,
     asked: &Value,
@@ -306,7 +300,7 @@ async fn configure(
     if !configuration.is_object() {
         return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
     }
-    let request = if asked["request"] == "attach" { "attach" } else { "launch" };
+    let how = if asked["request"] == "attach" { Start::Attach } else { Start::Launch };
     let stream = super::start::connect_tcp(follow.port)
         .await
         .map_err(|e| format!("could not connect to {} on port {}: {e}", follow.name, follow.port))?;
@@ -321,11 +315,8 @@ async fn configure(
         t.join(&client, stopped);
     }
     *joined = Some(client.clone());
-    client
-        .request("initialize", initialize_arguments(), REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
-    let launched = client.request(request, configuration, RUN_WAIT);
+    client.initialize("pwa-node", true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let launched = client.start_program(how, configuration, RUN_WAIT);
     // Its first events, until `initialized`, are kept for the pump.
     let mut early = Vec::new();
     let deadline = tokio::time::Instant::now() + INITIALIZED_WAIT;
@@ -337,35 +328,12 @@ async fn configure(
             Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
         }
     }
-    let (files, caps) = {
-        let t = shared.targets.lock();
-        (t.breakpoints.keys().cloned().collect::<Vec<_>>(), t.caps.clone())
-    };
-    for file in &files {
-        // Read as it is sent: a change meanwhile went to this process too.
-        let Some(specs) = shared.targets.lock().breakpoints.get(file).cloned() else { continue };
-        let specs = &specs;
-        if unsupported("js-debug", &caps, specs).is_some() {
-            continue;
-        }
-        let bps: Vec<Value> = specs.iter().map(BreakpointSpec::to_dap).collect();
-        let args = json!({"source": {"path": file}, "breakpoints": bps});
-        if let Ok(body) = client.request("setBreakpoints", args, REQUEST_TIMEOUT).await {
-            shared.state.lock().bindings.record_more(file, specs, &body);
-        }
+    // The first connection's capabilities: every process is js-debug's.
+    let caps = shared.targets.lock().caps.clone();
+    if let Some(caps) = caps {
+        // What a followed process could not take is not the session's answer.
+        let _ = configure(&client, shared, "js-debug", &caps, Target::More).await;
     }
-    let functions = shared.targets.lock().functions.clone();
-    if !functions.is_empty()
-        && functions_unsupported("js-debug", &caps).is_none()
-        && let Ok(body) = send_functions(&client, "js-debug", &functions, REQUEST_TIMEOUT).await
-    {
-        let workdir = shared.targets.lock().workdir.clone();
-        shared.state.lock().bindings.record_functions_more("js-debug", &workdir, &functions, &body);
-    }
-    let exceptions = shared.targets.lock().exceptions.clone();
-    let _ = client
-        .request("setExceptionBreakpoints", exception_arguments("js-debug", &exceptions), REQUEST_TIMEOUT)
-        .await;
     // Pumped from here: a stop after configurationDone is the session's.
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     for ev in early {
@@ -379,11 +347,8 @@ async fn configure(
         }
     });
     pump(shared.clone(), client.clone(), rx, Some(follow.clone()));
-    client
-        .request("configurationDone", json!({}), REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("configurationDone failed: {e}"))?;
-    launched.await.map_err(|e| format!("{request} failed: {e}"))?;
+    client.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
+    launched.await.map_err(|e| format!("{} failed: {e}", how.command()))?;
     Ok(())
 }
 

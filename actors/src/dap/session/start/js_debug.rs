@@ -11,8 +11,9 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, REQUEST_TIMEOUT, RUN_WAIT};
+use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, RUN_WAIT};
 use super::{attach_args, connect_tcp, launch_args};
+use crate::dap::client::Start;
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
@@ -29,11 +30,9 @@ pub(super) async fn child(
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
 ) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), String> {
-    parent
-        .request("initialize", super::super::targets::initialize_arguments(), REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
-    let (command, args) = match first {
+    // As js-debug's VS Code client does: tether takes `startDebugging`.
+    parent.initialize("pwa-node", true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let (how, args) = match first {
         (Some(spec), _) => {
             let mut spec = spec.clone();
             let typescript = spec.program.clone().filter(|p| p.is_file() && is_typescript(p));
@@ -59,17 +58,15 @@ pub(super) async fn child(
                 );
                 args["runtimeArgs"] = json!(runtime);
             }
-            ("launch", args)
+            (Start::Launch, args)
         }
-        (None, Some(spec)) => ("attach", attach_args(spec, workdir)),
+        (None, Some(spec)) => (Start::Attach, attach_args(spec, workdir)),
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
-    let launch = tokio::spawn(parent.request(command, args, RUN_WAIT));
+    let command = how.command();
+    let launch = tokio::spawn(parent.start_program(how, args, RUN_WAIT));
     wait_for(events, Awaited::Initialized, INITIALIZED_WAIT, &mut None).await?;
-    parent
-        .request("configurationDone", json!({}), REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| format!("configurationDone failed: {e}"))?;
+    parent.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
     // One wait, watching the launch too: a refused launch says why at
     // once, and no event the wait took is lost with a dropped future.
     let mut launch = Some(launch);
@@ -95,7 +92,7 @@ const SKIPPED: [&str; 1] = ["<node_internals>/**"];
 
 /// The same in a `node:test` run, but for `assert`, where a failed
 /// assertion is thrown: js-debug never stops in a file it skips, and
-/// [`super::super::control::ASSERTIONS`] must stop there. Its frames are
+/// [`super::super::configure::ASSERTIONS`] must stop there. Its frames are
 /// folded in the snapshot all the same.
 const SKIPPED_IN_TESTS: [&str; 3] =
     ["<node_internals>/internal/**", "<node_internals>/!(assert)", "<node_internals>/!(assert)/**"];

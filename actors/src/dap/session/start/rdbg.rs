@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::super::control::UNCAUGHT;
+use super::super::configure::UNCAUGHT;
 use super::super::state::AdapterState;
 use super::super::{CONNECT_WAIT, LaunchSpec};
 use super::connect_tcp;
