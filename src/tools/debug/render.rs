@@ -272,7 +272,7 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
             ),
             json!({"filters": f}),
         ),
-        ExceptionsSet::Offered { adapter, on, offered } => {
+        ExceptionsSet::Offered { adapter, on, offered, stops_by_itself } => {
             let rows: Vec<String> = offered
                 .iter()
                 .map(|(id, label)| {
@@ -281,7 +281,7 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
                 .collect();
             let text = if rows.is_empty() {
                 let by_itself =
-                    if *adapter == "delve" { "; it stops on an unrecovered panic by itself" } else { "" };
+                    if *stops_by_itself { "; it stops on an unrecovered panic by itself" } else { "" };
                 format!("{adapter} offers no exception filters{by_itself}")
             } else {
                 format!("{adapter} exception filters: {}", rows.join(", "))

@@ -18,6 +18,7 @@ use super::failure::Refusal;
 use super::functions::{functions_unsupported, send_functions};
 use super::state::AdapterState;
 use super::{NotSet, Note};
+use crate::dap::adapters::{Adapter, Quirks};
 use crate::wire::dap::DapClient;
 
 /// Whose answers a target's are.
@@ -38,7 +39,7 @@ pub(super) enum Target {
 pub(super) async fn configure(
     client: &DapClient,
     shared: &AdapterState,
-    adapter: &'static str,
+    adapter: Adapter,
     caps: &Capabilities,
     target: Target,
 ) -> Vec<Note> {
@@ -51,7 +52,7 @@ pub(super) async fn configure(
         // Read as it is sent: a change meanwhile went to this target too.
         let Some(specs) = shared.targets.lock().breakpoints.get(file).cloned() else { continue };
         let rel = || crate::fs::relative(&workdir, file);
-        if let Some(why) = unsupported(adapter, caps, &specs) {
+        if let Some(why) = unsupported(adapter.id, caps, &specs) {
             notes.push(Note::LinesNotSet { file: rel(), why: NotSet::Refused(why) });
             continue;
         }
@@ -71,15 +72,19 @@ pub(super) async fn configure(
     }
     let functions = shared.targets.lock().functions.clone();
     if !functions.is_empty() {
-        if let Some(why) = functions_unsupported(adapter, caps) {
+        if let Some(why) = functions_unsupported(adapter.id, caps) {
             notes.push(Note::FunctionsNotSet { names: functions, why: NotSet::Refused(why) });
         } else {
-            match send_functions(client, adapter, &functions).await {
+            match send_functions(client, adapter.quirks, &functions).await {
                 Ok(bound) => {
                     let bindings = &mut shared.state.lock().bindings;
                     match target {
-                        Target::First => bindings.record_functions(adapter, &workdir, &functions, &bound),
-                        Target::More => bindings.record_functions_more(adapter, &workdir, &functions, &bound),
+                        Target::First => {
+                            bindings.record_functions(adapter.quirks, &workdir, &functions, &bound)
+                        }
+                        Target::More => {
+                            bindings.record_functions_more(adapter.quirks, &workdir, &functions, &bound)
+                        }
                     }
                 }
                 Err(e) => {
@@ -89,7 +94,8 @@ pub(super) async fn configure(
         }
     }
     let exceptions = shared.targets.lock().exceptions.clone();
-    if let Err(e) = client.set_exception_breakpoints(&exception_arguments(adapter, &exceptions)).await {
+    if let Err(e) = client.set_exception_breakpoints(&exception_arguments(adapter.quirks, &exceptions)).await
+    {
         notes.push(Note::FiltersNotSet(e.to_string()));
     }
     notes
@@ -130,15 +136,15 @@ const ASSERTION_CONDITION: &str = "error !== null && typeof error === 'object' &
 /// The adapter's exception filters: `(filter, label)`, and tether's
 /// [`ASSERTIONS`] in a js-debug test run (`test_run`) where js-debug takes
 /// a condition on its `all` filter.
-pub(super) fn offered_filters(adapter: &str, caps: &Capabilities, test_run: bool) -> Vec<(String, String)> {
+pub(super) fn offered_filters(quirks: Quirks, caps: &Capabilities, test_run: bool) -> Vec<(String, String)> {
     let filters = caps.exception_breakpoint_filters.as_deref().unwrap_or_default();
     let mut offered: Vec<(String, String)> =
         filters.iter().map(|f| (f.filter.clone(), f.label.clone())).collect();
-    if adapter == "rdbg" {
+    if quirks.uncaught_at_launch {
         offered.insert(0, (UNCAUGHT.into(), RDBG_UNCAUGHT.into()));
     }
     let conditional_all = filters.iter().any(|f| f.filter == "all" && f.supports_condition == Some(true));
-    if adapter == "js-debug"
+    if quirks.assertions_filter
         && test_run
         && conditional_all
         && caps.supports_exception_filter_options == Some(true)
@@ -152,10 +158,10 @@ pub(super) fn offered_filters(adapter: &str, caps: &Capabilities, test_run: bool
 /// [`ASSERTIONS`] is js-debug's `all` with a condition (left out when `all`
 /// itself is on: it stops there anyway); rdbg's [`UNCAUGHT`] is no filter
 /// of the adapter's.
-pub(super) fn exception_arguments(adapter: &str, chosen: &[String]) -> SetExceptionBreakpointsArguments {
+pub(super) fn exception_arguments(quirks: Quirks, chosen: &[String]) -> SetExceptionBreakpointsArguments {
     let filters: Vec<String> = chosen
         .iter()
-        .filter(|f| *f != ASSERTIONS && !(adapter == "rdbg" && *f == UNCAUGHT))
+        .filter(|f| *f != ASSERTIONS && !(quirks.uncaught_at_launch && *f == UNCAUGHT))
         .cloned()
         .collect();
     let assertions = chosen.iter().any(|f| f == ASSERTIONS) && !chosen.iter().any(|f| f == "all");
@@ -199,6 +205,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The table's quirks of adapter `id` (none for one it lacks).
+    fn quirks(id: &'static str) -> Quirks {
+        crate::dap::adapters::known(id).quirks
+    }
+
     /// The arguments as they go on the wire.
     fn wire(args: SetExceptionBreakpointsArguments) -> serde_json::Value {
         let mut v = serde_json::to_value(args).unwrap();
@@ -208,7 +219,7 @@ mod tests {
 
     fn debugpy() -> Vec<(String, String)> {
         offered_filters(
-            "debugpy",
+            quirks("debugpy"),
             &caps(json!({"exceptionBreakpointFilters": [
                 {"filter": "raised", "label": "Raised Exceptions"},
                 {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
@@ -230,14 +241,17 @@ mod tests {
             {"filter": "any", "label": "rescue any exception"},
             {"filter": "RuntimeError", "label": "rescue RuntimeError", "default": true},
         ]}));
-        let offered = offered_filters("rdbg", &caps, false);
+        let offered = offered_filters(quirks("rdbg"), &caps, false);
         assert_eq!(offered[0].0, UNCAUGHT);
         // Not the gem's own default: `RuntimeError` stops at every raise,
         // rescued or not.
         assert_eq!(choose_filters(None, &offered).unwrap(), ["uncaught"]);
         let chosen = vec![UNCAUGHT.to_string(), "any".to_string()];
-        assert_eq!(wire(exception_arguments("rdbg", &chosen)), json!({"filters": ["any"]}));
-        assert_eq!(wire(exception_arguments("debugpy", &chosen)), json!({"filters": ["uncaught", "any"]}));
+        assert_eq!(wire(exception_arguments(quirks("rdbg"), &chosen)), json!({"filters": ["any"]}));
+        assert_eq!(
+            wire(exception_arguments(quirks("debugpy"), &chosen)),
+            json!({"filters": ["uncaught", "any"]})
+        );
     }
 
     #[test]
@@ -246,20 +260,24 @@ mod tests {
             {"filter": "all", "label": "Caught Exceptions", "supportsCondition": true},
             {"filter": "uncaught", "label": "Uncaught Exceptions", "supportsCondition": true},
         ]}));
-        let offered = offered_filters("js-debug", &caps, true);
+        let offered = offered_filters(quirks("js-debug"), &caps, true);
         let chosen = choose_filters(None, &offered).unwrap();
         assert_eq!(chosen, ["uncaught", "assertions"]);
-        let args = wire(exception_arguments("js-debug", &chosen));
+        let args = wire(exception_arguments(quirks("js-debug"), &chosen));
         assert_eq!(args["filters"], json!(["uncaught"]));
         assert_eq!(args["filterOptions"][0]["filterId"], "all");
         assert!(args["filterOptions"][0]["condition"].as_str().unwrap().contains("ERR_ASSERTION"));
         // `all` stops at every throw already: no second `all` with a condition.
-        let all = wire(exception_arguments("js-debug", &["all".to_string(), "assertions".to_string()]));
+        let all =
+            wire(exception_arguments(quirks("js-debug"), &["all".to_string(), "assertions".to_string()]));
         assert_eq!(all, json!({"filters": ["all"]}));
         // Another adapter with the same filters, or a run of a program,
         // gets no tether filter.
-        assert!(!offered_filters("other", &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
-        assert_eq!(choose_filters(None, &offered_filters("js-debug", &caps, false)).unwrap(), ["uncaught"]);
+        assert!(!offered_filters(quirks("other"), &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
+        assert_eq!(
+            choose_filters(None, &offered_filters(quirks("js-debug"), &caps, false)).unwrap(),
+            ["uncaught"]
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl DebugSessionActor {
             self.breakpoints.insert(file, specs.clone());
             return now(DebugReply::found(Answer::Lines(LinesSet::Held { file: rel, specs })));
         };
-        if let Some(why) = unsupported(s.adapter, &s.caps, &specs) {
+        if let Some(why) = unsupported(s.adapter.id, &s.caps, &specs) {
             return now(DebugReply::failed(Failure::Refused { op: "breakpoints", why }));
         }
         let (client, shared, workdir) =
@@ -117,7 +117,7 @@ impl DebugSessionActor {
             self.functions = names.clone();
             return now(DebugReply::found(Answer::Functions(FunctionsSet::Held(names))));
         };
-        if let Some(why) = functions_unsupported(s.adapter, &s.caps) {
+        if let Some(why) = functions_unsupported(s.adapter.id, &s.caps) {
             // None can have been set: there is nothing to clear.
             if names.is_empty() {
                 self.functions.clear();
@@ -125,8 +125,8 @@ impl DebugSessionActor {
             }
             return now(DebugReply::failed(Failure::Refused { op: "breakpoints", why }));
         }
-        let (adapter, client, shared, workdir) =
-            (s.adapter, s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
+        let (quirks, client, shared, workdir) =
+            (s.adapter.quirks, s.shared.target_or(&s.client), s.shared.clone(), self.workdir.clone());
         self.functions = names.clone();
         // The processes a session follows from here get them too.
         s.shared.targets.lock().functions = names.clone();
@@ -138,17 +138,17 @@ impl DebugSessionActor {
                 };
                 for other in others {
                     let names = names.clone();
-                    tokio::spawn(async move { send_functions(&other, adapter, &names).await });
+                    tokio::spawn(async move { send_functions(&other, quirks, &names).await });
                 }
                 if between {
                     return DebugReply::found(Answer::Functions(FunctionsSet::Between(names)));
                 }
-                let body = match send_functions(&client, adapter, &names).await {
+                let body = match send_functions(&client, quirks, &names).await {
                     Ok(body) => body,
                     Err(e) => return DebugReply::failed(request_failed("setFunctionBreakpoints", e)),
                 };
                 let mut st = shared.state.lock();
-                st.bindings.record_functions(adapter, &workdir, &names, &body);
+                st.bindings.record_functions(quirks, &workdir, &names, &body);
                 if names.is_empty() {
                     return cleared();
                 }
@@ -171,11 +171,12 @@ impl DebugSessionActor {
                 }
             };
         };
-        let offered = offered_filters(s.adapter, &s.caps, s.test_run);
+        let offered = offered_filters(s.adapter.quirks, &s.caps, s.test_run);
         let Some(asked) = filters else {
             let on = s.exceptions.clone();
             return ready(DebugReply::found(Answer::Exceptions(ExceptionsSet::Offered {
-                adapter: s.adapter,
+                adapter: s.adapter.id,
+                stops_by_itself: s.adapter.quirks.stops_on_panic,
                 on,
                 offered,
             })));
@@ -186,15 +187,15 @@ impl DebugSessionActor {
         };
         let client = s.shared.target_or(&s.client);
         s.shared.targets.lock().exceptions = chosen.clone();
-        let adapter = s.adapter;
+        let quirks = s.adapter.quirks;
         // The postmortem mode is the program's, chosen when it started.
         let uncaught = |f: &[String]| f.iter().any(|f| f == UNCAUGHT);
-        let next_launch = adapter == "rdbg" && uncaught(&chosen) != uncaught(&s.exceptions);
+        let next_launch = quirks.uncaught_at_launch && uncaught(&chosen) != uncaught(&s.exceptions);
         self.exception_filters = Some(chosen.clone());
         let others = s.shared.targets.lock().others(&client);
         AtomicResponse::new(Box::pin(
             async move {
-                let args = exception_arguments(adapter, &chosen);
+                let args = exception_arguments(quirks, &chosen);
                 for other in others {
                     let args = args.clone();
                     tokio::spawn(async move { other.set_exception_breakpoints(&args).await });
@@ -233,7 +234,7 @@ impl DebugSessionActor {
             .breakpoints
             .get(&file)
             .cloned()
-            .filter(|specs| unsupported(s.adapter, &s.caps, specs).is_none())
+            .filter(|specs| unsupported(s.adapter.id, &s.caps, specs).is_none())
             .unwrap_or_default();
         // The file's own plain breakpoint on the line serves; one with a
         // condition, hit count or log message would not stop every time.

@@ -16,7 +16,7 @@ impl Handler<Describe> for DebugSessionActor {
                 let mut n = ActorNode::new(
                     "debug-session",
                     &self.conversation,
-                    &format!("{} on {}", s.adapter, s.program),
+                    &format!("{} on {}", s.adapter.id, s.program),
                     s.started.elapsed().as_millis() as u64,
                     0,
                 );

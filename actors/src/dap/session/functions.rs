@@ -11,6 +11,7 @@ use dap_types::{Breakpoint, Capabilities};
 
 use super::breakpoints::{Bindings, readable};
 use super::failure::Refusal;
+use crate::dap::adapters::Quirks;
 use crate::wire::dap::{DapClient, SendError};
 
 /// Why `adapter` (by its capabilities) cannot set function breakpoints,
@@ -20,20 +21,17 @@ pub(super) fn functions_unsupported(adapter: &str, caps: &Capabilities) -> Optio
         .then(|| Refusal::Functions { adapter: adapter.to_string() })
 }
 
-/// Adapters whose `setFunctionBreakpoints` answer is not in the order
-/// asked: lldb-dap 19 lists them in the order of its name map (a hash).
-const REORDERED_FUNCTION_REPLIES: &[&str] = &["lldb"];
-
 /// Sets `names` as the function breakpoints; the answer, its
 /// `breakpoints` in the order of `names`. Where the adapter answers in an
-/// order of its own, the names go one more per request (each keeps the
+/// order of its own (`Quirks::function_replies_reordered`), the names go
+/// one more per request (each keeps the
 /// breakpoint it had): the id new in each answer is the newest name's.
 pub(super) async fn send_functions(
     client: &DapClient,
-    adapter: &str,
+    quirks: Quirks,
     names: &[String],
 ) -> Result<Vec<Breakpoint>, SendError> {
-    if !REORDERED_FUNCTION_REPLIES.contains(&adapter) || names.len() < 2 {
+    if !quirks.function_replies_reordered || names.len() < 2 {
         return client.set_function_breakpoints(names).await;
     }
     let mut ordered: Vec<Option<Breakpoint>> = Vec::new();
@@ -212,13 +210,14 @@ fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, 
 }
 
 impl Bindings {
-    /// Records `adapter`'s `setFunctionBreakpoints` reply for `names` (all
-    /// of them: each request replaces the last), in the order asked (see
-    /// [`send_functions`]). debugpy's, which never says where, are placed
-    /// by their `def`s under `workdir`.
+    /// Records a `setFunctionBreakpoints` reply for `names` (all of them:
+    /// each request replaces the last), in the order asked (see
+    /// [`send_functions`]). An adapter's that never says where
+    /// (`Quirks::functions_placed_by_defs`) are placed by their `def`s
+    /// under `workdir`.
     pub(super) fn record_functions(
         &mut self,
-        adapter: &str,
+        quirks: Quirks,
         workdir: &Path,
         names: &[String],
         reply: &[Breakpoint],
@@ -229,7 +228,7 @@ impl Bindings {
             .map(|(i, name)| FunctionBinding::from_reply(name, reply.get(i)))
             .collect();
         let unplaced = |b: &FunctionBinding| b.verified && b.line.is_none();
-        if adapter == "debugpy" && self.functions.iter().any(unplaced) {
+        if quirks.functions_placed_by_defs && self.functions.iter().any(unplaced) {
             let wanted: Vec<&str> =
                 self.functions.iter().filter(|b| unplaced(b)).map(|b| b.name.as_str()).collect();
             let defs = python_defs(workdir, &wanted);
@@ -243,13 +242,13 @@ impl Bindings {
     /// of several: one that bound in one process stays bound.
     pub(super) fn record_functions_more(
         &mut self,
-        adapter: &str,
+        quirks: Quirks,
         workdir: &Path,
         names: &[String],
         reply: &[Breakpoint],
     ) {
         let before = std::mem::take(&mut self.functions);
-        self.record_functions(adapter, workdir, names, reply);
+        self.record_functions(quirks, workdir, names, reply);
         for b in self.functions.iter_mut().filter(|b| !b.verified) {
             if let Some(old) = before.iter().find(|o| o.verified && o.name == b.name) {
                 *b = old.clone();
@@ -275,7 +274,7 @@ mod tests {
         let verified = json!({"verified": true});
         let reply = json!({"breakpoints": [verified, verified, verified]});
         let mut b = Bindings::default();
-        b.record_functions("debugpy", dir.path(), &names, &answer(reply));
+        b.record_functions(crate::dap::adapters::known("debugpy").quirks, dir.path(), &names, &answer(reply));
         let add = &b.functions[0];
         assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
         assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
@@ -294,7 +293,7 @@ mod tests {
         assert_eq!(b.bound(), 1);
         // Another adapter's answer is taken as it says.
         b.record_functions(
-            "lldb",
+            crate::dap::adapters::known("lldb").quirks,
             dir.path(),
             &names[..1],
             &answer(json!({"breakpoints": [{"verified": false}]})),

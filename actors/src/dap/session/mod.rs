@@ -170,7 +170,7 @@ mod targets;
 /// the client (and the parent connection a js-debug child session needs),
 /// and what its events told.
 struct Connection {
-    adapter: &'static str,
+    adapter: adapters::Adapter,
     /// The adapter's `initialize` capabilities.
     caps: dap_types::Capabilities,
     /// The exception filters in force.
@@ -478,8 +478,11 @@ impl DebugSessionActor {
                     return ready(DebugReply::found(Answer::NoSession { last, held_breakpoints }));
                 };
                 let (client, shared) = (s.shared.target_or(&s.client), s.shared.clone());
-                let head =
-                    SessionHead { adapter: s.adapter, program: s.program.clone(), up: s.started.elapsed() };
+                let head = SessionHead {
+                    adapter: s.adapter.id,
+                    program: s.program.clone(),
+                    up: s.started.elapsed(),
+                };
                 AtomicResponse::new(Box::pin(
                     async move {
                         let (stop, running, exit, terminated) = {
@@ -507,8 +510,11 @@ impl DebugSessionActor {
             DebugOp::RunTo { file, line, thread } => self.run_to(file, line, thread),
             DebugOp::Launch(_) | DebugOp::Attach(_) if self.session.is_some() => {
                 let s = self.session.as_ref().expect("checked");
-                let head =
-                    SessionHead { adapter: s.adapter, program: s.program.clone(), up: s.started.elapsed() };
+                let head = SessionHead {
+                    adapter: s.adapter.id,
+                    program: s.program.clone(),
+                    up: s.started.elapsed(),
+                };
                 ready(DebugReply::failed(Failure::AlreadyRunning(head)))
             }
             DebugOp::Launch(mut spec) => {

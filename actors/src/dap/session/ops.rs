@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use dap_types::EvaluateArgumentsContext;
 
+use crate::dap::adapters::Adapter;
+
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent};
 use super::{
@@ -173,7 +175,7 @@ pub(super) fn request_failed(request: &str, error: impl std::fmt::Display) -> Fa
 /// Ops that need a live session and only read or step it.
 pub(super) async fn inspect(
     op: DebugOp,
-    adapter: &'static str,
+    adapter: Adapter,
     client: DapClient,
     shared: Arc<AdapterState>,
     workdir: PathBuf,
@@ -335,7 +337,7 @@ pub(super) async fn inspect(
             };
             // lldb-dap and delve read "repl" input as their own commands
             // (`(int) $0 = 7`); "watch" evaluates the expression itself.
-            let context = if adapter == "debugpy" {
+            let context = if adapter.quirks.evaluate_in_repl {
                 EvaluateArgumentsContext::Repl
             } else {
                 EvaluateArgumentsContext::Watch

@@ -228,7 +228,9 @@ pub enum ExceptionsSet {
     /// No session yet: these filters held for the launch.
     Held(Vec<String>),
     /// What `adapter` offers (id, label) and which are on.
-    Offered { adapter: &'static str, on: Vec<String>, offered: Vec<(String, String)> },
+    /// `stops_by_itself`: with none offered, it stops on an unrecovered
+    /// panic anyway (delve).
+    Offered { adapter: &'static str, on: Vec<String>, offered: Vec<(String, String)>, stops_by_itself: bool },
     /// Set now; `next_launch` when part of it (rdbg's `uncaught`) takes
     /// effect only then.
     Applied { filters: Vec<String>, next_launch: bool },

@@ -23,7 +23,7 @@ use super::{
     EXIT_REPORT_WAIT, Expire, Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, RUN_WAIT,
     Settled,
 };
-use crate::dap::adapters::{self, AdapterConfig, Transport, Usable};
+use crate::dap::adapters::{self, Adapter, AdapterConfig, Transport, Usable};
 use crate::dap::client::Start;
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent, Ended};
@@ -59,8 +59,8 @@ pub(super) async fn connect_tcp_within(port: u16, wait: Duration) -> std::io::Re
 enum Reach {
     /// Start the adapter (stdio, or TCP on a port tether picks).
     Spawn(Box<Usable>),
-    /// Connect to an adapter already listening on a loopback port.
-    Connect(u16),
+    /// Connect to adapter `id` already listening on a loopback port.
+    Connect(u16, &'static str),
 }
 
 /// A started adapter: its stdout and stdin when DAP goes over them, what
@@ -96,10 +96,10 @@ impl DebugSessionActor {
                     Some(p) => p.clone(),
                     None => here.join("package.json"),
                 };
-                (table.iter().find(|c| c.id == "js-debug"), probe)
+                (table.iter().find(|c| c.quirks.runs_test_scripts), probe)
             }
             (Some(program), _) => (adapters::for_program(&table, program), program.clone()),
-            (None, Some(_)) => (table.iter().find(|c| c.id == "debugpy"), here.join("__main__.py")),
+            (None, Some(_)) => (table.iter().find(|c| c.quirks.runs_modules), here.join("__main__.py")),
             (None, None) => return Err("nothing to launch: give `program` or `module`".into()),
         };
         let config = config.ok_or_else(|| match adapters::missing_for(&probe) {
@@ -135,9 +135,11 @@ impl DebugSessionActor {
             (
                 _,
                 Some(
-                    AttachSpec::DebugpyPort(port) | AttachSpec::DelvePort(port) | AttachSpec::RdbgPort(port),
+                    spec @ (AttachSpec::DebugpyPort(port)
+                    | AttachSpec::DelvePort(port)
+                    | AttachSpec::RdbgPort(port)),
                 ),
-            ) => Reach::Connect(*port),
+            ) => Reach::Connect(*port, spec.adapter()),
             (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(start_failed(format!("adapter unavailable: {why}"))),
@@ -153,10 +155,10 @@ impl DebugSessionActor {
             mode = if launch.is_some() { "launch" } else { "attach" },
             "session starting"
         );
-        let (adapter_id, name, port, spawned) = match reach {
-            Reach::Connect(port) => {
-                let id = attach.as_ref().map(AttachSpec::adapter).unwrap_or("debugpy");
-                (id, format!("{id} at 127.0.0.1:{port}"), Some(port), None)
+        let (adapter, name, port, spawned) = match reach {
+            Reach::Connect(port, id) => {
+                let adapter = adapters::known(id);
+                (adapter, format!("{} at 127.0.0.1:{port}", adapter.id), Some(port), None)
             }
             Reach::Spawn(usable) => {
                 let config = &usable.config;
@@ -227,7 +229,12 @@ impl DebugSessionActor {
                         stderr: spawned.stderr,
                     }
                 };
-                (config.id, format!("{} ({})", config.id, usable.binary.display()), port, Some(spawned))
+                (
+                    config.adapter(),
+                    format!("{} ({})", config.id, usable.binary.display()),
+                    port,
+                    Some(spawned),
+                )
             }
         };
         let attached = attach.is_some();
@@ -317,14 +324,15 @@ impl DebugSessionActor {
             // A launch follows every node process js-debug reaches (each
             // test file of `node --test DIR`, the processes of an npm
             // script); an attach has the one.
-            let follow = match (adapter_id, port, launch.is_some()) {
-                ("js-debug", Some(port), true) => Some(targets::Follow { port, name: name.clone() }),
+            let children = adapter.quirks.child_sessions;
+            let follow = match (children, port, launch.is_some()) {
+                (true, Some(port), true) => Some(targets::Follow { port, name: name.clone(), adapter }),
                 _ => None,
             };
-            let (client, parent, child_launch) = match (adapter_id, port) {
-                ("js-debug", Some(port)) => {
+            let (client, parent, child_launch) = match (children, port) {
+                (true, Some(port)) => {
                     let first = (launch.as_ref(), attach.as_ref());
-                    match js_debug::child(&client, &mut events, port, &name, first, &workdir).await {
+                    match js_debug::child(&client, &mut events, port, &name, adapter, first, &workdir).await {
                         Ok((child, child_events, configuration)) => {
                             // The program's output (and a logpoint's) comes
                             // on the parent connection, the rest on the child's.
@@ -349,7 +357,7 @@ impl DebugSessionActor {
             }
             targets::pump(shared.clone(), client.clone(), events, follow);
             let config = Configuration { filters: filters.as_deref(), workdir: &workdir, child_launch };
-            let result = handshake(&client, &shared, adapter_id, launch, attach, config).await;
+            let result = handshake(&client, &shared, adapter, launch, attach, config).await;
             match result {
                 Ok(started) => (Ok((client, parent, started)), guard, shared),
                 Err(mut e) => {
@@ -378,7 +386,7 @@ impl DebugSessionActor {
                     act.ended = None;
                     act.remember(&reply);
                     act.session = Some(Connection {
-                        adapter: adapter_id,
+                        adapter,
                         caps,
                         exceptions,
                         program: program_text,
@@ -398,7 +406,7 @@ impl DebugSessionActor {
                         debuggee.kill();
                     }
                     drop(guard);
-                    start_failed(format!("{adapter_id} could not start the session: {e}"))
+                    start_failed(format!("{} could not start the session: {e}", adapter.id))
                 }
             }
         })))
@@ -423,21 +431,21 @@ struct Configuration<'a> {
 async fn handshake(
     client: &DapClient,
     shared: &Arc<AdapterState>,
-    adapter: &'static str,
+    adapter: Adapter,
     launch: Option<LaunchSpec>,
     attach: Option<AttachSpec>,
     config: Configuration<'_>,
 ) -> Result<Started, String> {
     let workdir = config.workdir;
     let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
-    let caps = client.initialize(adapter, false).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let caps = client.initialize(adapter.id, false).await.map_err(|e| format!("initialize failed: {e}"))?;
     shared.state.lock().exception_info = caps.supports_exception_info_request == Some(true);
     shared.targets.lock().caps = Some(caps.clone());
     let (how, args) = match (&launch, &attach, &config.child_launch) {
         (_, _, Some((request, child))) => {
             (if request == "attach" { Start::Attach } else { Start::Launch }, child.clone())
         }
-        (Some(spec), _, None) => (Start::Launch, launch_args(adapter, spec, workdir)),
+        (Some(spec), _, None) => (Start::Launch, launch_args(adapter.quirks.launch, spec, workdir)),
         (None, Some(spec), None) => (Start::Attach, attach_args(spec, workdir)),
         (None, None, None) => return Err("nothing to launch or attach to".into()),
     };
@@ -475,7 +483,7 @@ async fn handshake(
     }
     // The exception filters chosen, sent with the rest.
     let mut chosen_notes = Vec::new();
-    let offered = offered_filters(adapter, &caps, test_run);
+    let offered = offered_filters(adapter.quirks, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
         chosen_notes.push(Note::FiltersDefaulted(why));
         choose_filters(None, &offered).unwrap_or_default()

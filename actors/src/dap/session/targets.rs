@@ -24,6 +24,7 @@ use super::breakpoints::BreakpointSpec;
 use super::configure::{Target, configure};
 use super::state::AdapterState;
 use super::{INITIALIZED_WAIT, RUN_WAIT};
+use crate::dap::adapters::Adapter;
 use crate::dap::client::Start;
 use crate::wire::dap::{DapClient, DapEvent, Delivery};
 
@@ -92,6 +93,8 @@ pub(super) struct Follow {
     pub(super) port: u16,
     /// The adapter's name in messages.
     pub(super) name: String,
+    /// The adapter (its id and quirks).
+    pub(super) adapter: Adapter,
 }
 
 impl AdapterState {
@@ -315,7 +318,9 @@ async fn open_target(
         t.join(&client, stopped);
     }
     *joined = Some(client.clone());
-    client.initialize("pwa-node", true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let adapter = follow.adapter;
+    let id = adapter.quirks.child_adapter_id.unwrap_or(adapter.id);
+    client.initialize(id, true).await.map_err(|e| format!("initialize failed: {e}"))?;
     let launched = client.start_program(how, configuration, RUN_WAIT);
     // Its first events, until `initialized`, are kept for the pump.
     let mut early = Vec::new();
@@ -328,11 +333,11 @@ async fn open_target(
             Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
         }
     }
-    // The first connection's capabilities: every process is js-debug's.
+    // The first connection's capabilities: every process is the same adapter's.
     let caps = shared.targets.lock().caps.clone();
     if let Some(caps) = caps {
         // What a followed process could not take is not the session's answer.
-        let _ = configure(&client, shared, "js-debug", &caps, Target::More).await;
+        let _ = configure(&client, shared, adapter, &caps, Target::More).await;
     }
     // Pumped from here: a stop after configurationDone is the session's.
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -6,13 +6,14 @@ use serde_json::{Value, json};
 
 use super::super::{AttachSpec, LaunchSpec, NODE_TEST};
 use super::js_debug;
+use crate::dap::adapters::LaunchArgs;
 
-/// The `launch` request's arguments for `adapter`.
-pub(super) fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> Value {
+/// The `launch` request's arguments, written as `form` says.
+pub(super) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -> Value {
     let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
     let program = spec.program.as_ref().map(|p| p.display().to_string());
-    match adapter {
-        "debugpy" => {
+    match form {
+        LaunchArgs::Debugpy => {
             // `breakOnSystemExit: []`: `sys.exit(3)` is the program ending
             // as it meant to, reported as its exit code, not an uncaught
             // exception to stop at.
@@ -24,7 +25,7 @@ pub(super) fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> V
             }
             a
         }
-        "delve" => {
+        LaunchArgs::Delve => {
             // delve builds the package the file is in.
             let dir = spec.program.as_deref().and_then(Path::parent).unwrap_or(workdir);
             let cwd = spec.cwd.as_deref().unwrap_or(dir);
@@ -33,13 +34,13 @@ pub(super) fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> V
         // dds reads `env` as a map (lldb-dap's `K=V` list would fail its
         // argument check); `toString()` in the variables view makes an
         // object's local read as its value rather than `Instance of 'Foo'`.
-        "dart" => {
+        LaunchArgs::Dart => {
             json!({"name": "tether", "type": "dart", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": spec.env, "evaluateToStringInDebugViews": true})
         }
         // Output through DAP, node's own frames skipped. A TypeScript
         // program runs from its compiled output, found through the source
         // maps of the project's `.js` files (`outFiles`).
-        "js-debug" => {
+        LaunchArgs::JsDebug => {
             let mut a = js_debug::common_args(workdir, spec.is_test_run());
             a["request"] = json!("launch");
             a["program"] = json!(program);
@@ -88,8 +89,8 @@ pub(super) fn launch_args(adapter: &str, spec: &LaunchSpec, workdir: &Path) -> V
         }
         // The program, its arguments and environment are on rdbg's command
         // line (`spawn_line`): the launch only says it is not an attach.
-        "rdbg" => json!({"name": "tether", "request": "launch"}),
-        _ => {
+        LaunchArgs::OnCommandLine => json!({"name": "tether", "request": "launch"}),
+        LaunchArgs::Native => {
             let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
             json!({"name": "tether", "request": "launch", "program": program, "args": spec.args, "cwd": cwd, "env": env, "stopOnEntry": false})
         }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, RUN_WAIT};
 use super::{attach_args, connect_tcp, launch_args};
+use crate::dap::adapters::Adapter;
 use crate::dap::client::Start;
 use crate::wire::dap::{DapClient, Delivery};
 
@@ -27,11 +28,13 @@ pub(super) async fn child(
     events: &mut UnboundedReceiver<Delivery>,
     port: u16,
     name: &str,
+    adapter: Adapter,
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
 ) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), String> {
     // As js-debug's VS Code client does: tether takes `startDebugging`.
-    parent.initialize("pwa-node", true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let id = adapter.quirks.child_adapter_id.unwrap_or(adapter.id);
+    parent.initialize(id, true).await.map_err(|e| format!("initialize failed: {e}"))?;
     let (how, args) = match first {
         (Some(spec), _) => {
             let mut spec = spec.clone();
@@ -44,7 +47,7 @@ pub(super) async fn child(
                     .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
                 spec.program = Some(found);
             }
-            let mut args = launch_args("js-debug", &spec, workdir);
+            let mut args = launch_args(adapter.quirks.launch, &spec, workdir);
             // The project's loader runs the `.ts` itself (its source maps
             // inline): node takes it before anything else.
             if let Some(mut runtime) = loader {

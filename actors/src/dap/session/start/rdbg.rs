@@ -40,12 +40,12 @@ pub(super) fn spawn_line(
     workdir: &Path,
 ) -> Result<SpawnLine, String> {
     let mut args: Vec<String> = config.args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
-    if config.id != "rdbg" {
+    if !config.quirks.program_is_adapter {
         return Ok(SpawnLine { args, env: Vec::new(), cwd: root.to_path_buf(), is_debuggee: false });
     }
     let Some(spec) = launch else { return Err("rdbg attaches by `port` only".into()) };
     let Some(program) = &spec.program else { return Err("rdbg launches a `program` (a .rb file)".into()) };
-    if let Some(prelude) = unbuffered_prelude(root) {
+    if let Some(prelude) = unbuffered_prelude(config.id, root) {
         args.insert(0, format!("-r{}", prelude.display()));
     }
     args.push(program.display().to_string());
@@ -80,10 +80,10 @@ const RDBG_FILTERS: [&str; 3] = [UNCAUGHT, "any", "RuntimeError"];
 /// until exit, so a stop would show none of what the program printed.
 const RDBG_PRELUDE: &str = "# tether: the program's output unbuffered, so a stop shows what it printed\n$stdout.sync = true\n$stderr.sync = true\n";
 
-/// The prelude's file, in tether's cache for `root`; `None` (the output
+/// The prelude's file, in tether's cache of adapter `id` for `root`; `None` (the output
 /// stays buffered) when it cannot be written.
-fn unbuffered_prelude(root: &Path) -> Option<PathBuf> {
-    let dir = crate::tools_prefix::cache_for("rdbg", root);
+fn unbuffered_prelude(id: &str, root: &Path) -> Option<PathBuf> {
+    let dir = crate::tools_prefix::cache_for(id, root);
     let path = dir.join("unbuffered.rb");
     if std::fs::read_to_string(&path).is_ok_and(|t| t == RDBG_PRELUDE) {
         return Some(path);
