@@ -1,4 +1,5 @@
-//! The requests tether makes of a debug adapter, one typed method each
+//! Reaching a debug adapter on loopback ([`connect_tcp`]), and the
+//! requests tether makes of it, one typed method each
 //! (helix-dap's shape): DAP's own argument and answer types from
 //! `dap_types`, the adapter's `initialize` answer kept as its
 //! [`Capabilities`]. The wire under them — framing, the pending map, the
@@ -25,6 +26,26 @@ use crate::wire::pending::RequestError;
 /// Longest one request waits for its answer (a launch waits longer: the
 /// session's `RUN_WAIT`).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a TCP adapter may take to accept tether's connection.
+pub const CONNECT_WAIT: Duration = Duration::from_secs(15);
+
+/// Connects to an adapter listening on loopback `port`, trying for at most
+/// [`CONNECT_WAIT`] (one just started may not listen yet).
+pub async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
+    connect_tcp_within(port, CONNECT_WAIT).await
+}
+
+/// [`connect_tcp`], trying for at most `wait`.
+pub async fn connect_tcp_within(port: u16, wait: Duration) -> std::io::Result<tokio::net::TcpStream> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            Ok(s) => return Ok(s),
+            Err(e) if tokio::time::Instant::now() > deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
 
 /// How a program is started under an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

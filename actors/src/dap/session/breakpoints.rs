@@ -1,6 +1,7 @@
-//! Breakpoint bookkeeping (function breakpoints: [`super::functions`]): what the caller asked for per file (lines,
-//! conditions, hit counts, logpoints) and by function name, whether the
-//! adapter can do it, and where each one really bound.
+//! Breakpoints by line: what the caller asked for per file (lines,
+//! conditions, hit counts, logpoints), whether the adapter can do it, and
+//! how one element of its answer reads ([`Binding`]; all of them together
+//! are `super::bindings`, function breakpoints `super::functions`).
 //!
 //! Adapters move breakpoints: debugpy puts one on a comment line on the
 //! nearest line with code, lldb-dap one on a blank line on the next
@@ -11,15 +12,12 @@
 //! reported with the file and line it bound at, which the caller did not
 //! know (that is why it named the function).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use dap_types::{Breakpoint, Capabilities, SourceBreakpoint};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::failure::Refusal;
-pub use super::functions::FunctionBinding;
 
 /// One breakpoint as asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -153,7 +151,7 @@ impl Binding {
     /// `verified`), what the source says of the asked line: past the end
     /// it can never stop (not bound), blank or a comment it binds, if
     /// anywhere, at a later line.
-    fn check_unplaced(&mut self, source: Option<&str>, comments: &[&str]) {
+    pub(super) fn check_unplaced(&mut self, source: Option<&str>, comments: &[&str]) {
         if !self.verified || self.bound_line.is_some() {
             return;
         }
@@ -191,7 +189,7 @@ impl Binding {
 
 /// How a comment line of `file`'s language starts (a line starting with
 /// `*` is a block comment's in C-like languages, a splat in Ruby).
-fn comment_starts(file: &Path) -> &'static [&'static str] {
+pub(super) fn comment_starts(file: &Path) -> &'static [&'static str] {
     match file.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "rb" | "py" | "sh" | "pl" | "r" => &["#"],
         "js" | "mjs" | "cjs" | "ts" | "mts" | "cts" | "go" | "c" | "h" | "cc" | "cpp" | "hpp" | "rs"
@@ -200,143 +198,10 @@ fn comment_starts(file: &Path) -> &'static [&'static str] {
     }
 }
 
-/// Every file's bindings and the function breakpoints', as the adapter
-/// last reported them.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Bindings {
-    pub(super) files: BTreeMap<PathBuf, Vec<Binding>>,
-    pub(super) functions: Vec<FunctionBinding>,
-}
-
-impl Bindings {
-    /// Records a `setBreakpoints` reply for `file`.
-    pub(super) fn record(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &[Breakpoint]) {
-        let mut bindings = specs
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| Binding::from_reply(spec, reply.get(i)))
-            .collect::<Vec<_>>();
-        if bindings.iter().any(|b| b.verified && b.bound_line.is_none()) {
-            let source = std::fs::read_to_string(file).ok();
-            let comments = comment_starts(file);
-            for b in &mut bindings {
-                b.check_unplaced(source.as_deref(), comments);
-            }
-        }
-        if bindings.is_empty() {
-            self.files.remove(file);
-        } else {
-            self.files.insert(file.to_path_buf(), bindings);
-        }
-    }
-
-    /// Records another process's `setBreakpoints` reply for `file`, in a
-    /// run of several (each test file's own): a breakpoint that bound in
-    /// one process stays bound, though a process that never loads its
-    /// file says it did not.
-    pub(super) fn record_more(&mut self, file: &Path, specs: &[BreakpointSpec], reply: &[Breakpoint]) {
-        let before = self.files.get(file).cloned().unwrap_or_default();
-        self.record(file, specs, reply);
-        if let Some(now) = self.files.get_mut(file) {
-            for b in now.iter_mut().filter(|b| !b.verified) {
-                if let Some(old) = before.iter().find(|o| o.verified && o.spec == b.spec) {
-                    *b = old.clone();
-                }
-            }
-        }
-    }
-
-    /// Applies a `breakpoint` event (`changed`, `new`, `removed`) by id.
-    pub(super) fn event(&mut self, body: &Value) {
-        let Ok(event) = serde_json::from_value::<dap_types::BreakpointEvent>(body.clone()) else { return };
-        let bp = &event.breakpoint;
-        let Some(id) = bp.id.and_then(|id| i64::try_from(id).ok()) else { return };
-        let removed = matches!(event.reason, dap_types::BreakpointEventReason::Removed);
-        for binding in self.files.values_mut().flatten().filter(|b| b.id == Some(id)) {
-            if removed {
-                binding.verified = false;
-                binding.message = Some("removed by the adapter".into());
-            } else {
-                binding.update(bp);
-            }
-        }
-        for binding in self.functions.iter_mut().filter(|b| b.id == Some(id)) {
-            if removed {
-                binding.verified = false;
-                binding.message = Some("removed by the adapter".into());
-            } else {
-                binding.update(bp);
-            }
-        }
-    }
-
-    /// A stop at the breakpoints `ids` (`hitBreakpointIds`): they bound,
-    /// whatever was said of them before (js-debug, attached, never says so).
-    pub(super) fn hit(&mut self, ids: &[i64]) {
-        let hit = |id: Option<i64>| id.is_some_and(|id| ids.contains(&id));
-        for binding in self.files.values_mut().flatten().filter(|b| hit(b.id) && !b.verified) {
-            binding.verified = true;
-            binding.message = None;
-        }
-        for binding in self.functions.iter_mut().filter(|b| hit(b.id) && !b.verified) {
-            binding.verified = true;
-            binding.message = None;
-        }
-    }
-
-    pub(super) fn total(&self) -> usize {
-        self.files.values().map(Vec::len).sum::<usize>() + self.functions.len()
-    }
-
-    pub(super) fn bound(&self) -> usize {
-        self.files.values().flatten().filter(|b| b.verified).count()
-            + self.functions.iter().filter(|b| b.verified).count()
-    }
-
-    /// What the answers show: each file's bindings by its path relative
-    /// to `workdir`, and the function breakpoints with theirs.
-    pub(super) fn view(&self, workdir: &Path) -> BoundView {
-        let files =
-            self.files.iter().map(|(file, bs)| (crate::fs::relative(workdir, file), bs.clone())).collect();
-        let functions = self
-            .functions
-            .iter()
-            .map(|b| FunctionBinding {
-                path: b.path.as_deref().map(|p| super::replies::display(workdir, p)),
-                ..b.clone()
-            })
-            .collect();
-        BoundView { files, functions }
-    }
-
-    /// When breakpoints are set and none bound at all: all of them, as the
-    /// answers show them — the likeliest reason a run never stopped.
-    pub(super) fn none_bound(&self, workdir: &Path) -> Option<BoundView> {
-        (self.total() > 0 && self.bound() == 0).then(|| self.view(workdir))
-    }
-}
-
-/// Where the breakpoints bound, as an answer shows them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BoundView {
-    /// Each file (relative to the working directory when inside it) with
-    /// its bindings, in line order as asked.
-    pub files: Vec<(String, Vec<Binding>)>,
-    /// The function breakpoints (paths relative likewise).
-    pub functions: Vec<FunctionBinding>,
-}
-
-impl BoundView {
-    /// Breakpoints set, lines and functions.
-    pub fn total(&self) -> usize {
-        self.files.iter().map(|(_, bs)| bs.len()).sum::<usize>() + self.functions.len()
-    }
-}
-
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// An answer's `breakpoints`, as the client reads them.
     pub(in super::super) fn answer(body: Value) -> Vec<Breakpoint> {
@@ -346,92 +211,6 @@ pub(super) mod tests {
     /// An `initialize` answer, as the client reads it.
     pub(in super::super) fn caps(body: Value) -> Capabilities {
         serde_json::from_value(body).unwrap()
-    }
-
-    /// (bound, line bound at, message, note) of a binding.
-    type Seen = (bool, Option<u32>, Option<String>, Option<String>);
-
-    fn seen(b: &Bindings) -> Vec<Seen> {
-        b.files
-            .values()
-            .flatten()
-            .map(|b| (b.verified, b.bound_line, b.message.clone(), b.note.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn a_breakpoint_taken_without_a_line_is_checked_against_the_source() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("a.rb");
-        std::fs::write(&file, "x = 1\n\n# note\n*rest = [2]\n").unwrap();
-        let specs = [1, 2, 3, 4, 9].map(BreakpointSpec::at);
-        let verified = json!({"verified": true});
-        let reply = json!({"breakpoints": [verified, verified, verified, verified, verified]});
-        let mut b = Bindings::default();
-        b.record(&file, &specs, &answer(reply));
-        let unplaced = |what: &str, line: u32| {
-            Some(format!(
-                "line {line} {what}: the adapter took it without saying where it binds (a later line that runs, if any)"
-            ))
-        };
-        assert_eq!(
-            seen(&b),
-            [
-                (true, None, None, None),
-                (true, None, None, unplaced("is blank", 2)),
-                (true, None, None, unplaced("is a comment", 3)),
-                // A splat, not a C comment's continuation.
-                (true, None, None, None),
-                (
-                    false,
-                    None,
-                    Some(
-                        "line 9 is past the end of the file (4 lines); the adapter took it, but it can never stop"
-                            .into()
-                    ),
-                    None
-                ),
-            ]
-        );
-        assert_eq!(b.bound(), 4);
-        assert_eq!(b.view(dir.path()).files[0].0, "a.rb");
-    }
-
-    #[test]
-    fn a_moved_breakpoint_keeps_its_line_and_an_unbound_one_the_adapters_words() {
-        let specs = [BreakpointSpec::at(3), BreakpointSpec::at(5), BreakpointSpec::at(9)];
-        let reply = json!({"breakpoints": [
-            {"id": 1, "verified": true, "line": 2},
-            {"id": 2, "verified": true, "line": 5},
-            {"id": 3, "verified": false, "message": "could not find statement at main.go:9"},
-        ]});
-        let mut b = Bindings::default();
-        let root = Path::new("/w");
-        b.record(Path::new("/w/main.go"), &specs, &answer(reply));
-        assert_eq!(
-            seen(&b),
-            [
-                (true, Some(2), None, None),
-                (true, Some(5), None, None),
-                (false, None, Some("could not find statement at main.go:9".into()), None),
-            ]
-        );
-        assert_eq!(b.none_bound(root), None);
-        b.event(&json!({"reason": "changed", "breakpoint": {"id": 3, "verified": true, "line": 10}}));
-        assert_eq!(b.bound(), 3);
-    }
-
-    #[test]
-    fn none_bound_is_every_breakpoint_when_none_did() {
-        let mut b = Bindings::default();
-        b.record(
-            Path::new("/w/a.go"),
-            &[BreakpointSpec::at(1)],
-            &answer(json!({"breakpoints": [{"verified": false}]})),
-        );
-        let view = b.none_bound(Path::new("/w")).unwrap();
-        assert_eq!(view.total(), 1);
-        assert_eq!(view.files[0].0, "a.go");
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::breakpoints::{Bindings, BoundView, BreakpointSpec, unsupported};
+use super::bindings::{Bindings, BoundView};
+use super::breakpoints::{BreakpointSpec, unsupported};
 use super::configure::{UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::{Resume, dap_id, request_failed, settle};

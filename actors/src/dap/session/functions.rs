@@ -1,15 +1,15 @@
 //! Function breakpoints: whether the adapter offers them, sending them so
 //! that each answer is matched to the name asked (lldb-dap 19 answers in
 //! an order of its own), where each bound — debugpy, which never says,
-//! placed by the function's `def` in the working directory — and their
-//! part of [`Bindings`].
+//! placed by the function's `def` in the working directory ([`FunctionBinding`];
+//! kept with the line breakpoints' in `super::bindings`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use dap_types::{Breakpoint, Capabilities};
 
-use super::breakpoints::{Bindings, readable};
+use super::breakpoints::readable;
 use super::failure::Refusal;
 use crate::dap::adapters::Quirks;
 use crate::wire::dap::{DapClient, SendError};
@@ -132,7 +132,7 @@ impl FunctionBinding {
     /// name, and stops when a function of that bare name is called): where
     /// `defs` (the working directory's definitions of that name) put it, or
     /// that it binds nowhere in the working directory.
-    fn place_by_defs(&mut self, defs: &[(String, u32)]) {
+    pub(super) fn place_by_defs(&mut self, defs: &[(String, u32)]) {
         if !self.verified || self.line.is_some() {
             return;
         }
@@ -176,7 +176,7 @@ const MAX_PLACES: usize = 3;
 /// Where each of `names` is defined (`def NAME(`, `async def NAME(`) in
 /// the Python files under `workdir` — not installed packages — as
 /// `(path, line)` sorted by path; a name defined nowhere is absent.
-fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, u32)>> {
+pub(super) fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, u32)>> {
     const SKIPPED: &[&str] =
         &["site-packages", "dist-packages", "node_modules", ".venv", "venv", "__pycache__"];
     let mut found: BTreeMap<String, Vec<(String, u32)>> = BTreeMap::new();
@@ -207,98 +207,4 @@ fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, 
         }
     }
     found
-}
-
-impl Bindings {
-    /// Records a `setFunctionBreakpoints` reply for `names` (all of them:
-    /// each request replaces the last), in the order asked (see
-    /// [`send_functions`]). An adapter's that never says where
-    /// (`Quirks::functions_placed_by_defs`) are placed by their `def`s
-    /// under `workdir`.
-    pub(super) fn record_functions(
-        &mut self,
-        quirks: Quirks,
-        workdir: &Path,
-        names: &[String],
-        reply: &[Breakpoint],
-    ) {
-        self.functions = names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| FunctionBinding::from_reply(name, reply.get(i)))
-            .collect();
-        let unplaced = |b: &FunctionBinding| b.verified && b.line.is_none();
-        if quirks.functions_placed_by_defs && self.functions.iter().any(unplaced) {
-            let wanted: Vec<&str> =
-                self.functions.iter().filter(|b| unplaced(b)).map(|b| b.name.as_str()).collect();
-            let defs = python_defs(workdir, &wanted);
-            for b in &mut self.functions {
-                b.place_by_defs(defs.get(&b.name).map(Vec::as_slice).unwrap_or_default());
-            }
-        }
-    }
-
-    /// Records another process's `setFunctionBreakpoints` reply, in a run
-    /// of several: one that bound in one process stays bound.
-    pub(super) fn record_functions_more(
-        &mut self,
-        quirks: Quirks,
-        workdir: &Path,
-        names: &[String],
-        reply: &[Breakpoint],
-    ) {
-        let before = std::mem::take(&mut self.functions);
-        self.record_functions(quirks, workdir, names, reply);
-        for b in self.functions.iter_mut().filter(|b| !b.verified) {
-            if let Some(old) = before.iter().find(|o| o.verified && o.name == b.name) {
-                *b = old.clone();
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::breakpoints::tests::answer;
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn debugpys_function_breakpoints_are_placed_by_their_def_and_unknown_ones_do_not_bind() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.py"), "def add(a, b):\n    return a + b\n").unwrap();
-        std::fs::create_dir(dir.path().join("pkg")).unwrap();
-        std::fs::write(dir.path().join("pkg/b.py"), "class K:\n    async def add (self):\n        pass\n")
-            .unwrap();
-        let names = ["add", "nope", "K.m"].map(String::from);
-        let verified = json!({"verified": true});
-        let reply = json!({"breakpoints": [verified, verified, verified]});
-        let mut b = Bindings::default();
-        b.record_functions(crate::dap::adapters::known("debugpy").quirks, dir.path(), &names, &answer(reply));
-        let add = &b.functions[0];
-        assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
-        assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
-        let nope = &b.functions[1];
-        assert!(!nope.verified);
-        assert!(
-            nope.message
-                .as_deref()
-                .is_some_and(|m| m.starts_with("no `def nope` in the working directory's")),
-            "{:?}",
-            nope.message
-        );
-        assert!(
-            b.functions[2].message.as_deref().is_some_and(|m| m.ends_with("never a dotted one; give `m`"))
-        );
-        assert_eq!(b.bound(), 1);
-        // Another adapter's answer is taken as it says.
-        b.record_functions(
-            crate::dap::adapters::known("lldb").quirks,
-            dir.path(),
-            &names[..1],
-            &answer(json!({"breakpoints": [{"verified": false}]})),
-        );
-        let add = &b.functions[0];
-        assert_eq!((add.verified, add.message.as_deref()), (false, None));
-    }
 }

@@ -8,7 +8,8 @@
 //! TTL ends the session, killing adapter and debuggee.
 //!
 //! - [`state`]: what the adapter's events tell (the last stop, output,
-//!   exit), shared between the event pump and the ops.
+//!   exit), shared between the event pump and the ops, and the session's
+//!   targets (its connections, what a new one is configured with).
 //! - [`start`]: starting or connecting to an adapter, and the handshake
 //!   (`initialize`, launch or attach, `initialized`, configure,
 //!   `configurationDone`) before the program runs.
@@ -22,7 +23,9 @@
 //!   [`Snapshot`], where a run [`Settled`], listings, where breakpoints
 //!   bound), which the `debug` tool writes out; a failure's sentence.
 //! - [`snapshot`]: reading a stop (frames, source, locals, the reason).
-//! - [`breakpoints`], `functions`: where each breakpoint bound.
+//! - [`breakpoints`], `functions`: breakpoints by line and by function
+//!   name as asked, and one answer's element; `bindings`: where each bound,
+//!   as the adapter last said.
 //! - [`spec`]: what a session launches or attaches to.
 //! - [`targets`]: the processes a js-debug launch follows (each test file
 //!   of `node --test DIR`, the processes of an npm script).
@@ -58,8 +61,7 @@ pub const RUN_WAIT: Duration = Duration::from_secs(30);
 pub use crate::dap::client::REQUEST_TIMEOUT;
 /// How long the adapter may take to say `initialized`.
 pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
-/// How long a TCP adapter may take to accept tether's connection.
-pub const CONNECT_WAIT: Duration = Duration::from_secs(15);
+pub use crate::dap::client::CONNECT_WAIT;
 /// How long an attach to a port keeps trying a connection refused: the
 /// server there is the user's (`debugpy --listen`, `dlv --headless`), one
 /// just started may not listen yet, and one that is not there fails fast.
@@ -147,13 +149,15 @@ impl Message for Cancellable {
 pub mod breakpoints;
 mod failure;
 mod outcome;
-pub use breakpoints::{BoundView, FunctionBinding};
+pub use bindings::BoundView;
 pub use failure::{Failure, Refusal, Unfit};
+pub use functions::FunctionBinding;
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
     LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead, SessionNow, Settled,
     ShownVariable, Snapshot, StackFrameAt, StopWhy,
 };
+mod bindings;
 mod configure;
 mod control;
 mod describe;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::breakpoints::{BoundView, BreakpointSpec};
+use super::bindings::BoundView;
+use super::breakpoints::BreakpointSpec;
 use super::failure::{Failure, Refusal, Unfit};
 
 /// An op's answer.

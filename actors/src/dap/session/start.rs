@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix::prelude::*;
 use parking_lot::Mutex;
@@ -19,12 +19,11 @@ use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent, State};
 use super::targets;
 use super::{
-    ATTACH_CONNECT_WAIT, AttachSpec, CONNECT_WAIT, Connection, DebugReply, DebugSessionActor,
-    EXIT_REPORT_WAIT, Expire, Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, RUN_WAIT,
-    Settled,
+    ATTACH_CONNECT_WAIT, AttachSpec, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
+    Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, RUN_WAIT, Settled,
 };
 use crate::dap::adapters::{self, Adapter, AdapterConfig, Transport, Usable};
-use crate::dap::client::Start;
+use crate::dap::client::{Start, connect_tcp_within};
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent, Ended};
 
@@ -37,22 +36,6 @@ use rdbg::{connect_when_waiting, pump_program_output, spawn_line};
 
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-pub(super) async fn connect_tcp(port: u16) -> std::io::Result<tokio::net::TcpStream> {
-    connect_tcp_within(port, CONNECT_WAIT).await
-}
-
-/// [`connect_tcp`], trying for at most `wait`.
-pub(super) async fn connect_tcp_within(port: u16, wait: Duration) -> std::io::Result<tokio::net::TcpStream> {
-    let deadline = Instant::now() + wait;
-    loop {
-        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            Ok(s) => return Ok(s),
-            Err(e) if Instant::now() > deadline => return Err(e),
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
 }
 
 /// How a session reaches its adapter.

@@ -1,20 +1,26 @@
-//! What the adapter's events tell, shared by the event pump and the ops.
+//! What the adapter's events tell, shared by the event pump and the ops,
+//! and the session's targets ([`Targets`]: its connections, and what a new
+//! one is configured with).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use dap_types::Capabilities;
+
 use super::MAX_OUTPUT;
+use super::bindings::Bindings;
+use super::breakpoints::BreakpointSpec;
+use crate::wire::dap::{DapClient, DapEvent, Delivery, Ended};
 
 /// The adapter's console (and output) lines told of a failed start, and
 /// their length.
 const CONSOLE_TAIL_LINES: usize = 6;
 const CONSOLE_LINE_MAX: usize = 300;
-use super::breakpoints::Bindings;
-use crate::wire::dap::{DapEvent, Delivery, Ended};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Stop {
@@ -134,7 +140,7 @@ impl State {
 pub(super) struct AdapterState {
     pub(super) state: Mutex<State>,
     /// The processes a js-debug launch follows.
-    pub(super) targets: Mutex<super::targets::Targets>,
+    pub(super) targets: Mutex<Targets>,
     pub(super) changed: Notify,
     /// The running op's cancellation: a wait for the next stop is
     /// abandoned when it fires (the program keeps running).
@@ -254,5 +260,68 @@ impl AdapterState {
         }
         drop(s);
         self.changed.notify_waiters();
+    }
+}
+
+/// The targets of a session — its one connection, or every process a
+/// js-debug launch follows (`super::targets`) — and what a new one is
+/// configured with.
+#[derive(Default)]
+pub(super) struct Targets {
+    /// Every target connection opened, oldest first (each is disconnected
+    /// when the session ends).
+    pub(super) all: Vec<DapClient>,
+    /// The one ops go to: the target that stopped last, else the newest
+    /// whose process runs.
+    pub(super) current: Option<DapClient>,
+    /// The targets whose process has not ended.
+    pub(super) live: Vec<DapClient>,
+    /// Targets announced and not yet connected (or given up).
+    pub(super) pending: usize,
+    /// Targets connected so far (names them, and tells a wait for the next
+    /// one that it came).
+    pub(super) opened: usize,
+    /// The breakpoints a new target gets, kept current by `breakpoints`.
+    pub(super) breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
+    /// The function breakpoints a new target gets, kept current by `breakpoints`.
+    pub(super) functions: Vec<String>,
+    /// The run's working directory (where their answers are shown from).
+    pub(super) workdir: PathBuf,
+    /// The exception filters a new target gets, kept current by `exceptions`.
+    pub(super) exceptions: Vec<String>,
+    /// The adapter's capabilities (what a breakpoint may ask of it), once
+    /// it answered `initialize`.
+    pub(super) caps: Option<Capabilities>,
+}
+
+impl Targets {
+    /// A target connected: the one ops go to unless another is stopped.
+    pub(super) fn join(&mut self, client: &DapClient, stopped: bool) {
+        self.all.push(client.clone());
+        self.live.push(client.clone());
+        if !stopped || self.current.is_none() {
+            self.current = Some(client.clone());
+        }
+        self.opened += 1;
+    }
+
+    /// Whether the run is between processes: it had some, none runs now
+    /// (a change of breakpoints waits for the next one).
+    pub(super) fn between(&self) -> bool {
+        !self.all.is_empty() && self.live.is_empty()
+    }
+
+    /// The live targets but `client`: where a change of breakpoints or
+    /// exception filters goes besides.
+    pub(super) fn others(&self, client: &DapClient) -> Vec<DapClient> {
+        self.live.iter().filter(|c| !c.same(client)).cloned().collect()
+    }
+}
+
+impl AdapterState {
+    /// The target connection ops go to, `fallback` when there is none (an
+    /// adapter with one connection).
+    pub(super) fn target_or(&self, fallback: &DapClient) -> DapClient {
+        self.targets.lock().current.clone().unwrap_or_else(|| fallback.clone())
     }
 }

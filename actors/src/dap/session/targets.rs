@@ -9,18 +9,13 @@
 //! newest), and the run ends when the first connection says so — not when
 //! one of its processes does.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use dap_types::Capabilities;
-
 use super::Note;
-use super::breakpoints::BreakpointSpec;
 use super::configure::{Target, configure};
 use super::state::AdapterState;
 use super::{INITIALIZED_WAIT, RUN_WAIT};
@@ -33,59 +28,6 @@ use crate::wire::dap::{DapClient, DapEvent, Delivery};
 /// ended: js-debug says so on the first connection, this is the bound.
 const NEXT_TARGET_WAIT: Duration = Duration::from_secs(5);
 
-/// The targets of a session, and what a new one is configured with.
-#[derive(Default)]
-pub(super) struct Targets {
-    /// Every target connection opened, oldest first (each is disconnected
-    /// when the session ends).
-    pub(super) all: Vec<DapClient>,
-    /// The one ops go to: the target that stopped last, else the newest
-    /// whose process runs.
-    pub(super) current: Option<DapClient>,
-    /// The targets whose process has not ended.
-    live: Vec<DapClient>,
-    /// Targets announced and not yet connected (or given up).
-    pending: usize,
-    /// Targets connected so far (names them, and tells a wait for the next
-    /// one that it came).
-    opened: usize,
-    /// The breakpoints a new target gets, kept current by `breakpoints`.
-    pub(super) breakpoints: BTreeMap<PathBuf, Vec<BreakpointSpec>>,
-    /// The function breakpoints a new target gets, kept current by `breakpoints`.
-    pub(super) functions: Vec<String>,
-    /// The run's working directory (where their answers are shown from).
-    pub(super) workdir: PathBuf,
-    /// The exception filters a new target gets, kept current by `exceptions`.
-    pub(super) exceptions: Vec<String>,
-    /// The adapter's capabilities (what a breakpoint may ask of it), once
-    /// it answered `initialize`.
-    pub(super) caps: Option<Capabilities>,
-}
-
-impl Targets {
-    /// A target connected: the one ops go to unless another is stopped.
-    pub(super) fn join(&mut self, client: &DapClient, stopped: bool) {
-        self.all.push(client.clone());
-        self.live.push(client.clone());
-        if !stopped || self.current.is_none() {
-            self.current = Some(client.clone());
-        }
-        self.opened += 1;
-    }
-
-    /// Whether the run is between processes: it had some, none runs now
-    /// (a change of breakpoints waits for the next one).
-    pub(super) fn between(&self) -> bool {
-        !self.all.is_empty() && self.live.is_empty()
-    }
-
-    /// The live targets but `client`: where a change of breakpoints or
-    /// exception filters goes besides.
-    pub(super) fn others(&self, client: &DapClient) -> Vec<DapClient> {
-        self.live.iter().filter(|c| !c.same(client)).cloned().collect()
-    }
-}
-
 /// Where new targets connect.
 #[derive(Clone)]
 pub(super) struct Follow {
@@ -95,14 +37,6 @@ pub(super) struct Follow {
     pub(super) name: String,
     /// The adapter (its id and quirks).
     pub(super) adapter: Adapter,
-}
-
-impl AdapterState {
-    /// The target connection ops go to, `fallback` when there is none (an
-    /// adapter with one connection).
-    pub(super) fn target_or(&self, fallback: &DapClient) -> DapClient {
-        self.targets.lock().current.clone().unwrap_or_else(|| fallback.clone())
-    }
 }
 
 /// Pumps `client`'s events into `shared`. With `follow`, the connection is
@@ -304,7 +238,7 @@ async fn open_target(
         return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
     }
     let how = if asked["request"] == "attach" { Start::Attach } else { Start::Launch };
-    let stream = super::start::connect_tcp(follow.port)
+    let stream = crate::dap::client::connect_tcp(follow.port)
         .await
         .map_err(|e| format!("could not connect to {} on port {}: {e}", follow.name, follow.port))?;
     let (r, w) = stream.into_split();

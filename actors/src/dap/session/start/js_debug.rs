@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, RUN_WAIT};
-use super::{attach_args, connect_tcp, launch_args};
+use super::{attach_args, launch_args};
 use crate::dap::adapters::Adapter;
 use crate::dap::client::Start;
+use crate::dap::client::connect_tcp;
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug

@@ -12,8 +12,8 @@ use serde_json::json;
 use super::super::configure::UNCAUGHT;
 use super::super::state::AdapterState;
 use super::super::{CONNECT_WAIT, LaunchSpec};
-use super::connect_tcp;
 use crate::dap::adapters::AdapterConfig;
+use crate::dap::client::connect_tcp;
 use crate::process;
 use crate::wire::dap::DapEvent;
 
