@@ -184,7 +184,8 @@ pub(super) async fn navigate(
     // Files written from a little before the call on are held against its
     // `references` answer (see `settled`), asked again once if they fall short.
     let written_from = std::time::SystemTime::now() - settled::HALF_WRITTEN_WINDOW;
-    let mut short_asked = false;
+    // The files that fell short on the first check, with their content then.
+    let mut first_short: Option<Vec<(String, u64)>> = None;
     let (asked, overtaken, gone, short) = loop {
         let asked = match ask_at(&sup, &path, &rel, &question, synced.take()).await {
             Ok(asked) => asked,
@@ -228,11 +229,19 @@ pub(super) async fn navigate(
         } else {
             Vec::new()
         };
-        if !short.is_empty() && !short_asked {
-            short_asked = true;
+        if !short.is_empty() && first_short.is_none() {
+            first_short = Some(short.iter().map(|s| (s.file.clone(), s.content)).collect());
             synced = Some(since);
             continue;
         }
+        // Asked again, a file that held still was read whole: the words it
+        // holds beyond the answer's uses are not the symbol's.
+        let held_still = |s: &settled::Shortfall| {
+            first_short
+                .as_ref()
+                .is_some_and(|first| first.iter().any(|(f, c)| *f == s.file && *c == s.content))
+        };
+        let short = short.into_iter().filter(|s| !held_still(s)).collect();
         break (asked, overtaken, gone, short);
     };
     let Answered { session, synced, ready, at, moved_note, mut answer } = asked;

@@ -16,9 +16,12 @@
 //! file empty, and the sync point after the answer saw only the
 //! truncation, already taken in. So a `references` answer is also held
 //! against the text of the files written around the call
-//! ([`HALF_WRITTEN_WINDOW`]): one that now holds the name as a word more
-//! often than the answer lists uses in it is asked about once more, and
-//! if it still falls short the answer says so ([`Shortfall`]).
+//! ([`HALF_WRITTEN_WINDOW`]): when one now holds the name as a word more
+//! often than the answer lists uses in it, the question is asked once
+//! more — the sync point before it hands the server the finished write.
+//! A file that still falls short then says so only if it was written again
+//! meanwhile ([`Shortfall`]); one that held still was read whole, and the
+//! words it holds are not the symbol's uses (a local of the same name).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -101,6 +104,9 @@ pub(crate) struct Shortfall {
     pub holds: usize,
     /// Uses the answer lists in it.
     pub listed: usize,
+    /// Its content's hash when it was read, to tell whether it changed
+    /// between two checks.
+    pub content: u64,
 }
 
 /// The files of `session`'s server written from `since` up to the sync
@@ -137,10 +143,17 @@ pub(crate) async fn shortfalls(
                 let text = std::fs::read(&path).ok()?;
                 let holds = super::crosscheck::count_in_code(&text, word.as_bytes());
                 let listed = listed.get(&path).copied().unwrap_or(0);
+                let content = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    text.hash(&mut h);
+                    h.finish()
+                };
                 (holds > listed).then(|| Shortfall {
                     file: tether_actors::fs::relative(&root, &path),
                     holds,
                     listed,
+                    content,
                 })
             })
             .collect()
@@ -175,7 +188,7 @@ mod tests {
     #[test]
     fn a_shortfall_note_names_the_files_and_their_counts() {
         assert_eq!(shortfall_note("pyright", "target", &[]), None);
-        let short = vec![Shortfall { file: "pkg/m0.py".into(), holds: 2, listed: 0 }];
+        let short = vec![Shortfall { file: "pkg/m0.py".into(), holds: 2, listed: 0, content: 7 }];
         let note = shortfall_note("pyright", "target", &short).unwrap();
         assert!(note.contains("1 file(s) written on disk while pyright computed this answer hold"), "{note}");
         assert!(note.contains("(`pkg/m0.py`: 2, listed 0)"), "{note}");

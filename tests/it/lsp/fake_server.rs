@@ -117,32 +117,40 @@ async fn an_answer_the_server_logged_as_partial_is_asked_again_and_never_passed_
 }
 
 #[tokio::test]
-async fn a_references_answer_a_file_written_around_it_falls_short_of_is_asked_again_then_says_so() {
+async fn a_references_answer_that_misses_a_file_written_around_it_is_asked_again() {
     let h = fake_server_run();
     let refs = json!({"action": "references", "file": "app.py", "line": 3, "symbol": "unit"});
     let asked =
         |h: &Harness| std::fs::read_to_string(h.path("references.log")).unwrap_or_default().lines().count();
     let quiet = lsp_ok(&h, refs.clone()).await;
-    assert!(quiet.starts_with("1 reference"), "{quiet}");
-    assert!(!quiet.contains("written on disk"), "nothing was written around this call: {quiet}");
-    assert_eq!(asked(&h), 1);
+    assert!(quiet.starts_with("3 references to `unit` in 1 file"), "{quiet}");
+    assert_eq!(asked(&h), 1, "nothing was written around this call: asked once");
 
-    // Written just before the call; the fake leaves it out, as a server
-    // that read it between its truncation and its content would.
+    // Written just before the call, and left out of the first answer, as a
+    // server that read it between its truncation and its content would:
+    // asked again, the answer is whole.
     h.write("other.py", "from app import unit\n# unit, in a comment line\nprint(unit)\n");
-    let short = lsp_ok(&h, refs.clone()).await;
-    assert_eq!(asked(&h), 3, "asked once more before saying so: {short}");
-    assert!(
-        short.contains("1 file(s) written on disk while fake computed this answer hold `unit` as a word more often than it lists uses there (`other.py`: 2, listed 0)"),
-        "{short}"
-    );
-    assert!(short.contains("may be incomplete about them — ask again"), "{short}");
+    h.write("half_read", "");
+    let whole = lsp_ok(&h, refs.clone()).await;
+    assert_eq!(asked(&h), 3, "asked once more: {whole}");
+    assert!(whole.starts_with("5 references to `unit` in 2 files"), "{whole}");
+    assert!(!whole.contains("written on disk"), "{whole}");
+
+    // A file that holds the word where the server, asked again, still
+    // lists no use (a local of the same name): it held still, so it was
+    // read whole — no note.
+    h.write("omits", "");
+    h.write("third.py", "unit = 'm'\nprint(unit)\n");
+    let held = lsp_ok(&h, refs.clone()).await;
+    assert_eq!(asked(&h), 5, "asked once more: {held}");
+    assert!(held.starts_with("3 references to `unit` in 1 file"), "{held}");
+    assert!(!held.contains("written on disk"), "{held}");
 
     // Past the window, a file written earlier is not held against the answer.
     tokio::time::sleep(tether::tools::lsp::HALF_WRITTEN_WINDOW + Duration::from_millis(300)).await;
     let later = lsp_ok(&h, refs).await;
     assert!(!later.contains("written on disk"), "{later}");
-    assert_eq!(asked(&h), 4);
+    assert_eq!(asked(&h), 6);
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ use serde_json::json;
 use tether_actors::ast::declaration::{self, Declaration, row_of};
 use tether_actors::ast::lang::Lang;
 use tether_actors::ast::splice::{self, Side};
+use tether_actors::ast::syntax;
 use tether_actors::lsp::edits::offset_of;
 use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::LspSupervisor;
@@ -137,7 +138,7 @@ async fn run(
 
 /// Refuses `after` when it has a syntax error `before` did not.
 fn check_syntax(lang: Lang, before: &str, after: &str) -> Result<(), String> {
-    let (was, now) = (declaration::error_lines(lang, before), declaration::error_lines(lang, after));
+    let (was, now) = (syntax::error_lines(lang, before), syntax::error_lines(lang, after));
     if now.len() > was.len() {
         let first = now.iter().find(|l| !was.contains(l)).or(now.first()).copied().unwrap_or(1);
         return Err(format!(
