@@ -17,9 +17,10 @@
 //! a body. A method's container is its class, or the type of a Rust `impl`
 //! or of a Go method's receiver.
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::Node;
 
 use super::lang::Lang;
+use super::syntax::parse;
 
 /// Node kinds (suffixes) that declare what their `name` field names.
 const DECLARING: &[&str] = &["definition", "declaration", "declarator", "item", "signature", "spec"];
@@ -69,19 +70,6 @@ pub struct Declaration {
     pub gap_before: Option<usize>,
     /// See `gap_before`.
     pub gap_after: Option<usize>,
-}
-
-/// Parses `text` with `lang`'s grammar.
-pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&lang.grammar()).ok()?;
-    parser.parse(text, None)
-}
-
-/// The 1-based lines of the syntax errors in `text` (empty when it
-/// parses), read as [`super::renamed`] reads a renamed file's.
-pub fn error_lines(lang: Lang, text: &str) -> Vec<usize> {
-    parse(lang, text).map(|tree| super::renamed::error_lines(&tree)).unwrap_or_default()
 }
 
 /// What names a declaration: the name node, where the name as written

@@ -19,5 +19,6 @@ pub mod scan;
 pub mod search;
 pub mod splice;
 pub mod staging;
+pub mod syntax;
 pub mod template;
 mod walk;

@@ -38,10 +38,11 @@ use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{Language, Node, NodeMatch, Pattern};
 
+use super::ladder::Scaffold;
 use super::ladder::{LOOSE, TOP_LEVEL, ladder};
 use super::lang::Lang;
 use super::reading::{
-    Variant, add_other_declarations, construct, is_declaration, stand_in_variants, try_rung, try_whole_file,
+    Variant, construct, is_declaration, same_thing_elsewhere, stand_in_variants, try_rung, try_whole_file,
     variants,
 };
 
@@ -248,6 +249,41 @@ pub(super) fn finish(
     required_tokens.truncate(PREFILTER_TOKENS);
     let bound_vars = pattern.defined_vars().into_iter().map(str::to_string).collect();
     Ok(CompiledPattern { lang, pattern, also: Vec::new(), context, loose: None, required_tokens, bound_vars })
+}
+
+/// A declaration means different node kinds in different places (a Dart
+/// function in a body is a `local_function_declaration`, at the top level
+/// it is not), and so can a construct that is both a statement and an
+/// expression (Zig's `if`): the later rungs that read the fragment as the
+/// same thing in another kind are kept too, so the pattern finds it
+/// wherever it stands.
+pub(super) fn add_other_declarations(
+    compiled: &mut CompiledPattern,
+    first_kind: String,
+    later: &[Scaffold],
+    variants: &[Variant],
+    lang: Lang,
+) {
+    let mut kinds = vec![first_kind];
+    for scaffold in later {
+        let reading = [false, true].into_iter().find_map(|tolerant| {
+            variants.iter().find_map(|variant| try_rung(scaffold, variant, lang, tolerant))
+        });
+        let Some(reading) = reading else { continue };
+        if kinds.contains(&reading.kind) || !same_thing_elsewhere(&kinds[0], &reading.kind) {
+            continue;
+        }
+        let other = match finish(reading.pattern, scaffold.context, lang, "") {
+            Ok(other) => other,
+            Err(_) => continue,
+        };
+        kinds.push(reading.kind);
+        // A file must hold what every reading needs to be skipped, and a
+        // rewrite may use only what every reading binds.
+        compiled.required_tokens.retain(|t| other.required_tokens.contains(t));
+        compiled.bound_vars.retain(|v| other.bound_vars.contains(v));
+        compiled.also.push(other.pattern);
+    }
 }
 
 /// Named leaves must match the target's text exactly (ast-grep compares

@@ -12,7 +12,6 @@ use ast_grep_core::{Language, Pattern};
 
 use super::ladder::{Scaffold, StandIn, stand_ins, uses_semicolons};
 use super::lang::Lang;
-use super::pattern::{CompiledPattern, finish};
 
 /// Whether a node kind names a declaration, by the grammars' own naming
 /// (`local_variable_declaration`, `function_definition`, `method_signature`).
@@ -37,44 +36,9 @@ pub(super) fn construct(kind: &str) -> String {
 /// Whether a later rung's reading of kind `other` is the same thing as the
 /// first reading's `first` standing elsewhere: another kind of declaration,
 /// or the same construct as a statement and as an expression.
-fn same_thing_elsewhere(first: &str, other: &str) -> bool {
+pub(super) fn same_thing_elsewhere(first: &str, other: &str) -> bool {
     first != other
         && ((is_declaration(first) && is_declaration(other)) || construct(first) == construct(other))
-}
-
-/// A declaration means different node kinds in different places (a Dart
-/// function in a body is a `local_function_declaration`, at the top level
-/// it is not), and so can a construct that is both a statement and an
-/// expression (Zig's `if`): the later rungs that read the fragment as the
-/// same thing in another kind are kept too, so the pattern finds it
-/// wherever it stands.
-pub(super) fn add_other_declarations(
-    compiled: &mut CompiledPattern,
-    first_kind: String,
-    later: &[Scaffold],
-    variants: &[Variant],
-    lang: Lang,
-) {
-    let mut kinds = vec![first_kind];
-    for scaffold in later {
-        let reading = [false, true].into_iter().find_map(|tolerant| {
-            variants.iter().find_map(|variant| try_rung(scaffold, variant, lang, tolerant))
-        });
-        let Some(reading) = reading else { continue };
-        if kinds.contains(&reading.kind) || !same_thing_elsewhere(&kinds[0], &reading.kind) {
-            continue;
-        }
-        let other = match finish(reading.pattern, scaffold.context, lang, "") {
-            Ok(other) => other,
-            Err(_) => continue,
-        };
-        kinds.push(reading.kind);
-        // A file must hold what every reading needs to be skipped, and a
-        // rewrite may use only what every reading binds.
-        compiled.required_tokens.retain(|t| other.required_tokens.contains(t));
-        compiled.bound_vars.retain(|v| other.bound_vars.contains(v));
-        compiled.also.push(other.pattern);
-    }
 }
 
 /// The fragment as the ladder tries it, with the `;` it may add.

@@ -9,7 +9,7 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::declaration::parse;
+use super::syntax::{errors_in, parse};
 
 use super::lang::Lang;
 
@@ -59,29 +59,6 @@ fn node_at(tree: &Tree, at: usize, len: usize) -> Option<Node<'_>> {
     tree.root_node().descendant_for_byte_range(at, at + len)
 }
 
-/// The lines (1-based) of the syntax errors of a tree, in order.
-pub fn error_lines(tree: &Tree) -> Vec<usize> {
-    let mut lines = Vec::new();
-    if !tree.root_node().has_error() {
-        return lines;
-    }
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            lines.push(node.start_position().row + 1);
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    lines
-}
-
 /// Checks a file's text renamed from `old` to `new` at `places`: every
 /// new name is read as the same kind of node as the old one was, and no
 /// syntax error is there that the text before did not have. A language
@@ -128,7 +105,7 @@ pub fn check(
             }));
         }
     }
-    let (errors_before, errors_after) = (error_lines(&tree_before), error_lines(&tree_after));
+    let (errors_before, errors_after) = (errors_in(&tree_before), errors_in(&tree_after));
     if errors_after.len() > errors_before.len() {
         // The first error line the text before had no counterpart for.
         let line = errors_after

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::KernelLang;
-use super::actor::{
+use super::outcome::{
     BridgeAnswer, CellOutcome, CellStatus, Display, INTERRUPT_GRACE, MAX_CELL_TIME, MAX_OUTPUT, RunCell,
 };
 use super::protocol::{Event, send};

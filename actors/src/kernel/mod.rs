@@ -6,9 +6,14 @@
 //! (`drivers/`), started through the conversation's enclosure when it has
 //! one, speaking JSON lines to its actor over pipes user code cannot reach
 //! (see the drivers' headers for how each keeps them out of the cell's way).
+//!
+//! Below the actor: `outcome` (a cell as asked and as it ended, and their
+//! bounds), `cell` (one cell's run) and `protocol` (the driver's lines);
+//! none of them reaches up into the actor.
 
 pub mod actor;
 mod cell;
+mod outcome;
 pub mod pool;
 mod protocol;
 

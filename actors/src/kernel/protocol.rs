@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::actor::START_TIMEOUT;
+use super::outcome::START_TIMEOUT;
 use crate::process::{ExitInfo, StderrTail};
 
 /// What the interpreter's reader hands the actor: a protocol line, or the
