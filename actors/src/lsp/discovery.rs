@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::config::ServerConfig;
+use super::entry::ServerConfig;
 
 /// Most tried locations listed in a "not found" reason.
 const MAX_TRIED_SHOWN: usize = 6;
@@ -177,7 +177,7 @@ pub fn choose_cached(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lsp::config::builtin;
+    use crate::lsp::servers::builtin;
 
     #[test]
     fn the_nearest_marker_wins_and_the_search_stops_at_the_workdir() {

@@ -21,9 +21,24 @@
 //! with both sizes.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use super::config::LspSection;
+use super::entry::ServerConfig;
+use super::key::ServerKey;
+
+/// What a running server holds and when it was last used.
+#[derive(Debug, Clone)]
+pub struct UsageReport {
+    pub key: ServerKey,
+    /// The resident memory of its process group, in bytes.
+    pub memory: u64,
+    pub last_used: Instant,
+    /// Requests it has not answered yet.
+    pub pending: u64,
+}
 
 /// The share of the machine's memory the servers may hold when
 /// `tether.toml` names no budget: a quarter, so a run beside the user's
@@ -41,7 +56,7 @@ pub const DEFAULT_START_MEMORY_MB: u64 = 256;
 pub const IN_USE: Duration = Duration::from_secs(5);
 
 /// About what `server` holds once started, in bytes.
-pub fn start_memory(server: &super::config::ServerConfig) -> u64 {
+pub fn start_memory(server: &ServerConfig) -> u64 {
     server.start_memory_mb.unwrap_or(DEFAULT_START_MEMORY_MB) << 20
 }
 
@@ -56,30 +71,6 @@ const IDLE_CHECK_MIN: Duration = Duration::from_millis(200);
 /// quarter of it, within bounds, so it stops at most a quarter late.
 pub fn idle_check_every(limit: Duration) -> Duration {
     (limit / 4).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX)
-}
-
-/// The `[lsp]` section of `tether.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LspSection {
-    memory_budget_mb: Option<u64>,
-    /// Minutes; fractions are taken (`0.5` is 30 s).
-    idle_limit_minutes: Option<f64>,
-}
-
-impl LspSection {
-    /// What does not hold: a budget of nothing, a negative idle limit.
-    pub fn problem(&self) -> Option<String> {
-        if self.memory_budget_mb == Some(0) {
-            return Some("[lsp] memory_budget_mb is 0: give the megabytes the language servers may hold together, or leave it out for a quarter of the machine's memory".into());
-        }
-        match self.idle_limit_minutes {
-            Some(m) if !m.is_finite() || m < 0.0 => {
-                Some(format!("[lsp] idle_limit_minutes is {m}: give 0 (never stop an idle server) or more"))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// The run's limits for its language servers.
@@ -175,13 +166,13 @@ impl Limits {
 /// [`IN_USE`] and owes no answer. Fewer than enough when the rest are in
 /// use.
 pub fn to_stop<'a>(
-    usage: &'a [super::server::UsageReport],
+    usage: &'a [UsageReport],
     need: u64,
     budget: u64,
-    except: Option<&super::server::ServerKey>,
-) -> Vec<&'a super::server::UsageReport> {
+    except: Option<&ServerKey>,
+) -> Vec<&'a UsageReport> {
     let mut held: u64 = usage.iter().map(|u| u.memory).sum();
-    let mut idle: Vec<&super::server::UsageReport> = usage
+    let mut idle: Vec<&UsageReport> = usage
         .iter()
         .filter(|u| Some(&u.key) != except && u.pending == 0 && u.last_used.elapsed() >= IN_USE)
         .collect();

@@ -1,6 +1,8 @@
 //! Language servers as live resources: the language and server tables
-//! ([`languages`], [`config`], the built-in entries in [`servers`]) and the intersection rule ([`discovery`]), one [`server`] actor per
-//! (server, root) with its process and documents, the handle ([`opened`]) a
+//! ([`languages`], [`config`], the built-in entries in [`servers`], an
+//! entry's shape in [`entry`]) and the intersection rule ([`discovery`]),
+//! one [`server`] actor per (server, root) — named by its [`key`] — with
+//! its process and documents, the handle ([`opened`]) a
 //! caller queries it through, the state the reader
 //! task shares ([`shared`]) and the errors a server reports of itself
 //! ([`reported`]), the files each server asked to hear about
@@ -18,6 +20,8 @@ pub mod checker;
 pub mod config;
 pub mod discovery;
 pub mod edits;
+pub mod entry;
+pub mod key;
 pub mod languages;
 pub mod limits;
 pub mod opened;

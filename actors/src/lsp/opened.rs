@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
+use super::key::ServerKey;
 use super::languages::Languages;
-use super::server::ServerKey;
 use super::shared::{DiagEntry, Held, Progress, ServerState};
 use crate::wire::client::{Client, Started};
 use crate::wire::jsonrpc::CONTENT_MODIFIED;

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::config::{
+use super::entry::{
     Checker, CheckerFormat, FEATURE_CODE_ACTIONS, FEATURE_FORMAT, ImportCheck, Install, ServerConfig,
 };
 use crate::watch::ChangeKind;

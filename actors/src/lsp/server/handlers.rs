@@ -1,5 +1,5 @@
-//! The messages the actor answers — open, reload, an exit report, stop —
-//! their handlers, and the session an open hands back.
+//! The messages the actor answers — open, reload, stop — their handlers,
+//! and the session an open hands back.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -7,8 +7,7 @@ use std::time::Instant;
 use actix::prelude::*;
 
 use super::start::ensure_running;
-use super::{LspError, LspServerActor, Opened, STABLE_AFTER, ServerKey, State, SyncedDoc};
-use crate::process::ExitInfo;
+use super::{LspError, LspServerActor, Opened, SyncedDoc};
 
 /// Start (if needed) and sync `file` (if given); `save` also sends `didSave`.
 pub struct Open {
@@ -27,29 +26,6 @@ pub struct Reload;
 
 impl Message for Reload {
     type Result = Result<(), LspError>;
-}
-
-/// The process of generation `generation` exited.
-pub struct Exited {
-    pub(super) generation: u64,
-    pub(super) info: ExitInfo,
-}
-
-impl Message for Exited {
-    type Result = ();
-}
-
-/// Sent to the supervisor when a server crashes.
-#[derive(Debug, Clone)]
-pub struct ServerCrashed {
-    /// Which server.
-    pub key: ServerKey,
-    /// How it ended.
-    pub info: ExitInfo,
-}
-
-impl Message for ServerCrashed {
-    type Result = ();
 }
 
 impl LspServerActor {
@@ -104,33 +80,6 @@ impl Handler<Reload> for LspServerActor {
         // A reload tries the build import again (the network may be back).
         self.unmanaged = None;
         AtomicResponse::new(self.restart())
-    }
-}
-
-impl Handler<Exited> for LspServerActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Exited, _ctx: &mut Self::Context) {
-        if msg.generation != self.generation {
-            return;
-        }
-        let name = self.name();
-        self.pids.lock().remove(&self.key);
-        if let Some(running) = self.running.take() {
-            running.client.close(&msg.info.describe(&name));
-            if running.started.elapsed() > STABLE_AFTER {
-                self.crashes_in_row = 0;
-            }
-        }
-        tracing::warn!(server = %self.key.server, root = %self.key.root.display(), "{}", msg.info.describe(&name));
-        self.crashes_in_row += 1;
-        self.crashed_at = Some(Instant::now());
-        self.docs.clear();
-        self.last_crash = Some(msg.info.clone());
-        self.state = State::Crashed(msg.info.clone());
-        if let Some(supervisor) = &self.supervisor {
-            supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
-        }
     }
 }
 

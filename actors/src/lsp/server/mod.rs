@@ -55,6 +55,7 @@ mod stop;
 mod sync;
 
 use super::discovery::Usable;
+pub use super::limits::UsageReport;
 pub use super::opened::{
     BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Opened, Serves, SyncedDoc,
 };
@@ -63,9 +64,9 @@ use super::unmanaged;
 use crate::process::{ExitInfo, KillGuard};
 use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
-pub use handlers::{Exited, Open, Reload, ServerCrashed, Shutdown};
-pub use start::client_capabilities;
-pub use stop::{MakeRoom, Stop, Usage, UsageReport};
+pub use handlers::{Open, Reload, Shutdown};
+pub use start::{Exited, ServerCrashed, client_capabilities};
+pub use stop::{MakeRoom, Stop, Usage};
 pub use sync::FilesChanged;
 
 /// How long `initialize` may take. A cold pyright or clangd answers in well
@@ -100,14 +101,7 @@ pub const MAX_KEPT_OPEN: usize = 512;
 /// handled before it returns — kills at once.
 pub type ServerPids = Arc<parking_lot::Mutex<std::collections::BTreeMap<ServerKey, u32>>>;
 
-/// Identifies a server instance.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerKey {
-    /// The table entry's id.
-    pub server: String,
-    /// The project root.
-    pub root: PathBuf,
-}
+pub use super::key::ServerKey;
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,6 +1,7 @@
 //! Starting the server: its arguments, the process and its client, the
 //! `initialize` handshake, the backoff after a crash, and the deliberate
-//! restart (`shutdown`, `exit`, then the same start).
+//! restart (`shutdown`, `exit`, then the same start); and what the
+//! process's exit does (`Exited`, reported on as `ServerCrashed`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,10 +11,9 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 
 use super::fallback::ImportFailed;
-use super::handlers::{Exited, ServerCrashed};
 use super::{
     BACKOFF_MAX, BACKOFF_START, EXIT_TIMEOUT, INITIALIZE_TIMEOUT, LspError, LspServerActor, Running,
-    SHUTDOWN_TIMEOUT, STABLE_AFTER, State,
+    SHUTDOWN_TIMEOUT, STABLE_AFTER, ServerKey, State,
 };
 use crate::lsp::shared::ServerState;
 use crate::process::{self, ExitInfo, KillGuard};
@@ -362,5 +362,55 @@ mod cache_tests {
         // A dead owner's is taken over.
         std::fs::write(base.join(CACHE_LOCK), "4194303").unwrap();
         assert_eq!(exclusive_cache(&base), base);
+    }
+}
+
+/// The process of generation `generation` exited.
+pub struct Exited {
+    pub(super) generation: u64,
+    pub(super) info: ExitInfo,
+}
+
+impl Message for Exited {
+    type Result = ();
+}
+
+/// Sent to the supervisor when a server crashes.
+#[derive(Debug, Clone)]
+pub struct ServerCrashed {
+    /// Which server.
+    pub key: ServerKey,
+    /// How it ended.
+    pub info: ExitInfo,
+}
+
+impl Message for ServerCrashed {
+    type Result = ();
+}
+
+impl Handler<Exited> for LspServerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Exited, _ctx: &mut Self::Context) {
+        if msg.generation != self.generation {
+            return;
+        }
+        let name = self.name();
+        self.pids.lock().remove(&self.key);
+        if let Some(running) = self.running.take() {
+            running.client.close(&msg.info.describe(&name));
+            if running.started.elapsed() > STABLE_AFTER {
+                self.crashes_in_row = 0;
+            }
+        }
+        tracing::warn!(server = %self.key.server, root = %self.key.root.display(), "{}", msg.info.describe(&name));
+        self.crashes_in_row += 1;
+        self.crashed_at = Some(Instant::now());
+        self.docs.clear();
+        self.last_crash = Some(msg.info.clone());
+        self.state = State::Crashed(msg.info.clone());
+        if let Some(supervisor) = &self.supervisor {
+            supervisor.do_send(ServerCrashed { key: self.key.clone(), info: msg.info });
+        }
     }
 }

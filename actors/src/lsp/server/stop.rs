@@ -15,7 +15,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::{EXIT_TIMEOUT, LspError, LspServerActor, SHUTDOWN_TIMEOUT, ServerKey, State};
-use crate::lsp::limits::{idle_check_every, minutes, size};
+use crate::lsp::limits::{UsageReport, idle_check_every, minutes, size};
 
 /// How often a stopped server's process is looked at while it exits.
 const EXIT_POLL: Duration = Duration::from_millis(50);
@@ -28,17 +28,6 @@ pub struct Stop {
 
 impl Message for Stop {
     type Result = bool;
-}
-
-/// What a running server holds and when it was last used.
-#[derive(Debug, Clone)]
-pub struct UsageReport {
-    pub key: ServerKey,
-    /// The resident memory of its process group, in bytes.
-    pub memory: u64,
-    pub last_used: Instant,
-    /// Requests it has not answered yet.
-    pub pending: u64,
 }
 
 /// Asks a server for its [`UsageReport`]; `None` when it is not running.
