@@ -206,11 +206,6 @@ impl ToolSpec {
             ..self.clone()
         }
     }
-
-    /// Everything the tool's declaration says, as text ([`crate::help`]).
-    pub fn reference(&self) -> String {
-        crate::help::reference(self)
-    }
 }
 #[cfg(test)]
 mod tests {

@@ -279,9 +279,10 @@ impl Views {
     }
 }
 
-/// `HH:MM:SS UTC`.
+/// `HH:MM:SS UTC`: when a file was seen, or a list went stale.
 pub fn clock(at: SystemTime) -> String {
-    crate::tools::lsp::diagnostics::clock(at)
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) % 86_400;
+    format!("{:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 /// What changed between the text a conversation saw and the text now, as

@@ -402,9 +402,11 @@ impl ServerHandler for TetherServer {
                     None,
                 ));
             };
-            return Ok(
-                ReadResourceResult::new(vec![ResourceContents::text(spec.reference(), request.uri)]).into()
-            );
+            return Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                crate::help::reference(spec),
+                request.uri,
+            )])
+            .into());
         }
         if request.uri != TREE_URI {
             return Err(McpError::resource_not_found(

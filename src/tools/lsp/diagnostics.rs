@@ -86,12 +86,6 @@ impl Freshness {
     }
 }
 
-/// `HH:MM:SS UTC`, for "stale since" labels.
-pub fn clock(at: SystemTime) -> String {
-    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) % 86_400;
-    format!("{:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
-}
-
 /// Waits (at most `wait`) for diagnostics about the document the session
 /// synced, and labels them by the evidence the server gave:
 /// - **fresh**: published for this version (or newer), and — for a
@@ -365,7 +359,10 @@ pub fn listing(rel: &str, text: &str, items: &[Diagnostic], freshness: &Freshnes
         Freshness::Unconfirmed(why) => format!("unconfirmed: {why}"),
         Freshness::Pending(why) => format!("pending: {why}"),
         Freshness::Stale { since, why } => {
-            format!("stale since {}, about the content before then, because {why}", clock(*since))
+            format!(
+                "stale since {}, about the content before then, because {why}",
+                crate::views::clock(*since)
+            )
         }
     };
     if items.is_empty() {

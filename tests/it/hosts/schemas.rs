@@ -104,7 +104,7 @@ fn an_argument_the_answers_name_when_needed_is_left_out_of_the_list_and_kept_in_
         assert!(schema(tool)["properties"].get(arg).is_some(), "{tool} takes `{arg}`");
         let listed = schema(&format!("{tool} (listed)"));
         assert!(listed["properties"].get(arg).is_none(), "{tool} (listed) leaves out `{arg}`: {listed}");
-        let reference = tools.iter().find(|t| t.name == tool).unwrap().reference();
+        let reference = tether::help::reference(tools.iter().find(|t| t.name == tool).unwrap());
         assert!(reference.contains(&format!("`{arg}`")), "{tool}'s reference names `{arg}`");
     }
 }
