@@ -2,9 +2,10 @@
 //! the adapter refused or never answered, a reply that does not fit DAP's
 //! types, an op the program's state does not allow, what the adapter does
 //! not offer. A session that could not start says why in the handshake's
-//! own words.
+//! own words. Also which session `status` speaks of ([`SessionHead`]),
+//! which a refused second launch names.
 
-use super::SessionHead;
+use std::time::Duration;
 
 /// Why an op failed.
 #[derive(Debug, Clone)]
@@ -69,4 +70,13 @@ pub struct Unfit {
     pub field: String,
     pub error: String,
     pub began: String,
+}
+
+/// Which session `status` speaks of.
+#[derive(Debug, Clone)]
+pub struct SessionHead {
+    pub adapter: &'static str,
+    /// What runs: the program (with its arguments) or what was attached.
+    pub program: String,
+    pub up: Duration,
 }

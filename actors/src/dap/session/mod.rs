@@ -150,12 +150,12 @@ pub mod breakpoints;
 mod failure;
 mod outcome;
 pub use bindings::BoundView;
-pub use failure::{Failure, Refusal, Unfit};
+pub use failure::{Failure, Refusal, SessionHead, Unfit};
 pub use functions::FunctionBinding;
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
-    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionHead, SessionNow, Settled,
-    ShownVariable, Snapshot, StackFrameAt, StopWhy,
+    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionNow, Settled, ShownVariable,
+    Snapshot, StackFrameAt, StopWhy,
 };
 mod bindings;
 mod configure;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::bindings::BoundView;
 use super::breakpoints::BreakpointSpec;
-use super::failure::{Failure, Refusal, Unfit};
+use super::failure::{Failure, Refusal, SessionHead, Unfit};
 
 /// An op's answer.
 #[derive(Debug, Clone)]
@@ -247,15 +247,6 @@ pub struct AdapterRow {
     pub detail: String,
     /// What `attach` takes with it; none for a language no adapter serves.
     pub attach: Option<&'static str>,
-}
-
-/// Which session `status` speaks of.
-#[derive(Debug, Clone)]
-pub struct SessionHead {
-    pub adapter: &'static str,
-    /// What runs: the program (with its arguments) or what was attached.
-    pub program: String,
-    pub up: Duration,
 }
 
 /// Where a running session's program is, as `status` says it.
