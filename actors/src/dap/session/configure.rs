@@ -9,7 +9,7 @@
 //! notes. Also here: which exception filters a session gets.
 //!
 //! A change during a session (`breakpoints`, `exceptions`) goes to every
-//! live target through the same typed requests ([`super::control`]).
+//! live target through the same typed requests ([`super::stopping`]).
 
 use dap_types::{Capabilities, ExceptionFilterOptions, SetExceptionBreakpointsArguments};
 

@@ -29,7 +29,7 @@
 //! - [`spec`]: what a session launches or attaches to.
 //! - [`targets`]: the processes a js-debug launch follows (each test file
 //!   of `node --test DIR`, the processes of an npm script).
-//! - `control`: the ops that change where the program stops during a
+//! - `stopping`: the ops that change where the program stops during a
 //!   session (`breakpoints`, `exceptions`, `run_to`), sent to every live
 //!   target.
 //! - `start/rdbg.rs`: Ruby's `debug` gem, the program its own adapter.
@@ -159,7 +159,6 @@ pub use outcome::{
 };
 mod bindings;
 mod configure;
-mod control;
 mod describe;
 mod functions;
 mod ops;
@@ -168,6 +167,7 @@ pub mod snapshot;
 mod spec;
 mod start;
 mod state;
+mod stopping;
 mod targets;
 
 /// The session's connection to its adapter: the adapter, what it offers,
