@@ -25,6 +25,7 @@ use tether_actors::lsp::workspace_edit::Played;
 use super::{Computed, EditArgs, NAME, failed, finish, moved_since, play_all};
 use crate::handler::CallContext;
 use crate::result::ToolResult;
+use crate::tools::lsp::diagnostics::{self, Freshness};
 use crate::tools::lsp::{REQUEST_TIMEOUT, Spot, open, open_at, open_helper, ready_for};
 
 /// Most offered actions an answer lists.
@@ -217,7 +218,7 @@ pub(super) async fn apply(
             continue;
         }
         asked_servers.push(session.key.server.clone());
-        match offers_of(session, &doc.uri, range, args.kind.as_deref(), &rel, &mut notes).await {
+        match offers_of(session, from == 0, &doc.uri, range, args.kind.as_deref(), &rel, &mut notes).await {
             Ok(found) => {
                 for mut offer in found {
                     offer.from = from;
@@ -351,9 +352,13 @@ pub(super) async fn apply(
 /// What `session` offers at `range` of the document `uri`: it is waited
 /// for until it has published for the content (quick fixes are offered for
 /// the diagnostics the request names), then asked — for source actions
-/// too when no `kind` narrows the question.
+/// too when no `kind` narrows the question. The `main` server's
+/// diagnostics are those of the content now on disk, waited for as the
+/// `diagnostics` action waits (a server slow to publish under load would
+/// otherwise be asked with none, and offer no quick fix).
 async fn offers_of(
     session: &Opened,
+    main: bool,
     uri: &lsp_types::Url,
     range: Range,
     kind: Option<&str>,
@@ -367,11 +372,20 @@ async fn offers_of(
             session.key.server
         ));
     }
-    let diagnostics: Vec<Diagnostic> = session
-        .shared
-        .diagnostics(uri.as_str())
-        .map(|e| e.items)
-        .unwrap_or_default()
+    let known = if main {
+        let (items, freshness) = diagnostics::fresh(session, diagnostics::DIAGNOSTICS_WAIT).await;
+        if freshness != Freshness::Fresh {
+            notes.push(format!(
+                "note: {}'s diagnostics of `{rel}` were {} when its code actions were asked; fixes for those it had not reported are not offered",
+                session.key.server,
+                freshness.word()
+            ));
+        }
+        items
+    } else {
+        session.shared.diagnostics(uri.as_str()).map(|e| e.items).unwrap_or_default()
+    };
+    let diagnostics: Vec<Diagnostic> = known
         .into_iter()
         .filter(|d| d.range.start.line <= range.end.line && range.start.line <= d.range.end.line)
         .collect();
