@@ -173,7 +173,7 @@ impl Opened {
     pub async fn barrier(&self, timeout: Duration) -> bool {
         let timeout = timeout.clamp(BARRIER_FLOOR, BARRIER_WAIT);
         match self.client.request(BARRIER_METHOD, json!({}), timeout).await {
-            Ok(_) | Err(RequestError::Rpc(_) | RequestError::Partial(_)) => true,
+            Ok(_) | Err(RequestError::Rpc(_) | RequestError::Refused(_) | RequestError::Partial(_)) => true,
             Err(RequestError::TimedOut(_) | RequestError::Closed(_) | RequestError::Unsupported(_)) => false,
         }
     }

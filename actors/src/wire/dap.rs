@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::jsonrpc::RpcError;
 use super::pending::{Pending, RequestError};
 use super::transport::{self, Started, spawn_reader, spawn_writer};
 
@@ -289,13 +288,9 @@ impl ReaderSide {
                 } else {
                     let detail =
                         body.as_ref().and_then(|b| b["error"]["format"].as_str()).map(str::to_string);
-                    Err(RpcError {
-                        code: 0,
-                        message: detail.or(message).unwrap_or_else(|| "failed".to_string()),
-                        data: body,
-                    })
+                    Err(RequestError::Refused(detail.or(message).unwrap_or_else(|| "failed".to_string())))
                 };
-                self.pending.complete(request_seq, result);
+                self.pending.answer(request_seq, result);
             }
             Incoming::Event { event, body } => {
                 let _ = self
@@ -388,7 +383,11 @@ mod tests {
         let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();
         let resp = json!({"seq": 3, "type": "response", "request_seq": req["seq"], "success": false, "command": "evaluate", "message": "name 'x' is not defined"});
         their_w.write_all(&encode(resp.to_string().as_bytes())).await.unwrap();
-        assert!(failing.await.unwrap_err().to_string().contains("name 'x' is not defined"));
+        assert_eq!(
+            failing.await.unwrap_err(),
+            RequestError::Refused("name 'x' is not defined".into()),
+            "the adapter's words, with no JSON-RPC code"
+        );
         // A response with odd fields still completes its request, as failed.
         let odd = client.request("stepIn", json!({}), Duration::from_secs(5));
         let req: Value = serde_json::from_slice(&read_message(&mut their_r).await.unwrap().unwrap()).unwrap();

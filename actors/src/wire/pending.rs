@@ -15,9 +15,13 @@ use super::jsonrpc::RpcError;
 /// How a request ended without a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RequestError {
-    /// The peer answered with an error.
+    /// The peer answered with a JSON-RPC error.
     #[error("{} (code {})", .0.message, .0.code)]
     Rpc(RpcError),
+    /// A debug adapter answered `success: false`: its words (DAP's
+    /// failures carry no code).
+    #[error("{0}")]
+    Refused(String),
     /// No answer within the bound.
     #[error("no answer within {0} ms")]
     TimedOut(u64),
@@ -65,8 +69,14 @@ impl Pending {
 
     /// Exit one: the answer arrived.
     pub fn complete(&self, id: i64, result: Result<Value, RpcError>) {
+        self.answer(id, result.map_err(RequestError::Rpc));
+    }
+
+    /// Exit one, for a protocol whose failures are not JSON-RPC errors
+    /// (DAP's `success: false`).
+    pub fn answer(&self, id: i64, result: Result<Value, RequestError>) {
         if let Some(waiter) = self.inner.lock().waiters.remove(&id) {
-            let _ = waiter.send(result.map_err(RequestError::Rpc));
+            let _ = waiter.send(result);
         }
     }
 
