@@ -229,6 +229,42 @@ pub fn require(program: &str, args: &[&str], install: &str) {
     );
 }
 
+/// Fails with the install hint unless `binary` is a file on `PATH` (for a
+/// program that has no quick flag to run, such as a language server).
+pub fn require_on_path(binary: &str, install: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| Path::new(&d).join(binary).is_file()))
+        .unwrap_or(false);
+    assert!(found, "`{binary}` is not on PATH; install it with `{install}` (the README's test command does)");
+}
+
+/// Fails with the install hint unless python3 imports debugpy.
+pub fn debugpy() {
+    require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
+}
+
+/// Fails with the install hint unless python3 has the MCP SDK (and the
+/// packages the scenarios' kernels use) the test command installs.
+pub fn mcp_sdk() {
+    require(
+        "python3",
+        &["-c", "import mcp.client, mcp.client.streamable_http, httpx2, pandas, matplotlib"],
+        "python3 -m pip install 'mcp==2.3.0' pandas matplotlib",
+    );
+}
+
+/// At most the first `n` characters of `text`, for a failure message
+/// (a byte slice could cut a character in two and panic instead).
+pub fn head(text: &str, n: usize) -> String {
+    text.chars().take(n).collect()
+}
+
+/// At most the last `n` characters of `text`, for a failure message.
+pub fn tail(text: &str, n: usize) -> String {
+    let skip = text.chars().count().saturating_sub(n);
+    text.chars().skip(skip).collect()
+}
+
 /// A seeded generator (splitmix64) for randomised tests: the seed is
 /// printed with every failure, so a run can be replayed.
 pub struct Rng(pub u64);

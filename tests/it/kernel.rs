@@ -60,7 +60,7 @@ async fn python_state_echo_output_and_errors() {
 async fn flooding_output_is_capped_and_says_so() {
     let h = Harness::new(&[]);
     let r = py(&h, "for i in range(200000):\n    print('line', i)").await;
-    assert!(!r.is_error, "{}", &r.text[..200]);
+    assert!(!r.is_error, "{}", common::head(&r.text, 200));
     assert!(r.text.starts_with("line 0\nline 1\n"), "the head is kept");
     assert!(r.text.contains("bytes of output not shown (cap 64 KiB); the last ones:"), "the cap is stated");
     assert!(r.text.contains("line 199999"), "the tail is kept");
@@ -68,9 +68,9 @@ async fn flooding_output_is_capped_and_says_so() {
     // Whole lines on both sides of the cut: the head ends with a full
     // line, the tail starts with one.
     let (head, rest) = r.text.split_once("\n… ").expect("the cut is marked");
-    assert!(head.lines().last().unwrap().starts_with("line "), "{}", &head[head.len() - 40..]);
+    assert!(head.lines().last().unwrap().starts_with("line "), "{}", common::tail(head, 40));
     let tail = rest.split_once("the last ones:\n").unwrap().1;
-    assert!(tail.starts_with("line "), "{}", &tail[..40]);
+    assert!(tail.starts_with("line "), "{}", common::head(tail, 40));
     let numbered = |l: &str| l.strip_prefix("line ").is_some_and(|n| n.parse::<u32>().is_ok());
     assert!(head.lines().chain(tail.lines()).all(numbered), "no half line on either side");
     assert_eq!(py(&h, "1 + 1").await.text, "Out: 2", "the protocol survived the flood");
@@ -205,7 +205,7 @@ async fn echoes_are_what_ipythons_formatter_shows() {
     assert!(expected.len() > 16 * 1024, "the table is longer than the cap: {} characters", expected.len());
     assert!(shown.len() < expected.len() && shown.len() <= 16 * 1024 + 200, "{} characters", shown.len());
     let last = expected.lines().last().unwrap();
-    assert!(shown.ends_with(&format!("; the last line follows)\n{last}")), "{}", &shown[shown.len() - 300..]);
+    assert!(shown.ends_with(&format!("; the last line follows)\n{last}")), "{}", common::tail(&shown, 300));
     assert!(r.text.contains("lines cut here"), "the cut is said");
     let kept = shown.rsplitn(3, '\n').nth(2).unwrap();
     assert!(expected.starts_with(&format!("{kept}\n")), "whole lines of the table before the cut");
@@ -245,7 +245,11 @@ async fn without_ipython_echoes_come_from_pprint_and_keep_the_footer() {
     .await;
     assert!(!r.is_error && r.text.starts_with("Out: [[0, 'aaaa"), "{}", r.text);
     let r = py(&h, "list(range(100_000))").await;
-    assert!(!r.is_error && r.text.starts_with("Out: [0, 1, 2, 3,"), "one line, as repr: {}", &r.text[..80]);
+    assert!(
+        !r.is_error && r.text.starts_with("Out: [0, 1, 2, 3,"),
+        "one line, as repr: {}",
+        common::head(&r.text, 80)
+    );
 }
 
 mod base64_check {
@@ -639,7 +643,7 @@ async fn a_character_split_between_reads_stays_whole() {
     // 3-byte characters past the 64 KiB forwarded: reads and the cut fall
     // inside characters.
     for r in [py(&h, "print('€' * 30000)").await, js(&h, "console.log('€'.repeat(30000))").await] {
-        assert!(r.text.starts_with("€€€"), "{}", &r.text[..40]);
+        assert!(r.text.starts_with("€€€"), "{}", common::head(&r.text, 40));
         assert!(!r.text.contains('\u{fffd}'), "no replacement character where a read split a character");
     }
 }

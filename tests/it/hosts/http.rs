@@ -16,14 +16,6 @@ const LISTEN_WITHIN: Duration = Duration::from_secs(20);
 const SHAPES: &str = "def area(w, h):\n    return w * h\n";
 const APP: &str = "from shapes import area\n\nprint(area(2, 3))\n";
 
-fn sdk() {
-    common::require(
-        "python3",
-        &["-c", "import mcp.client.streamable_http, httpx2"],
-        "python3 -m pip install 'mcp==2.3.0'",
-    );
-}
-
 /// The server, on a free loopback port, with its URL.
 struct Server {
     child: Child,
@@ -126,7 +118,7 @@ fn pids_in(stdout: &str, tag: &str) -> Vec<i32> {
 
 #[tokio::test]
 async fn eight_sessions_share_one_warm_run_and_stopping_it_stops_everything() {
-    sdk();
+    common::mcp_sdk();
     common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
     let dir = project();
     let server = Server::start(dir.path(), &[]);
@@ -151,7 +143,7 @@ async fn eight_sessions_share_one_warm_run_and_stopping_it_stops_everything() {
 
 #[tokio::test]
 async fn ending_a_session_kills_its_kernel_and_the_run_goes_on() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     let out = server.scenario("session_end_kills_its_kernel", dir.path());
@@ -164,7 +156,7 @@ async fn ending_a_session_kills_its_kernel_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     server.scenario("bad_requests", dir.path());
@@ -173,7 +165,7 @@ async fn bad_requests_are_clear_errors_and_nobody_gets_in_without_the_token() {
 
 #[tokio::test]
 async fn malformed_requests_from_sixteen_clients_at_once_under_load_each_get_their_error() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     let busy: Vec<std::process::Child> = (0..2)
@@ -189,7 +181,7 @@ async fn malformed_requests_from_sixteen_clients_at_once_under_load_each_get_the
 
 #[tokio::test]
 async fn fifty_sessions_and_fifty_stdio_runs_come_and_go_and_leave_nothing_behind() {
-    sdk();
+    common::mcp_sdk();
     common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
     common::require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
     let dir = project();
@@ -221,7 +213,7 @@ async fn fifty_sessions_and_fifty_stdio_runs_come_and_go_and_leave_nothing_behin
 
 #[tokio::test]
 async fn one_session_cannot_resolve_read_or_drive_anothers() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     server.scenario("sessions_cannot_touch_each_other", dir.path());
@@ -230,7 +222,7 @@ async fn one_session_cannot_resolve_read_or_drive_anothers() {
 
 #[tokio::test]
 async fn no_session_loses_anothers_edit() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     server.scenario("no_session_loses_anothers_edit", dir.path());
@@ -239,7 +231,7 @@ async fn no_session_loses_anothers_edit() {
 
 #[tokio::test]
 async fn each_sessions_questions_go_to_its_own_client() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     server.scenario("questions_go_to_their_own_session", dir.path());
@@ -266,7 +258,7 @@ anyio.run(main)
 
 #[tokio::test]
 async fn a_vibe_worker_gets_the_runs_url_and_a_token_of_its_own() {
-    sdk();
+    common::mcp_sdk();
     common::require("sh", &["-c", "command -v pyright-langserver"], "npm install -g pyright");
     let dir = project();
     std::fs::write(dir.path().join("worker.py"), WORKER).unwrap();
@@ -409,7 +401,7 @@ async fn the_official_conformance_suite_passes_every_protocol_scenario() {
 
 #[tokio::test]
 async fn the_same_mcp_over_a_unix_socket() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let socket = dir.path().join("tether.sock");
     let addr = format!("unix:{}", socket.display());
@@ -487,7 +479,7 @@ fn a_connection_that_says_nothing_is_closed_and_holds_nothing() {
 
 #[tokio::test]
 async fn an_idle_session_ends_and_its_kernel_with_it() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &["--session-idle", "2"]);
     let out = server.scenario("an_idle_session_ends", dir.path());
@@ -498,7 +490,7 @@ async fn an_idle_session_ends_and_its_kernel_with_it() {
 
 #[tokio::test]
 async fn past_each_limit_a_clear_refusal() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let server = Server::start(dir.path(), &[]);
     server.scenario("limits", dir.path());
@@ -532,7 +524,7 @@ fn a_remote_address_needs_allow_remote_and_a_short_token_is_refused() {
 
 #[test]
 fn another_loopback_address_is_served_under_its_own_name() {
-    sdk();
+    common::mcp_sdk();
     let dir = project();
     let port = std::net::TcpListener::bind("127.0.0.2:0").unwrap().local_addr().unwrap().port();
     let addr = format!("127.0.0.2:{port}");

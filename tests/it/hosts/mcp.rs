@@ -9,33 +9,10 @@ use std::process::Command;
 
 use crate::common::copy_dir;
 
-/// The `mcp` version the test command installs.
-const MCP_SDK: &str = "mcp==2.3.0";
-
-fn require_sdk() {
-    let out = Command::new("python3").args(["-c", "import mcp.client, pandas, matplotlib"]).output();
-    let why = match &out {
-        Ok(o) if o.status.success() => return,
-        Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        Err(e) => e.to_string(),
-    };
-    panic!(
-        "python3 with the MCP SDK is needed ({why}); install with `python3 -m pip install '{MCP_SDK}' pandas matplotlib` (the README's test command does)"
-    );
-}
-
-fn require_pyright() {
-    if Command::new("pyright-langserver").arg("--version").output().is_err() {
-        panic!(
-            "pyright-langserver is needed; install with `npm install -g pyright` (the README's test command does)"
-        );
-    }
-}
-
 /// Runs one scenario against a copy of the Python LSP fixture.
 fn scenario(name: &str) {
-    require_sdk();
-    require_pyright();
+    crate::common::mcp_sdk();
+    crate::common::require_on_path("pyright-langserver", "npm install -g pyright");
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lsp/python");
     copy_dir(&src, dir.path());

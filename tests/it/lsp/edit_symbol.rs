@@ -95,7 +95,7 @@ async fn fastapi_methods_and_functions_are_replaced_inserted_beside_and_deleted_
             "] = \" \".join(self.scopes)\n\n    def __len__(self) -> int:\n        return len(self.scopes)\n"
         ),
         "{text}\n{}",
-        &after[after.len() - 300..]
+        crate::common::tail(&after, 300)
     );
     assert_eq!(&after[..oauth.len()], oauth, "nothing else moved");
     edit_ok(

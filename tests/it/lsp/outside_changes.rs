@@ -7,8 +7,6 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use crate::common::Harness;
 use serde_json::{Value, json};
 
@@ -423,28 +421,24 @@ async fn every_outside_change_reaches(p: Project) {
     assert!(status.starts_with("file watching: events on"), "{status}");
 }
 
-fn need(binary: &str, install: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| Path::new(&d).join(binary).is_file()))
-        .unwrap_or(false);
-    assert!(found, "`{binary}` is not on PATH; install it with `{install}` (the README's test command does)");
-}
-
 #[tokio::test]
 async fn pyright_sees_every_outside_change() {
-    need("pyright-langserver", "npm install -g pyright");
+    crate::common::require_on_path("pyright-langserver", "npm install -g pyright");
     every_outside_change_reaches(python()).await;
 }
 
 #[tokio::test]
 async fn typescript_language_server_sees_every_outside_change() {
-    need("typescript-language-server", "npm install -g typescript-language-server typescript@5");
+    crate::common::require_on_path(
+        "typescript-language-server",
+        "npm install -g typescript-language-server typescript@5",
+    );
     every_outside_change_reaches(typescript()).await;
 }
 
 #[tokio::test]
 async fn clangd_sees_every_outside_change() {
-    need("clangd", "apt-get install clangd");
+    crate::common::require_on_path("clangd", "apt-get install clangd");
     every_outside_change_reaches(c()).await;
 }
 
@@ -456,7 +450,7 @@ async fn rust_analyzer_sees_every_outside_change() {
 
 #[tokio::test]
 async fn gopls_sees_every_outside_change() {
-    need("gopls", "apt-get install gopls golang-go");
+    crate::common::require_on_path("gopls", "apt-get install gopls golang-go");
     every_outside_change_reaches(go()).await;
 }
 
@@ -469,7 +463,7 @@ async fn gopls_sees_every_outside_change() {
 /// and no restart to see).
 #[tokio::test]
 async fn clangd_takes_in_70_new_files_at_once_by_restarting() {
-    need("clangd", "apt-get install clangd");
+    crate::common::require_on_path("clangd", "apt-get install clangd");
     let p = c();
     let files: Vec<(&str, &str)> = p.files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let h = Harness::new(&files);

@@ -1,10 +1,7 @@
 //! Debug sessions losing their adapter, their program or their TTL.
 
 use super::*;
-
-fn debugpy() {
-    require("python3", &["-c", "import debugpy"], "python3 -m pip install debugpy");
-}
+use crate::common::debugpy;
 
 /// A program that sleeps 30 s on line 4, so a step over it stays in flight.
 const SLOW_PROG: &str = "import os, time\n\ndef slow():\n    time.sleep(30)\n    return 1\n\nwith open('pid.txt', 'w') as f:\n    f.write(str(os.getpid()))\nx = slow()\nprint('after', x)\n";

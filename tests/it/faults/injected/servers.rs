@@ -172,7 +172,11 @@ async fn answers_from_a_server_are_capped_and_say_so() {
     let h = lsp_project(true);
     let imps =
         h.ok("lsp", json!({"action": "implementation", "file": "app.py", "line": 3, "symbol": "unit"})).await;
-    assert!(imps.text.starts_with("implementation of `unit` (5000):"), "{}", &imps.text[..80]);
+    assert!(
+        imps.text.starts_with("implementation of `unit` (5000):"),
+        "{}",
+        crate::common::head(&imps.text, 80)
+    );
     assert!(
         imps.text.ends_with("… 4800 more not listed (at most 200)"),
         "{}",
@@ -185,7 +189,7 @@ async fn answers_from_a_server_are_capped_and_say_so() {
     assert!(
         hover.text.ends_with("12000 more characters of hover not shown"),
         "{}",
-        &hover.text[hover.text.len() - 80..]
+        crate::common::tail(&hover.text, 80)
     );
 }
 
