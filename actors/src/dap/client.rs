@@ -6,7 +6,7 @@
 //! adapter's events and reverse requests — is [`crate::wire::dap`].
 //!
 //! `launch` and `attach` stay JSON: their arguments are each adapter's own
-//! (DAP leaves them unspecified), built in `session::start::arguments`.
+//! (DAP leaves them unspecified), built in `adapters::arguments`.
 
 use std::future::Future;
 use std::path::Path;
@@ -26,6 +26,8 @@ use crate::wire::pending::RequestError;
 /// Longest one request waits for its answer (a launch waits longer: the
 /// session's `RUN_WAIT`).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long an adapter may take to say `initialized`.
+pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
 /// How long a TCP adapter may take to accept tether's connection.
 pub const CONNECT_WAIT: Duration = Duration::from_secs(15);
 

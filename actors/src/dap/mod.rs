@@ -1,5 +1,6 @@
-//! Debug adapters as live resources: the adapter table and detection
-//! ([`adapters`]) and one [`session::DebugSessionActor`] per conversation,
+//! Debug adapters as live resources: the adapter table, detection and each
+//! adapter's own ways ([`adapters`]), what a session is asked for
+//! ([`spec`]), and one [`session::DebugSessionActor`] per conversation,
 //! speaking DAP through [`client`]'s typed requests over
 //! [`crate::wire::dap`] (the same framing and pending map the language
 //! servers use).
@@ -7,3 +8,4 @@
 pub mod adapters;
 pub mod client;
 pub mod session;
+pub mod spec;

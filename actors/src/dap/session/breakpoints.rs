@@ -14,50 +14,12 @@
 
 use std::path::Path;
 
-use dap_types::{Breakpoint, Capabilities, SourceBreakpoint};
+use dap_types::{Breakpoint, Capabilities};
 use serde::Serialize;
 
 use super::failure::Refusal;
 
-/// One breakpoint as asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BreakpointSpec {
-    /// 1-based line.
-    pub line: u32,
-    /// Stop only when this expression is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
-    /// Stop only when the hit count satisfies this (adapter syntax, e.g. `3`, `>= 3`, `% 2`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hit_condition: Option<String>,
-    /// Log this message (with `{expr}` interpolation) instead of stopping.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub log_message: Option<String>,
-}
-
-impl BreakpointSpec {
-    /// A plain breakpoint at `line`.
-    pub fn at(line: u32) -> Self {
-        Self { line, condition: None, hit_condition: None, log_message: None }
-    }
-
-    /// The DAP `SourceBreakpoint`.
-    pub(super) fn to_dap(&self) -> SourceBreakpoint {
-        SourceBreakpoint {
-            line: u64::from(self.line),
-            column: None,
-            condition: self.condition.clone(),
-            hit_condition: self.hit_condition.clone(),
-            log_message: self.log_message.clone(),
-            mode: None,
-        }
-    }
-
-    /// The DAP `SourceBreakpoint`s of `specs`.
-    pub(super) fn all_to_dap(specs: &[BreakpointSpec]) -> Vec<SourceBreakpoint> {
-        specs.iter().map(BreakpointSpec::to_dap).collect()
-    }
-}
+pub use crate::dap::spec::BreakpointSpec;
 
 /// Whether the adapter (its `initialize` capabilities) can set `specs`;
 /// otherwise which kind it cannot, naming the adapter.

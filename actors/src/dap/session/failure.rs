@@ -7,6 +7,12 @@
 
 use std::time::Duration;
 
+impl From<crate::dap::adapters::filters::UnknownFilters> for Refusal {
+    fn from(u: crate::dap::adapters::filters::UnknownFilters) -> Self {
+        Refusal::Filters { unknown: u.unknown, offered: u.offered, assertions: u.assertions }
+    }
+}
+
 /// Why an op failed.
 #[derive(Debug, Clone)]
 pub enum Failure {

@@ -32,7 +32,11 @@
 //! - `stopping`: the ops that change where the program stops during a
 //!   session (`breakpoints`, `exceptions`, `run_to`), sent to every live
 //!   target.
-//! - `start/rdbg.rs`: Ruby's `debug` gem, the program its own adapter.
+//!
+//! What each adapter needs of its own — launch arguments, exception
+//! filters, js-debug's child sessions, rdbg's command line — is
+//! `crate::dap::adapters`; what a session is asked for is
+//! `crate::dap::spec`; the wire and its typed requests `crate::dap::client`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,7 +53,7 @@ use breakpoints::BreakpointSpec;
 use ops::inspect;
 use state::AdapterState;
 
-pub use spec::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
+pub use crate::dap::spec::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
 /// The hard time-to-live of a session, from launch.
 pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
@@ -58,10 +62,9 @@ pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// it still runs. `pause` too: a thread blocked in a system call stops
 /// only when the call returns.
 pub const RUN_WAIT: Duration = Duration::from_secs(30);
-pub use crate::dap::client::REQUEST_TIMEOUT;
-/// How long the adapter may take to say `initialized`.
-pub const INITIALIZED_WAIT: Duration = Duration::from_secs(20);
 pub use crate::dap::client::CONNECT_WAIT;
+pub use crate::dap::client::INITIALIZED_WAIT;
+pub use crate::dap::client::REQUEST_TIMEOUT;
 /// How long an attach to a port keeps trying a connection refused: the
 /// server there is the user's (`debugpy --listen`, `dlv --headless`), one
 /// just started may not listen yet, and one that is not there fails fast.
@@ -164,7 +167,6 @@ mod functions;
 mod ops;
 mod replies;
 pub mod snapshot;
-mod spec;
 mod start;
 mod state;
 mod stopping;

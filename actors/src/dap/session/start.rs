@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 
 use dap_types::Capabilities;
 
-use super::configure::{ASSERTIONS, Target, choose_filters, configure, offered_filters};
+use super::configure::{Target, configure};
 use super::ops::settle;
 use super::snapshot::snapshot;
 use super::state::{AdapterState, Parent, State};
@@ -22,17 +22,15 @@ use super::{
     ATTACH_CONNECT_WAIT, AttachSpec, Connection, DebugReply, DebugSessionActor, EXIT_REPORT_WAIT, Expire,
     Failure, INITIALIZED_WAIT, LaunchSpec, Lead, NODE_TEST, Note, RUN_WAIT, Settled,
 };
+use crate::dap::adapters::filters::{ASSERTIONS, choose_filters, offered_filters};
 use crate::dap::adapters::{self, Adapter, AdapterConfig, Transport, Usable};
-use crate::dap::client::{Start, connect_tcp_within};
+use crate::dap::client::{CONNECT_WAIT, Start, connect_tcp, connect_tcp_within};
 use crate::process;
 use crate::wire::dap::{DapClient, DapEvent, Ended};
 
-mod arguments;
-mod js_debug;
-mod rdbg;
-
-use arguments::{attach_args, launch_args};
-use rdbg::{connect_when_waiting, pump_program_output, spawn_line};
+use crate::dap::adapters::arguments::{attach_args, launch_args};
+use crate::dap::adapters::js_debug;
+use crate::dap::adapters::rdbg::{RDBG_SAYS, RDBG_WAITS, spawn_line};
 
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
@@ -315,7 +313,18 @@ impl DebugSessionActor {
             let (client, parent, child_launch) = match (children, port) {
                 (true, Some(port)) => {
                     let first = (launch.as_ref(), attach.as_ref());
-                    match js_debug::child(&client, &mut events, port, &name, adapter, first, &workdir).await {
+                    match js_debug::child(
+                        &client,
+                        &mut events,
+                        port,
+                        &name,
+                        adapter,
+                        first,
+                        &workdir,
+                        RUN_WAIT,
+                    )
+                    .await
+                    {
                         Ok((child, child_events, configuration)) => {
                             // The program's output (and a logpoint's) comes
                             // on the parent connection, the rest on the child's.
@@ -468,7 +477,7 @@ async fn handshake(
     let mut chosen_notes = Vec::new();
     let offered = offered_filters(adapter.quirks, &caps, test_run);
     let exceptions = choose_filters(config.filters, &offered).unwrap_or_else(|why| {
-        chosen_notes.push(Note::FiltersDefaulted(why));
+        chosen_notes.push(Note::FiltersDefaulted(why.into()));
         choose_filters(None, &offered).unwrap_or_default()
     });
     shared.targets.lock().exceptions = exceptions.clone();
@@ -522,4 +531,75 @@ async fn handshake(
 /// A session that could not start, in the handshake's words.
 fn start_failed(why: impl Into<String>) -> DebugReply {
     DebugReply::failed(Failure::Start(why.into()))
+}
+
+/// Connects to `port`; with `waiting`, once it says the adapter waits
+/// (within [`CONNECT_WAIT`], then regardless: the connection says what
+/// went wrong).
+async fn connect_when_waiting(
+    port: u16,
+    waiting: Option<tokio::sync::watch::Receiver<bool>>,
+    shared: &AdapterState,
+) -> std::io::Result<tokio::net::TcpStream> {
+    if let Some(mut waiting) = waiting {
+        // A program that ended (no `debug` gem, a syntax error) says why
+        // in its exit: no wait for a line that never comes.
+        let ended = shared.wait_for(CONNECT_WAIT, |s| s.closed.is_some());
+        tokio::select! {
+            _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)) => {}
+            _ = ended => {
+                let why = shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
+                if !why.is_empty() {
+                    return Err(std::io::Error::other(why));
+                }
+            }
+        }
+    }
+    connect_tcp(port).await
+}
+
+/// The output of a program that is its own adapter (rdbg), read from its
+/// pipes as the others' comes in `output` events; and when the gem says
+/// it waits for the debugger ([`RDBG_WAITS`]).
+fn pump_program_output(
+    stdout: tokio::process::ChildStdout,
+    stderr: &process::StderrTail,
+    shared: &Arc<AdapterState>,
+) -> tokio::sync::watch::Receiver<bool> {
+    use tokio::io::AsyncBufReadExt;
+    let output = |shared: &Arc<AdapterState>, category: &str, line: &str| {
+        shared.apply(DapEvent {
+            event: "output".into(),
+            body: json!({"category": category, "output": format!("{line}\n")}),
+        });
+    };
+    let err = shared.clone();
+    let (waits, waiting) = tokio::sync::watch::channel(false);
+    stderr.forward(move |line| {
+        if line.starts_with(RDBG_WAITS) {
+            waits.send_replace(true);
+        } else if !line.starts_with(RDBG_SAYS) {
+            output(&err, "stderr", line);
+        }
+    });
+    let out = shared.clone();
+    // The adapter talks on its port: stdout is the program's alone. Read
+    // to the end, or the program dies of a closed pipe at its next write.
+    tokio::spawn(async move {
+        // Whatever the bytes: a line that is not UTF-8 must not end the
+        // reading, or the program dies of a closed pipe at its next write.
+        let mut reader = tokio::io::BufReader::new(stdout);
+        let mut raw = Vec::new();
+        loop {
+            raw.clear();
+            match reader.read_until(b'\n', &mut raw).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&raw);
+                    output(&out, "stdout", line.trim_end_matches(['\n', '\r']));
+                }
+            }
+        }
+    });
+    waiting
 }

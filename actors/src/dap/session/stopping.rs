@@ -10,13 +10,13 @@ use serde_json::Value;
 
 use super::bindings::{Bindings, BoundView};
 use super::breakpoints::{BreakpointSpec, unsupported};
-use super::configure::{UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 use super::functions::{functions_unsupported, send_functions};
 use super::ops::{Resume, dap_id, request_failed, settle};
 use super::{
     Answer, DebugReply, DebugSessionActor, ExceptionsSet, Failure, FunctionsSet, Lead, LinesSet, RUN_WAIT,
     RunState,
 };
+use crate::dap::adapters::filters::{UNCAUGHT, choose_filters, exception_arguments, offered_filters};
 
 type Reply = AtomicResponse<DebugSessionActor, DebugReply>;
 
@@ -184,7 +184,9 @@ impl DebugSessionActor {
         };
         let chosen = match choose_filters(Some(&asked), &offered) {
             Ok(c) => c,
-            Err(why) => return ready(DebugReply::failed(Failure::Refused { op: "exceptions", why })),
+            Err(why) => {
+                return ready(DebugReply::failed(Failure::Refused { op: "exceptions", why: why.into() }));
+            }
         };
         let client = s.shared.target_or(&s.client);
         s.shared.targets.lock().exceptions = chosen.clone();

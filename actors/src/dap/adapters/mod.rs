@@ -1,6 +1,18 @@
-//! The debug-adapter table and the intersection rule, as for language
-//! servers: an adapter is usable for a program when a root marker exists
-//! above it and the adapter's binary resolves.
+//! The debug adapters: the table and the intersection rule, as for
+//! language servers (an adapter is usable for a program when a root marker
+//! exists above it and the adapter's binary resolves), each entry's
+//! [`Quirks`], and what tether knows of each adapter's own ways:
+//! [`arguments`] (the `launch` and `attach` arguments each takes),
+//! [`filters`] (which exception filters a session gets, and how each
+//! adapter's are sent), [`js_debug`] (its child sessions, a TypeScript
+//! program's loader or compiled output) and [`rdbg`] (the program as its
+//! own adapter). Below the session, which reads them; above the client and
+//! the spec of what a session is asked for.
+
+pub mod arguments;
+pub mod filters;
+pub mod js_debug;
+pub mod rdbg;
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +32,7 @@ pub enum Transport {
 }
 
 /// How an adapter's `launch` arguments are written: DAP leaves them to
-/// each adapter (see `session::start::arguments`).
+/// each adapter (see [`arguments`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LaunchArgs {
@@ -214,7 +226,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
         AdapterConfig {
             // Ruby's `debug` gem (rdbg), which Ruby 3.1 bundles: the
             // program itself opens the DAP port (`-rdebug/open`, the port
-            // and host in `RUBY_DEBUG_*`; see `start::spawn_line`), so the
+            // and host in `RUBY_DEBUG_*`; see `rdbg::spawn_line`), so the
             // adapter is the debuggee.
             id: "rdbg",
             commands: strings(&["ruby"]),

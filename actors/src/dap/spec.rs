@@ -1,9 +1,12 @@
-//! What a session launches or attaches to, as the tool surface gives it.
+//! What a debug session is asked for, as the tool surface gives it: what
+//! it launches or attaches to, and each breakpoint by line. Below both the
+//! adapters (which write these into their own arguments) and the session.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::breakpoints::BreakpointSpec;
+use dap_types::SourceBreakpoint;
+use serde::Serialize;
 
 /// The `module` that runs a JavaScript or TypeScript test file (or the
 /// test files under a directory) under `node --test`.
@@ -93,5 +96,45 @@ impl AttachSpec {
             Self::NodeInspectPort(p) => format!("the node program inspected on port {p}"),
             Self::RdbgPort(p) => format!("the Ruby program listening for rdbg on port {p}"),
         }
+    }
+}
+
+/// One breakpoint as asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BreakpointSpec {
+    /// 1-based line.
+    pub line: u32,
+    /// Stop only when this expression is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Stop only when the hit count satisfies this (adapter syntax, e.g. `3`, `>= 3`, `% 2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_condition: Option<String>,
+    /// Log this message (with `{expr}` interpolation) instead of stopping.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_message: Option<String>,
+}
+
+impl BreakpointSpec {
+    /// A plain breakpoint at `line`.
+    pub fn at(line: u32) -> Self {
+        Self { line, condition: None, hit_condition: None, log_message: None }
+    }
+
+    /// The DAP `SourceBreakpoint`.
+    pub(super) fn to_dap(&self) -> SourceBreakpoint {
+        SourceBreakpoint {
+            line: u64::from(self.line),
+            column: None,
+            condition: self.condition.clone(),
+            hit_condition: self.hit_condition.clone(),
+            log_message: self.log_message.clone(),
+            mode: None,
+        }
+    }
+
+    /// The DAP `SourceBreakpoint`s of `specs`.
+    pub(super) fn all_to_dap(specs: &[BreakpointSpec]) -> Vec<SourceBreakpoint> {
+        specs.iter().map(BreakpointSpec::to_dap).collect()
     }
 }

@@ -11,11 +11,10 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::super::{AttachSpec, INITIALIZED_WAIT, LaunchSpec, RUN_WAIT};
-use super::{attach_args, launch_args};
-use crate::dap::adapters::Adapter;
-use crate::dap::client::Start;
-use crate::dap::client::connect_tcp;
+use super::Adapter;
+use super::arguments::{attach_args, launch_args};
+use crate::dap::client::{INITIALIZED_WAIT, Start, connect_tcp};
+use crate::dap::spec::{AttachSpec, LaunchSpec};
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
@@ -23,8 +22,10 @@ use crate::wire::dap::{DapClient, Delivery};
 /// be sent. A TypeScript program runs through the loader the project has
 /// ([`ts_loader`]: tsx, ts-node), else from its compiled output
 /// ([`compiled_output`]); its breakpoints and stops stay in `.ts` lines
-/// through the source maps.
-pub(super) async fn child(
+/// through the source maps. The launch, and the wait for the child
+/// session, are bounded by `run_wait` (the session's wait for a run).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn child(
     parent: &DapClient,
     events: &mut UnboundedReceiver<Delivery>,
     port: u16,
@@ -32,6 +33,7 @@ pub(super) async fn child(
     adapter: Adapter,
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
+    run_wait: std::time::Duration,
 ) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), String> {
     // As js-debug's VS Code client does: tether takes `startDebugging`.
     let id = adapter.quirks.child_adapter_id.unwrap_or(adapter.id);
@@ -68,13 +70,13 @@ pub(super) async fn child(
         (None, None) => return Err("nothing to launch or attach to".into()),
     };
     let command = how.command();
-    let launch = tokio::spawn(parent.start_program(how, args, RUN_WAIT));
+    let launch = tokio::spawn(parent.start_program(how, args, run_wait));
     wait_for(events, Awaited::Initialized, INITIALIZED_WAIT, &mut None).await?;
     parent.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
     // One wait, watching the launch too: a refused launch says why at
     // once, and no event the wait took is lost with a dropped future.
     let mut launch = Some(launch);
-    let asked = wait_for(events, Awaited::ChildSession, RUN_WAIT, &mut launch)
+    let asked = wait_for(events, Awaited::ChildSession, run_wait, &mut launch)
         .await
         .map_err(|e| if e.starts_with("launch failed") { e.replacen("launch", command, 1) } else { e })?;
     let configuration = asked["configuration"].clone();
@@ -88,39 +90,6 @@ pub(super) async fn child(
     let (r, w) = stream.into_split();
     let (child, child_events) = DapClient::connect(&format!("{name} (child)"), r, w);
     Ok((child, child_events, (request, configuration)))
-}
-
-/// Node's own code, which js-debug steps over and never stops in (V8
-/// pauses past it, so a `pause` lands in the program's code).
-const SKIPPED: [&str; 1] = ["<node_internals>/**"];
-
-/// The same in a `node:test` run, but for `assert`, where a failed
-/// assertion is thrown: js-debug never stops in a file it skips, and
-/// [`super::super::configure::ASSERTIONS`] must stop there. Its frames are
-/// folded in the snapshot all the same.
-const SKIPPED_IN_TESTS: [&str; 3] =
-    ["<node_internals>/internal/**", "<node_internals>/!(assert)", "<node_internals>/!(assert)/**"];
-
-/// What every js-debug launch or attach is given: node's own frames
-/// skipped, and the folders its source-map defaults would take from
-/// `${workspaceFolder}`, which only VS Code fills in.
-pub(super) fn common_args(folder: &Path, test_run: bool) -> Value {
-    let out_files = [
-        format!("{}/**/*.js", folder.display()),
-        format!("{}/**/*.mjs", folder.display()),
-        format!("{}/**/*.cjs", folder.display()),
-        "!**/node_modules/**".to_string(),
-    ];
-    let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
-    let skipped: &[&str] = if test_run { &SKIPPED_IN_TESTS } else { &SKIPPED };
-    // A test run's processes are followed (`targets`); a program's child
-    // processes are not attached.
-    json!({
-        "name": "tether", "type": "pwa-node", "skipFiles": skipped,
-        "autoAttachChildProcesses": test_run,
-        "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
-        "__workspaceFolder": folder,
-    })
 }
 
 /// Lines of what node printed before the child session that a failed

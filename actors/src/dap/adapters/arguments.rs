@@ -4,12 +4,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::super::{AttachSpec, LaunchSpec, NODE_TEST};
-use super::js_debug;
-use crate::dap::adapters::LaunchArgs;
+use super::LaunchArgs;
+use crate::dap::spec::{AttachSpec, LaunchSpec, NODE_TEST};
 
 /// The `launch` request's arguments, written as `form` says.
-pub(super) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -> Value {
+pub(crate) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -> Value {
     let cwd = spec.cwd.clone().unwrap_or_else(|| workdir.to_path_buf());
     let program = spec.program.as_ref().map(|p| p.display().to_string());
     match form {
@@ -41,7 +40,7 @@ pub(super) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -
         // program runs from its compiled output, found through the source
         // maps of the project's `.js` files (`outFiles`).
         LaunchArgs::JsDebug => {
-            let mut a = js_debug::common_args(workdir, spec.is_test_run());
+            let mut a = js_debug_common(workdir, spec.is_test_run());
             a["request"] = json!("launch");
             a["program"] = json!(program);
             match (spec.module.as_deref(), spec.npm_script()) {
@@ -97,6 +96,39 @@ pub(super) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -
     }
 }
 
+/// Node's own code, which js-debug steps over and never stops in (V8
+/// pauses past it, so a `pause` lands in the program's code).
+const SKIPPED: [&str; 1] = ["<node_internals>/**"];
+
+/// The same in a `node:test` run, but for `assert`, where a failed
+/// assertion is thrown: js-debug never stops in a file it skips, and
+/// [`super::filters::ASSERTIONS`] must stop there. Its frames are
+/// folded in the snapshot all the same.
+const SKIPPED_IN_TESTS: [&str; 3] =
+    ["<node_internals>/internal/**", "<node_internals>/!(assert)", "<node_internals>/!(assert)/**"];
+
+/// What every js-debug launch or attach is given: node's own frames
+/// skipped, and the folders its source-map defaults would take from
+/// `${workspaceFolder}`, which only VS Code fills in.
+fn js_debug_common(folder: &Path, test_run: bool) -> Value {
+    let out_files = [
+        format!("{}/**/*.js", folder.display()),
+        format!("{}/**/*.mjs", folder.display()),
+        format!("{}/**/*.cjs", folder.display()),
+        "!**/node_modules/**".to_string(),
+    ];
+    let maps = [format!("{}/**", folder.display()), "!**/node_modules/**".to_string()];
+    let skipped: &[&str] = if test_run { &SKIPPED_IN_TESTS } else { &SKIPPED };
+    // A test run's processes are followed (`targets`); a program's child
+    // processes are not attached.
+    json!({
+        "name": "tether", "type": "pwa-node", "skipFiles": skipped,
+        "autoAttachChildProcesses": test_run,
+        "outFiles": out_files, "resolveSourceMapLocations": maps, "sourceMaps": true,
+        "__workspaceFolder": folder,
+    })
+}
+
 /// A js-debug launch whose runtime's arguments say what runs.
 fn without_program(args: &mut Value) {
     if let Some(o) = args.as_object_mut() {
@@ -105,7 +137,7 @@ fn without_program(args: &mut Value) {
 }
 
 /// The `attach` request's arguments.
-pub(super) fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
+pub(crate) fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
     match spec {
         AttachSpec::DebugpyPort(port) => {
             json!({"name": "tether", "type": "python", "request": "attach", "connect": {"host": "127.0.0.1", "port": port}, "justMyCode": true})
@@ -118,7 +150,7 @@ pub(super) fn attach_args(spec: &AttachSpec, workdir: &Path) -> Value {
         // `cwd` is what dds counts as the user's own code (the rest is
         // library code it steps over).
         AttachSpec::NodeInspectPort(port) => {
-            let mut a = js_debug::common_args(workdir, false);
+            let mut a = js_debug_common(workdir, false);
             a["request"] = json!("attach");
             a["port"] = json!(port);
             a["address"] = json!("127.0.0.1");

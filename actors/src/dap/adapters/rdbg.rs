@@ -5,33 +5,26 @@
 //! debugger.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use serde_json::json;
-
-use super::super::configure::UNCAUGHT;
-use super::super::state::AdapterState;
-use super::super::{CONNECT_WAIT, LaunchSpec};
-use crate::dap::adapters::AdapterConfig;
-use crate::dap::client::connect_tcp;
-use crate::process;
-use crate::wire::dap::DapEvent;
+use super::AdapterConfig;
+use super::filters::UNCAUGHT;
+use crate::dap::spec::LaunchSpec;
 
 /// How an adapter's process is started.
-pub(super) struct SpawnLine {
-    pub(super) args: Vec<String>,
-    pub(super) env: Vec<(String, String)>,
-    pub(super) cwd: PathBuf,
+pub(crate) struct SpawnLine {
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
     /// Whether the process is the program (rdbg): its output and exit are
     /// the program's.
-    pub(super) is_debuggee: bool,
+    pub(crate) is_debuggee: bool,
 }
 
 /// The command line of `config` on `port` (`{port}` in its arguments).
 /// rdbg is the program itself, started with the `debug` gem listening
 /// (`ruby -rdebug/open PROGRAM ARGS`, the port in `RUBY_DEBUG_PORT`), in
 /// postmortem mode unless the exception filters leave `uncaught` out.
-pub(super) fn spawn_line(
+pub(crate) fn spawn_line(
     config: &AdapterConfig,
     port: u16,
     launch: Option<&LaunchSpec>,
@@ -95,7 +88,7 @@ fn unbuffered_prelude(id: &str, root: &Path) -> Option<PathBuf> {
 
 /// The `debug` gem's own lines on the program's stderr (`DEBUGGER:
 /// wait for debugger connection...`), which are not the program's.
-const RDBG_SAYS: &str = "DEBUGGER: ";
+pub(crate) const RDBG_SAYS: &str = "DEBUGGER: ";
 
 /// What the `debug` gem says once its program waits for the debugger.
 /// debug 1.4 lets the program run on as soon as a connection is accepted,
@@ -103,75 +96,4 @@ const RDBG_SAYS: &str = "DEBUGGER: ";
 /// waiting then talks its console protocol (`input 1234`, `out …`) on the
 /// DAP connection. Connected after this line, the program is held until
 /// the gem knows it speaks DAP.
-const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
-
-/// Connects to `port`; with `waiting`, once it says the adapter waits
-/// (within [`CONNECT_WAIT`], then regardless: the connection says what
-/// went wrong).
-pub(super) async fn connect_when_waiting(
-    port: u16,
-    waiting: Option<tokio::sync::watch::Receiver<bool>>,
-    shared: &AdapterState,
-) -> std::io::Result<tokio::net::TcpStream> {
-    if let Some(mut waiting) = waiting {
-        // A program that ended (no `debug` gem, a syntax error) says why
-        // in its exit: no wait for a line that never comes.
-        let ended = shared.wait_for(CONNECT_WAIT, |s| s.closed.is_some());
-        tokio::select! {
-            _ = tokio::time::timeout(CONNECT_WAIT, waiting.wait_for(|w| *w)) => {}
-            _ = ended => {
-                let why = shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
-                if !why.is_empty() {
-                    return Err(std::io::Error::other(why));
-                }
-            }
-        }
-    }
-    connect_tcp(port).await
-}
-
-/// The output of a program that is its own adapter (rdbg), read from its
-/// pipes as the others' comes in `output` events; and when the gem says
-/// it waits for the debugger ([`RDBG_WAITS`]).
-pub(super) fn pump_program_output(
-    stdout: tokio::process::ChildStdout,
-    stderr: &process::StderrTail,
-    shared: &Arc<AdapterState>,
-) -> tokio::sync::watch::Receiver<bool> {
-    use tokio::io::AsyncBufReadExt;
-    let output = |shared: &Arc<AdapterState>, category: &str, line: &str| {
-        shared.apply(DapEvent {
-            event: "output".into(),
-            body: json!({"category": category, "output": format!("{line}\n")}),
-        });
-    };
-    let err = shared.clone();
-    let (waits, waiting) = tokio::sync::watch::channel(false);
-    stderr.forward(move |line| {
-        if line.starts_with(RDBG_WAITS) {
-            waits.send_replace(true);
-        } else if !line.starts_with(RDBG_SAYS) {
-            output(&err, "stderr", line);
-        }
-    });
-    let out = shared.clone();
-    // The adapter talks on its port: stdout is the program's alone. Read
-    // to the end, or the program dies of a closed pipe at its next write.
-    tokio::spawn(async move {
-        // Whatever the bytes: a line that is not UTF-8 must not end the
-        // reading, or the program dies of a closed pipe at its next write.
-        let mut reader = tokio::io::BufReader::new(stdout);
-        let mut raw = Vec::new();
-        loop {
-            raw.clear();
-            match reader.read_until(b'\n', &mut raw).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&raw);
-                    output(&out, "stdout", line.trim_end_matches(['\n', '\r']));
-                }
-            }
-        }
-    });
-    waiting
-}
+pub(crate) const RDBG_WAITS: &str = "DEBUGGER: wait for debugger connection";
