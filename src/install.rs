@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use tether_actors::dap::adapters::{self, AdapterConfig};
+use tether_actors::lsp::census;
 use tether_actors::lsp::config::{self, Install, ServerConfig, Table};
 use tether_actors::lsp::discovery;
-use tether_actors::lsp::tree;
 use tether_actors::tools_prefix;
 
 use crate::cli::output::{errln, outln};
@@ -42,7 +42,7 @@ pub fn plan(workdir: &Path, names: &[String]) -> Result<(Vec<Step>, Vec<String>)
     let mut servers: Vec<&ServerConfig> = Vec::new();
     let mut unknown = Vec::new();
     let wanted: Vec<String> = if names.is_empty() {
-        let here = tree::scan(workdir, &table.languages);
+        let here = census::scan(workdir, &table.languages);
         here.languages.into_iter().map(|p| p.id).collect()
     } else {
         names.to_vec()

@@ -9,13 +9,14 @@
 //! ([`watched`]), and the [`supervisor`] that maps files to servers, owns
 //! the run's file watcher (`crate::watch`) and hands every change on
 //! disk to the servers it concerns, and answers `status` with what the
-//! [`tree`] holds; [`tsserver`] asks typescript-language-server's tsserver
+//! [`census`] (the files of each language here) holds; [`tsserver`] asks typescript-language-server's tsserver
 //! directly what its LSP side cannot answer truthfully; [`unmanaged`] writes the project a server whose build
 //! import failed is started on; [`edits`] turns positions into offsets and applies text
 //! edits, [`workspace_edit`] plays a whole `WorkspaceEdit` (files created,
 //! renamed, deleted) on a copy of what it touches; [`limits`] holds the
 //! run's memory budget and idle limit for its servers.
 
+pub mod census;
 pub mod checker;
 pub mod config;
 pub mod discovery;
@@ -30,7 +31,6 @@ pub mod server;
 pub mod servers;
 pub mod shared;
 pub mod supervisor;
-pub mod tree;
 pub mod tsserver;
 pub mod unmanaged;
 pub mod watched;

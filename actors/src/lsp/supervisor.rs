@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde::Serialize;
 
+use super::census;
 use super::config::{self, ServerConfig, Table};
 use super::discovery::{self, Usable};
 use super::limits::{self, Limits};
@@ -26,7 +27,6 @@ use super::server::{
     FilesChanged, LspServerActor, MakeRoom, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown, Stop,
     Usage,
 };
-use super::tree;
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
 
@@ -214,7 +214,7 @@ pub struct StatusReport {
     /// Languages servers are configured for, with no file here (empty
     /// when `capped`: then it is not known).
     pub absent: Vec<String>,
-    /// Whether the count of files stopped at `tree::MAX_FILES_WALKED`.
+    /// Whether the count of files stopped at `census::MAX_FILES_WALKED`.
     pub capped: bool,
     /// The servers' memory budget and idle limit.
     pub limits: Limits,
@@ -325,7 +325,7 @@ type Probed = (Vec<(String, bool)>, Vec<String>);
 
 /// One candidate's state here, in words, and whether it is usable: the
 /// roots its markers give the language's files, and its binary.
-fn candidate_status(workdir: &Path, config: &ServerConfig, present: &tree::Present) -> (String, bool) {
+fn candidate_status(workdir: &Path, config: &ServerConfig, present: &census::Present) -> (String, bool) {
     let mut roots: Vec<PathBuf> = present
         .samples
         .iter()
@@ -602,7 +602,7 @@ impl Handler<Status> for LspSupervisor {
             // actor thread, which the router shares.
             let probe_table = table.clone();
             let (in_tree, probed) = tokio::task::spawn_blocking(move || {
-                let in_tree = tree::scan(&workdir, &probe_table.languages);
+                let in_tree = census::scan(&workdir, &probe_table.languages);
                 let probed: Vec<Probed> = in_tree
                     .languages
                     .iter()
@@ -640,7 +640,7 @@ impl Handler<Status> for LspSupervisor {
                 if let Some(language) = server.languages.first()
                     && !server.languages.iter().any(|l| in_tree.get(l).is_some())
                 {
-                    in_tree.languages.push(tree::Present {
+                    in_tree.languages.push(census::Present {
                         id: language.clone(),
                         files: 0,
                         samples: Vec::new(),

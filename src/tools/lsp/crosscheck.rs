@@ -11,7 +11,7 @@
 //! merely recurs elsewhere (a `get` of another class) in a file that cannot
 //! see the declaration is not counted.
 //!
-//! The word counting ([`count_in_code`]) also serves `settled`, which holds
+//! The word counting ([`count_in_code`]) also serves `changed_under`, which holds
 //! any server's `references` answer against the files written around it.
 
 use std::collections::BTreeSet;

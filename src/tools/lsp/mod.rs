@@ -11,7 +11,7 @@
 //! `navigate` asks the navigation actions and `answers` renders them,
 //! `hierarchy` follows call and type hierarchies, `body` reads the
 //! source of what an answer names,
-//! `settled` holds cross-file answers against changes made meanwhile,
+//! `changed_under` holds cross-file answers against changes made meanwhile,
 //! `vanished` against files deleted or cut short before the server caught
 //! up, `crosscheck` holds an answer against the text for servers that drop
 //! what they cannot resolve, [`symbols`] and [`diagnostics`] their
@@ -22,6 +22,7 @@
 
 mod answers;
 mod body;
+mod changed_under;
 mod crosscheck;
 pub mod diagnostics;
 pub mod edit;
@@ -32,7 +33,6 @@ pub mod position;
 mod project;
 pub mod rename;
 pub mod render;
-mod settled;
 mod status;
 pub mod symbols;
 mod vanished;
@@ -56,11 +56,11 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 pub use body::{MAX_BODIES, MAX_BODY_LINES};
+pub use changed_under::HALF_WRITTEN_WINDOW;
 pub use hierarchy::{Direction, MAX_CALL_SITES, MAX_HIERARCHY_ITEMS};
 use navigate::{Question, navigate};
 use position::{SymbolAt, locate};
 use project::{languages_here, project_check};
-pub use settled::HALF_WRITTEN_WINDOW;
 
 /// The tool's name, as models call it and the runtime wires it.
 pub const NAME: &str = "lsp";

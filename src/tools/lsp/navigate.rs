@@ -18,9 +18,9 @@ use tether_actors::wire::jsonrpc::METHOD_NOT_FOUND;
 use tether_actors::wire::pending::RequestError;
 
 use super::answers::{render_code_actions, render_hover, render_locations, render_references};
+use super::changed_under::{self, Since};
 use super::hierarchy::{self, Direction};
 use super::position::{self, SymbolAt};
-use super::settled::{self, Since};
 use super::vanished;
 use super::{
     Action, MAX_SUPERSEDED, Page, READY_WAIT, REQUEST_TIMEOUT, Ready, Spot, action_name, body, crosscheck,
@@ -182,8 +182,8 @@ pub(super) async fn navigate(
     let mut synced = None;
     let (mut asks, mut superseded, mut vanished_asks) = (0, 0, 0);
     // Files written from a little before the call on are held against its
-    // `references` answer (see `settled`), asked again once if they fall short.
-    let written_from = std::time::SystemTime::now() - settled::HALF_WRITTEN_WINDOW;
+    // `references` answer (see `changed_under`), asked again once if they fall short.
+    let written_from = std::time::SystemTime::now() - changed_under::HALF_WRITTEN_WINDOW;
     // The files that fell short on the first check, with their content then.
     let mut first_short: Option<Vec<(String, u64)>> = None;
     let (asked, overtaken, gone, short) = loop {
@@ -206,13 +206,13 @@ pub(super) async fn navigate(
             break (asked, None, Vec::new(), Vec::new());
         }
         let mut since = asked.synced.clone();
-        let overtaken = match settled::changed_since(&sup, &asked.session, &mut since).await {
+        let overtaken = match changed_under::changed_since(&sup, &asked.session, &mut since).await {
             Since::Nothing => None,
-            Since::Changed(_) if asks <= settled::MAX_REASKS => {
+            Since::Changed(_) if asks <= changed_under::MAX_REASKS => {
                 synced = Some(since);
                 continue;
             }
-            other => settled::overtaken_note(&asked.session.key.server, &root, &other),
+            other => changed_under::overtaken_note(&asked.session.key.server, &root, &other),
         };
         // An index that has not caught up with a deletion yet: its answer
         // names what is gone. Asked again once it has had a moment.
@@ -224,8 +224,16 @@ pub(super) async fn navigate(
         }
         let short = if action == Action::References && overtaken.is_none() {
             let word = asked.at.name(symbol);
-            settled::shortfalls(&sup, &asked.session, &root, written_from, since.seq, word, &asked.answer)
-                .await
+            changed_under::shortfalls(
+                &sup,
+                &asked.session,
+                &root,
+                written_from,
+                since.seq,
+                word,
+                &asked.answer,
+            )
+            .await
         } else {
             Vec::new()
         };
@@ -236,7 +244,7 @@ pub(super) async fn navigate(
         }
         // Asked again, a file that held still was read whole: the words it
         // holds beyond the answer's uses are not the symbol's.
-        let held_still = |s: &settled::Shortfall| {
+        let held_still = |s: &changed_under::Shortfall| {
             first_short
                 .as_ref()
                 .is_some_and(|first| first.iter().any(|(f, c)| *f == s.file && *c == s.content))
@@ -278,7 +286,7 @@ pub(super) async fn navigate(
     if let Some(held) = &held_note {
         result.prepend(held);
     }
-    let short_note = settled::shortfall_note(&session.key.server, symbol, &short);
+    let short_note = changed_under::shortfall_note(&session.key.server, symbol, &short);
     for note in note.into_iter().chain(moved_note).chain(overtaken).chain(vanished_note).chain(short_note) {
         result.append(&note);
     }

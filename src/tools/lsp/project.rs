@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use actix::Addr;
 use serde_json::json;
+use tether_actors::lsp::census::{self, Present};
 use tether_actors::lsp::checker;
 use tether_actors::lsp::config::{Checker, Table};
 use tether_actors::lsp::discovery;
 use tether_actors::lsp::supervisor::{LspSupervisor, Tables};
-use tether_actors::lsp::tree::{self, Present};
 
 use tether_actors::fs::display_path;
 
@@ -33,7 +33,7 @@ const MAX_FILES_COUNTED: usize = 50;
 pub(super) struct Here {
     pub table: Arc<Table>,
     pub present: Vec<Present>,
-    /// Whether the walk stopped at `tree::MAX_FILES_WALKED` (languages and
+    /// Whether the walk stopped at `census::MAX_FILES_WALKED` (languages and
     /// roots past it are not known).
     pub capped: bool,
 }
@@ -47,7 +47,7 @@ fn what_is_here(root: &Path, table: Arc<Table>, wanted: Option<&str>) -> Result<
             table.languages.ids().join(", ")
         ));
     }
-    let in_tree = tree::scan(root, &table.languages);
+    let in_tree = census::scan(root, &table.languages);
     let capped = in_tree.capped;
     let present = in_tree.languages.into_iter().filter(|p| wanted.is_none_or(|w| w == p.id)).collect();
     Ok(Here { table, present, capped })

@@ -66,7 +66,7 @@ pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
         let _ = writeln!(
             text,
             "(the count stopped at {} files: languages past it are not listed)",
-            tether_actors::lsp::tree::MAX_FILES_WALKED
+            tether_actors::lsp::census::MAX_FILES_WALKED
         );
     }
     if !report.absent.is_empty() {

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use actix::Addr;
 use serde_json::{Value, json};
+use tether_actors::lsp::census::Present;
 use tether_actors::lsp::config::Table;
 use tether_actors::lsp::discovery;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, Unavailable};
-use tether_actors::lsp::tree::Present;
 
 mod ask;
 mod document;
@@ -351,7 +351,7 @@ pub(super) async fn workspace_symbols(
     if capped {
         notes.push(format!(
             "the walk for languages and roots stopped at {} files: what lies past it was not asked",
-            tether_actors::lsp::tree::MAX_FILES_WALKED
+            tether_actors::lsp::census::MAX_FILES_WALKED
         ));
     }
     let reached = targets.len();

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::LaunchArgs;
-use crate::dap::spec::{AttachSpec, LaunchSpec, NODE_TEST};
+use crate::dap::asked::{AttachSpec, LaunchSpec, NODE_TEST};
 
 /// The `launch` request's arguments, written as `form` says.
 pub(crate) fn launch_args(form: LaunchArgs, spec: &LaunchSpec, workdir: &Path) -> Value {

@@ -13,8 +13,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::Adapter;
 use super::arguments::{attach_args, launch_args};
+use crate::dap::asked::{AttachSpec, LaunchSpec};
 use crate::dap::client::{INITIALIZED_WAIT, Start, connect_tcp};
-use crate::dap::spec::{AttachSpec, LaunchSpec};
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::AdapterConfig;
 use super::filters::UNCAUGHT;
-use crate::dap::spec::LaunchSpec;
+use crate::dap::asked::LaunchSpec;
 
 /// How an adapter's process is started.
 pub(crate) struct SpawnLine {

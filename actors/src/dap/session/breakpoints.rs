@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::failure::Refusal;
 
-pub use crate::dap::spec::BreakpointSpec;
+pub use crate::dap::asked::BreakpointSpec;
 
 /// Whether the adapter (its `initialize` capabilities) can set `specs`;
 /// otherwise which kind it cannot, naming the adapter.

@@ -15,8 +15,7 @@
 //!   `configurationDone`) before the program runs.
 //! - `configure`: the one path that sends a target the breakpoints,
 //!   function breakpoints and exception filters the session wants — its
-//!   first connection, and each process a run follows — and which
-//!   exception filters a session gets.
+//!   first connection, and each process a run follows.
 //! - [`ops`]: the ops on a live session (steps, stack, scopes, variables,
 //!   evaluate) and waiting for the program to settle.
 //! - `outcome`: what an op answers — typed ([`Answer`]: a stop's
@@ -26,17 +25,19 @@
 //! - [`breakpoints`], `functions`: breakpoints by line and by function
 //!   name as asked, and one answer's element; `bindings`: where each bound,
 //!   as the adapter last said.
-//! - [`spec`]: what a session launches or attaches to.
 //! - [`targets`]: the processes a js-debug launch follows (each test file
 //!   of `node --test DIR`, the processes of an npm script).
 //! - `stopping`: the ops that change where the program stops during a
 //!   session (`breakpoints`, `exceptions`, `run_to`), sent to every live
 //!   target.
+//! - `node`: the session in the supervision tree.
+//! - `replies`: reading an adapter's typed answers; `failure`: why an op
+//!   failed.
 //!
 //! What each adapter needs of its own — launch arguments, exception
 //! filters, js-debug's child sessions, rdbg's command line — is
 //! `crate::dap::adapters`; what a session is asked for is
-//! `crate::dap::spec`; the wire and its typed requests `crate::dap::client`.
+//! `crate::dap::asked`; the wire and its typed requests `crate::dap::client`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,7 +54,7 @@ use breakpoints::BreakpointSpec;
 use ops::inspect;
 use state::AdapterState;
 
-pub use crate::dap::spec::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
+pub use crate::dap::asked::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
 /// The hard time-to-live of a session, from launch.
 pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
@@ -162,8 +163,8 @@ pub use outcome::{
 };
 mod bindings;
 mod configure;
-mod describe;
 mod functions;
+mod node;
 mod ops;
 mod replies;
 pub mod snapshot;

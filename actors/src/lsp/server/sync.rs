@@ -375,7 +375,7 @@ impl LspServerActor {
             .collect();
         let mut unlisted = Vec::new();
         let walk = ignore::WalkBuilder::new(&self.key.root).build().flatten();
-        for entry in walk.take(crate::lsp::tree::MAX_FILES_WALKED) {
+        for entry in walk.take(crate::lsp::census::MAX_FILES_WALKED) {
             let path = entry.path();
             let header = path.extension().and_then(|e| e.to_str()).is_some_and(|e| HEADERS.contains(&e));
             if header || !entry.file_type().is_some_and(|t| t.is_file()) || !self.serves(path) {

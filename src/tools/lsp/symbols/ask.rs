@@ -11,8 +11,8 @@ use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::watch::Synced;
 use tether_actors::wire::pending::RequestError;
 
+use super::super::changed_under::{self, Since};
 use super::super::render::{Lines, kind_name};
-use super::super::settled::{self, Since};
 use super::super::{MAX_SUPERSEDED, REQUEST_TIMEOUT, open, open_after, ready_for, taken_in_notes};
 use super::{Found, Rank, home_relative};
 
@@ -31,7 +31,7 @@ pub(super) struct Asked {
 
 /// Asks the server of `sample`'s root for `query`; asked again when its
 /// files changed on disk while it answered (one read half-written is
-/// missing from the answer), up to [`settled::MAX_REASKS`] times.
+/// missing from the answer), up to [`changed_under::MAX_REASKS`] times.
 pub(super) async fn ask(
     sup: Addr<LspSupervisor>,
     root: PathBuf,
@@ -49,11 +49,11 @@ pub(super) async fn ask(
         }
         let Some((session, mut since)) = answered else { return out };
         asks += 1;
-        match settled::changed_since(&sup, &session, &mut since).await {
+        match changed_under::changed_since(&sup, &session, &mut since).await {
             Since::Nothing => return out,
-            Since::Changed(_) if asks <= settled::MAX_REASKS => synced = Some(since),
+            Since::Changed(_) if asks <= changed_under::MAX_REASKS => synced = Some(since),
             other => {
-                if let Some(note) = settled::overtaken_note(&session.key.server, &root, &other) {
+                if let Some(note) = changed_under::overtaken_note(&session.key.server, &root, &other) {
                     out.notes.push(format!("{lang}: {}", note.trim_start_matches("note: ")));
                 }
                 return out;
