@@ -3,7 +3,7 @@
 //! DAP's order once the adapter said `initialized`, on a session's first
 //! connection ([`super::start`]) and on each further process a run follows
 //! ([`super::targets`]: js-debug's child sessions). What a target should
-//! hold is read from [`super::targets::Targets`] as it is sent, so a change
+//! hold is read from [`super::state::Targets`] as it is sent, so a change
 //! made meanwhile reaches it too; where each breakpoint bound is recorded
 //! in the session's bindings, and what could not be set comes back as
 //! notes. Which exception filters a session gets is the adapters' part
