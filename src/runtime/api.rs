@@ -9,7 +9,6 @@ use actix::prelude::*;
 use tether_actors::describe::{ActorNode, Describe};
 use tokio_util::sync::CancellationToken;
 
-use super::RuntimeBuilder;
 use super::shutdown::{Hosted, OwnSystem};
 use crate::conversations::Conversations;
 use crate::handler::AfterWrite;
@@ -53,11 +52,6 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Starts configuring a run.
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::default()
-    }
-
     /// The tools `surface` sees, with their schemas.
     pub fn tools(&self, surface: Surface) -> Vec<ToolSpec> {
         self.registry.specs(surface)
@@ -219,6 +213,24 @@ impl Runtime {
     /// The default surface.
     pub fn surface(&self) -> Surface {
         self.surface
+    }
+}
+
+impl Runtime {
+    /// Stops the run now — every actor, and with them every child process
+    /// (servers, adapters, debuggees, kernels, workers) — even while other
+    /// handles (an `Arc` held by a task) still exist; calls after this
+    /// fail. A runtime that owns its actor system stops it; one that joined
+    /// a host's system kills its language servers at once, stops and joins
+    /// its own threads (and with them every other child), and leaves the
+    /// host's system running.
+    pub fn shutdown(&self) {
+        self.shut.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(system) = &self._system {
+            system.stop();
+        } else if let Some(hosted) = &self.hosted {
+            hosted.stop(&self.router);
+        }
     }
 }
 

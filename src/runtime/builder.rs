@@ -2,7 +2,6 @@
 //! which checks the working directory and starts the actors on the host's
 //! actix system or on one of the runtime's own.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,108 +9,79 @@ use actix::prelude::*;
 use tether_actors::question::port::QuestionPort;
 use tether_actors::workers::WorkerBackend;
 
-use super::parts::Parts;
+use super::parts::{Parts, Settings};
 use super::shutdown::{Hosted, OwnSystem};
-use super::{DEFAULT_CONVERSATION, Runtime, StartError};
+use super::{Runtime, StartError};
 use crate::approval::ApprovalPolicy;
 use crate::handler::{AfterWrite, ToolHandler};
 use crate::spec::{Resource, Surface};
-use crate::tools;
 
 /// Configures a run.
+#[derive(Default)]
 pub struct RuntimeBuilder {
-    pub(super) workdir: PathBuf,
-    pub(super) conversation: String,
-    pub(super) surface: Surface,
-    pub(super) resources: BTreeSet<Resource>,
-    pub(super) approval: ApprovalPolicy,
-    pub(super) host_files: bool,
-    pub(super) extra: Vec<Arc<dyn ToolHandler>>,
-    pub(super) after_write: Option<Arc<dyn AfterWrite>>,
-    pub(super) enclosure: Vec<String>,
-    pub(super) idle_budget: std::time::Duration,
-    pub(super) debug_ttl: std::time::Duration,
-    pub(super) questions: Option<(Arc<dyn QuestionPort>, String)>,
-    pub(super) question_timeout: std::time::Duration,
-    pub(super) vibe: Option<Arc<dyn WorkerBackend>>,
-    pub(super) serial_bound: std::time::Duration,
+    settings: Settings,
 }
 
-impl Default for RuntimeBuilder {
-    fn default() -> Self {
-        Self {
-            workdir: PathBuf::from("."),
-            conversation: DEFAULT_CONVERSATION.to_string(),
-            surface: Surface::Full,
-            resources: BTreeSet::new(),
-            approval: ApprovalPolicy::AutoApprove,
-            host_files: true,
-            extra: Vec::new(),
-            after_write: None,
-            enclosure: Vec::new(),
-            idle_budget: tether_actors::kernel::actor::DEFAULT_IDLE_BUDGET,
-            debug_ttl: tether_actors::dap::session::SESSION_TTL,
-            questions: None,
-            question_timeout: tools::ask_user::DEFAULT_QUESTION_TIMEOUT,
-            vibe: None,
-            serial_bound: crate::router::serial::SERIAL_CALL_TIMEOUT,
-        }
+impl Runtime {
+    /// Starts configuring a run.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
     }
 }
 
 impl RuntimeBuilder {
     /// The working directory every path is confined to (default `.`).
     pub fn workdir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.workdir = dir.into();
+        self.settings.workdir = dir.into();
         self
     }
 
     /// The conversation this run belongs to.
     pub fn conversation(mut self, id: impl Into<String>) -> Self {
-        self.conversation = id.into();
+        self.settings.conversation = id.into();
         self
     }
 
     /// The surface calls come from unless a call says otherwise.
     pub fn surface(mut self, surface: Surface) -> Self {
-        self.surface = surface;
+        self.settings.surface = surface;
         self
     }
 
     /// Connects a resource; its tools are registered (S1).
     pub fn connect(mut self, resource: Resource) -> Self {
-        self.resources.insert(resource);
+        self.settings.resources.insert(resource);
         self
     }
 
     /// Connects every resource tether has.
     pub fn connect_all(mut self) -> Self {
-        self.resources.extend(Resource::ALL);
+        self.settings.resources.extend(Resource::ALL);
         self
     }
 
     /// The approval policy for write- and exec-level calls.
     pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
-        self.approval = policy;
+        self.settings.approval = policy;
         self
     }
 
     /// Whether to offer the minimal host tools (`read`, `write`, `edit`,
     /// `apply_patch`); a host with its own turns them off.
     pub fn host_file_tools(mut self, on: bool) -> Self {
-        self.host_files = on;
+        self.settings.host_files = on;
         self
     }
 
     /// Registers a host tool; it replaces a built-in tool of the same name.
     pub fn tool(mut self, handler: Arc<dyn ToolHandler>) -> Self {
-        self.extra.push(handler);
+        self.settings.extra.push(handler);
         self
     }
 
     /// The hook run after file-writing tools; its text joins their result.
     pub fn after_write(mut self, hook: Arc<dyn AfterWrite>) -> Self {
-        self.after_write = Some(hook);
+        self.settings.after_write = Some(hook);
         self
     }
 
@@ -119,20 +89,20 @@ impl RuntimeBuilder {
     /// sandbox wrapper) that kernels are started through. tether never
     /// starts an enclosure itself.
     pub fn enclosure(mut self, prefix: Vec<String>) -> Self {
-        self.enclosure = prefix;
+        self.settings.enclosure = prefix;
         self
     }
 
     /// The idle budget of `eval` cells (time without progress before a
     /// cell is interrupted); default 5 minutes.
     pub fn idle_budget(mut self, budget: std::time::Duration) -> Self {
-        self.idle_budget = budget;
+        self.settings.idle_budget = budget;
         self
     }
 
     /// The hard time-to-live of a debug session (default 30 minutes).
     pub fn debug_ttl(mut self, ttl: std::time::Duration) -> Self {
-        self.debug_ttl = ttl;
+        self.settings.debug_ttl = ttl;
         self
     }
 
@@ -140,14 +110,14 @@ impl RuntimeBuilder {
     /// through `port` in `target_space` (where the card appears: a
     /// terminal, a conversation pane). Registers `ask_user` (S1).
     pub fn questions(mut self, port: Arc<dyn QuestionPort>, target_space: impl Into<String>) -> Self {
-        self.questions = Some((port, target_space.into()));
+        self.settings.questions = Some((port, target_space.into()));
         self
     }
 
     /// How long the human has to answer a card (default 10 minutes);
     /// stated on the card.
     pub fn question_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.question_timeout = timeout;
+        self.settings.question_timeout = timeout;
         self
     }
 
@@ -156,7 +126,7 @@ impl RuntimeBuilder {
     /// the serial lane before it is cancelled and the calls behind it run
     /// (default 10 minutes).
     pub fn serial_call_timeout(mut self, bound: std::time::Duration) -> Self {
-        self.serial_bound = bound;
+        self.settings.serial_bound = bound;
         self
     }
 
@@ -165,14 +135,14 @@ impl RuntimeBuilder {
     /// [`tether_actors::workers::command::CommandBackend`]). Registers the
     /// five `vibe_*` tools (S1).
     pub fn vibe(mut self, backend: Arc<dyn WorkerBackend>) -> Self {
-        self.vibe = Some(backend);
+        self.settings.vibe = Some(backend);
         self
     }
 
     /// Starts the actors.
     pub fn start(self) -> Result<Runtime, StartError> {
-        crate::conversations::check_id(&self.conversation).map_err(StartError::Conversation)?;
-        let workdir = tether_actors::fs::canonical_root(&self.workdir)?;
+        crate::conversations::check_id(&self.settings.conversation).map_err(StartError::Conversation)?;
+        let workdir = tether_actors::fs::canonical_root(&self.settings.workdir)?;
         if !workdir.is_dir() {
             return Err(StartError::Workdir(tether_actors::fs::PathError::BadRoot {
                 root: workdir.display().to_string(),
@@ -190,10 +160,10 @@ impl RuntimeBuilder {
         // Children of a run that died without stopping them (SIGKILL, a
         // crash) would otherwise live on: they carry its run id.
         let reaped = tether_actors::process::reap_orphans(&workdir);
-        let surface = self.surface;
-        let resources = self.resources.clone();
-        let conversation = self.conversation.clone();
-        let parts = Parts { builder: self, workdir: workdir.clone() };
+        let surface = self.settings.surface;
+        let resources = self.settings.resources.clone();
+        let conversation = self.settings.conversation.clone();
+        let parts = Parts { settings: self.settings, workdir: workdir.clone() };
         let (mut started, system) = if System::try_current().is_some() {
             (parts.start(), None)
         } else {

@@ -13,16 +13,63 @@ use tether_actors::question::gate::QuestionGateActor;
 use tether_actors::workers::pool::WorkerPoolActor;
 use tokio_util::sync::CancellationToken;
 
-use super::RuntimeBuilder;
+use std::collections::BTreeSet;
+
+use tether_actors::question::port::QuestionPort;
+use tether_actors::workers::WorkerBackend;
+
+use super::DEFAULT_CONVERSATION;
+use crate::approval::ApprovalPolicy;
 use crate::conversations::Conversations;
 use crate::handler::{AfterWrite, AfterWriteChain, CallContext, ToolHandler};
 use crate::router::{Call, Registry, RouterActor};
-use crate::spec::Resource;
+use crate::spec::{Resource, Surface};
 use crate::tools;
+
+/// What a run is configured with, as its builder collected it.
+pub(super) struct Settings {
+    pub(super) workdir: PathBuf,
+    pub(super) conversation: String,
+    pub(super) surface: Surface,
+    pub(super) resources: BTreeSet<Resource>,
+    pub(super) approval: ApprovalPolicy,
+    pub(super) host_files: bool,
+    pub(super) extra: Vec<Arc<dyn ToolHandler>>,
+    pub(super) after_write: Option<Arc<dyn AfterWrite>>,
+    pub(super) enclosure: Vec<String>,
+    pub(super) idle_budget: std::time::Duration,
+    pub(super) debug_ttl: std::time::Duration,
+    pub(super) questions: Option<(Arc<dyn QuestionPort>, String)>,
+    pub(super) question_timeout: std::time::Duration,
+    pub(super) vibe: Option<Arc<dyn WorkerBackend>>,
+    pub(super) serial_bound: std::time::Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            workdir: PathBuf::from("."),
+            conversation: DEFAULT_CONVERSATION.to_string(),
+            surface: Surface::Full,
+            resources: BTreeSet::new(),
+            approval: ApprovalPolicy::AutoApprove,
+            host_files: true,
+            extra: Vec::new(),
+            after_write: None,
+            enclosure: Vec::new(),
+            idle_budget: tether_actors::kernel::actor::DEFAULT_IDLE_BUDGET,
+            debug_ttl: tether_actors::dap::session::SESSION_TTL,
+            questions: None,
+            question_timeout: tools::ask_user::DEFAULT_QUESTION_TIMEOUT,
+            vibe: None,
+            serial_bound: crate::router::serial::SERIAL_CALL_TIMEOUT,
+        }
+    }
+}
 
 /// Everything needed to start the actors, moved onto the actor thread.
 pub(super) struct Parts {
-    pub(super) builder: RuntimeBuilder,
+    pub(super) settings: Settings,
     pub(super) workdir: PathBuf,
 }
 
@@ -38,7 +85,7 @@ pub(super) struct Started {
 
 impl Parts {
     pub(super) fn start(self) -> Started {
-        let b = self.builder;
+        let b = self.settings;
         // Resource actors that do blocking or process work get threads of
         // their own; the runtime joins them when it stops.
         let mut arbiters: Vec<Arbiter> = Vec::new();

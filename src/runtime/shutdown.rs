@@ -1,11 +1,12 @@
-//! How a run stops: the actor system a runtime started for itself, the
-//! threads and servers of one that joined a host's, and [`Runtime::shutdown`].
+//! How a run stops: the actor system a runtime started for itself, and
+//! the threads and servers of one that joined a host's (what
+//! `Runtime::shutdown` stops).
 
 use actix::prelude::*;
 use tether_actors::lsp::server::ServerPids;
 use tether_actors::lsp::supervisor::{LspSupervisor, StopAll};
 
-use super::Runtime;
+use crate::router::RouterActor;
 
 /// How long dropping a runtime waits for its actors to stop (and kill
 /// their child processes) before returning anyway.
@@ -25,7 +26,7 @@ pub(super) struct OwnSystem {
 impl OwnSystem {
     /// Stops the system and waits (at most [`STOP_TIMEOUT`]) for its
     /// thread to finish. Idempotent.
-    fn stop(&self) {
+    pub(super) fn stop(&self) {
         let deadline = std::time::Instant::now() + STOP_TIMEOUT;
         self.system.stop();
         // Actors drop their process guards as the system and its arbiters
@@ -62,28 +63,12 @@ pub(super) struct Hosted {
     pub(super) lsp: Option<(Addr<LspSupervisor>, ServerPids)>,
 }
 
-impl Drop for OwnSystem {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-impl Runtime {
-    /// Stops the run now — every actor, and with them every child process
-    /// (servers, adapters, debuggees, kernels, workers) — even while other
-    /// handles (an `Arc` held by a task) still exist; calls after this
-    /// fail. A runtime that owns its actor system stops it; one that joined
-    /// a host's system kills its language servers at once, stops and joins
-    /// its own threads (and with them every other child), and leaves the
-    /// host's system running.
-    pub fn shutdown(&self) {
-        self.shut.store(true, std::sync::atomic::Ordering::SeqCst);
-        if let Some(system) = &self._system {
-            system.stop();
-            return;
-        }
-        let Some(hosted) = &self.hosted else { return };
-        if let Some((supervisor, pids)) = &hosted.lsp {
+impl Hosted {
+    /// Stops what the run added to the host's system: its language servers
+    /// killed at once, its router told, its own threads (and with them
+    /// every other child) stopped and joined. The host's system runs on.
+    pub(super) fn stop(&self, router: &Addr<RouterActor>) {
+        if let Some((supervisor, pids)) = &self.lsp {
             // Their actors run on the host's thread, which may be this one:
             // no message would be handled before we return.
             for pid in pids.lock().values() {
@@ -91,8 +76,14 @@ impl Runtime {
             }
             supervisor.do_send(StopAll);
         }
-        self.router.do_send(crate::router::Shutdown);
-        let arbiters = std::mem::take(&mut *hosted.arbiters.lock());
+        router.do_send(crate::router::Shutdown);
+        let arbiters = std::mem::take(&mut *self.arbiters.lock());
         stop_arbiters(arbiters, std::time::Instant::now() + STOP_TIMEOUT);
+    }
+}
+
+impl Drop for OwnSystem {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
