@@ -26,15 +26,15 @@
 //! force and why.
 
 //!
-//! The submodules: `shared` (the state the threads share, and the cookies
+//! The submodules: `inner` (the state the threads share, and the cookies
 //! answered on notify's thread), `watcher` (the [`Watcher`] and the
 //! [`WatchHandle`]), `events` (the notify watcher and its capped watches),
 //! `pump` (the thread that debounces events into batches and delivers
 //! them), and [`tree`] (the tracked files).
 
 mod events;
+mod inner;
 mod pump;
-mod shared;
 pub mod tree;
 mod watcher;
 

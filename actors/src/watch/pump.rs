@@ -14,7 +14,7 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 use tokio::sync::oneshot;
 
 use super::events::{Capped, Events, sync_dir};
-use super::shared::{Inner, Msg, Phase};
+use super::inner::{Inner, Msg, Phase};
 use super::tree::{NoWatches, Tree};
 use super::{BATCH_MAX_DELAY, Batch, Change, DEBOUNCE, Deliver, HISTORY, Preference};
 

@@ -11,8 +11,8 @@ use std::time::{Instant, SystemTime};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use super::inner::{Gate, Inner, Msg, Phase};
 use super::pump::Pump;
-use super::shared::{Gate, Inner, Msg, Phase};
 use super::tree::Tree;
 use super::{Change, Deliver, Preference, SYNC_TIMEOUT, Synced, WatchStatus};
 
