@@ -15,9 +15,12 @@
 //!   (`scan`), the pattern ladder (`ladder`, `reading`, `pattern`, with
 //!   stand-ins where a grammar rejects a metavariable), search,
 //!   rewrite templates and plans (`template`, `rewrite`), staging.
-//! - [`dap`] — debug adapters, one session actor per conversation
-//!   (`dap::session`: starting, the ops, stop snapshots, breakpoints, the
-//!   processes a js-debug launch follows; `dap::adapters`: the table).
+//! - [`dap`] — debug adapters, in layers: the typed client
+//!   (`dap::client`), what a session is asked for (`dap::asked`), the
+//!   table with each adapter's quirks and own ways (`dap::adapters`), and
+//!   one session actor per conversation on top (`dap::session`: starting,
+//!   the one configure path, the ops, stop snapshots, breakpoints, the
+//!   processes a js-debug launch follows).
 //! - [`kernel`] — persistent Python and JavaScript interpreters.
 //! - [`question`] — the question gate to the human; [`workers`] — the
 //!   vibe-mode worker pool.
@@ -29,7 +32,8 @@
 //! - [`text`] — cuts (in characters for what a model reads), durations,
 //!   plurals; [`waiting`] — the one wait-for-change loop.
 //! - [`tools_prefix`] — where `tether install` puts servers and adapters,
-//!   looked in before `PATH`.
+//!   looked in before `PATH`; [`locate`] — a project's root by its markers
+//!   and a program by its name, for servers, adapters and workers alike.
 //! - [`fs`] — confinement to the working directory, atomic writes,
 //!   all-or-nothing commits; [`describe`] — the supervision tree's nodes.
 
@@ -38,6 +42,7 @@ pub mod dap;
 pub mod describe;
 pub mod fs;
 pub mod kernel;
+pub mod locate;
 pub mod lsp;
 pub mod process;
 pub mod question;

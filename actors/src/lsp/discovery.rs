@@ -1,11 +1,13 @@
 //! The intersection rule (S3): a server starts for a file only when a root
 //! marker exists (in the file's directory or an ancestor, up to the working
 //! directory) **and** its binary resolves. Either half failing is reported
-//! as such, never guessed around.
+//! as such, never guessed around. Finding a root and a program is
+//! [`crate::locate`]'s, which the debug adapters and the workers use too.
 
 use std::path::{Path, PathBuf};
 
 use super::entry::ServerConfig;
+pub use crate::locate::{find_root, holds_marker, resolve_binary};
 
 /// Most tried locations listed in a "not found" reason.
 const MAX_TRIED_SHOWN: usize = 6;
@@ -21,77 +23,6 @@ pub struct Usable {
     pub binary: PathBuf,
     /// The language table, to tell which files are the server's.
     pub languages: super::languages::Languages,
-}
-
-/// The nearest directory at or above `file`'s directory, up to `workdir`,
-/// that holds one of `markers` (a name, or `*.ext` for any file of that
-/// extension: `*.csproj`). No markers: the working directory.
-pub fn find_root(file: &Path, workdir: &Path, markers: &[String]) -> Option<PathBuf> {
-    if markers.is_empty() {
-        return Some(workdir.to_path_buf());
-    }
-    let mut dir = if file.is_dir() { file } else { file.parent()? };
-    loop {
-        if markers.iter().any(|m| holds_marker(dir, m)) {
-            return Some(dir.to_path_buf());
-        }
-        if dir == workdir || !dir.starts_with(workdir) {
-            return None;
-        }
-        dir = dir.parent()?;
-    }
-}
-
-/// Whether `dir` holds `marker` (a name, or `*.ext`).
-pub fn holds_marker(dir: &Path, marker: &str) -> bool {
-    match marker.strip_prefix("*.") {
-        Some(ext) => std::fs::read_dir(dir)
-            .is_ok_and(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == ext))),
-        None => dir.join(marker).exists(),
-    }
-}
-
-/// Resolves `command`: a path with `/` is taken relative to the working
-/// directory; a bare name is looked for in the project's `.venv/bin` and
-/// `venv/bin` (a PATH python is another environment), then in what
-/// `tether install` installed (`crate::tools_prefix`), then on PATH.
-/// On failure, returns every location tried.
-pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<PathBuf, Vec<PathBuf>> {
-    if command.contains('/') {
-        let path = workdir.join(command);
-        return if is_executable(&path) { Ok(path) } else { Err(vec![path]) };
-    }
-    let mut tried = Vec::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for base in [root, workdir] {
-        for venv in [".venv/bin", "venv/bin"] {
-            let dir = base.join(venv);
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
-    }
-    dirs.extend(crate::tools_prefix::bin());
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
-    }
-    for dir in dirs {
-        let candidate = dir.join(command);
-        if is_executable(&candidate) {
-            return Ok(candidate);
-        }
-        tried.push(candidate);
-    }
-    Err(tried)
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Why one server is not usable for a file, in a sentence.

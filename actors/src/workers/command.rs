@@ -18,8 +18,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 use super::{Job, Run, RunOutput, Tier, WorkerBackend};
+use crate::locate::resolve_binary;
 use crate::lsp::config::CONFIG_FILE;
-use crate::lsp::discovery::resolve_binary;
 use crate::process;
 
 /// The most of a worker's stdout kept as its result; the rest is counted.

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::locate::{find_root, resolve_binary};
 use crate::lsp::config::Install;
-use crate::lsp::discovery::{find_root, resolve_binary};
 
 /// How tether reaches an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
