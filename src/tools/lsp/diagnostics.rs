@@ -211,6 +211,12 @@ async fn asked_of_tsserver(session: &Opened, wait: Duration) -> (Vec<Diagnostic>
     }
 }
 
+/// Whether a diagnostic of `items` starts past the last line of `text`.
+fn past_the_end(items: &[Diagnostic], text: &str) -> bool {
+    let lines = text.split('\n').count() as u32;
+    items.iter().any(|d| d.range.start.line >= lines)
+}
+
 /// [`fresh`] for a server with an on-save checker (rust-analyzer and
 /// `cargo check`): the content is saved — it is what is on disk — and the
 /// list is the one standing once a check begun after that save has ended
@@ -288,8 +294,21 @@ async fn checked(session: &Opened, wait: Duration) -> (Vec<Diagnostic>, Freshnes
         // machine a turn is long, and the grace with it.
         let grace = CHECK_PUBLISH_GRACE.max(turn * CHECK_PUBLISH_TURNS);
         session.shared.wait_until(left().min(grace), published).await;
+        // A standing list that names a line past the end of this content
+        // is about older content, whatever the grace said: its update is
+        // late (a loaded machine), and is waited for within the bound.
+        if session.shared.diagnostics(&uri).is_some_and(|e| past_the_end(&e.items, &doc.text)) {
+            session.shared.wait_until(left(), published).await;
+        }
     }
     let items = session.shared.diagnostics(&uri).map(|e| e.items).unwrap_or_default();
+    if done.is_some() && past_the_end(&items, &doc.text) {
+        let why = format!(
+            "its list names a line past the end of the file — a list about the content before — and no newer one came within {} s",
+            wait.as_secs()
+        );
+        return (items, Freshness::Stale { since: doc.changed_at, why });
+    }
     match working {
         Some(why) => (
             items,
@@ -696,6 +715,21 @@ pub fn rel_of(workdir: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diagnostic_past_the_last_line_is_about_older_content() {
+        let at = |line: u32| Diagnostic {
+            range: lsp_types::Range::new(
+                lsp_types::Position::new(line, 0),
+                lsp_types::Position::new(line, 1),
+            ),
+            ..Default::default()
+        };
+        let text = "pub fn g() -> u32 {\n    crate::f()\n}\n";
+        assert!(!past_the_end(&[at(0), at(3)], text), "line 4 is the empty one after the final newline");
+        assert!(past_the_end(&[at(5)], text), "line 6 of a 3-line file");
+        assert!(!past_the_end(&[], text));
+    }
     use lsp_types::{Position, Range};
 
     fn diag(line: u32, message: &str) -> Diagnostic {
