@@ -75,15 +75,38 @@ pub enum AttachSpec {
     RdbgPort(u16),
 }
 
+/// A way to attach, without its address: which adapter takes it is the
+/// adapter table's (`AdapterConfig::attach`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttachForm {
+    /// A port a program listens on for debugpy.
+    DebugpyPort,
+    /// A `dlv --headless` server's port.
+    DelveServer,
+    /// A running Go process.
+    DelvePid,
+    /// A running native process.
+    LldbPid,
+    /// A Dart VM service's address.
+    DartVmService,
+    /// A port node's inspector listens on.
+    NodeInspectPort,
+    /// A port a Ruby program's `debug` gem listens on.
+    RdbgPort,
+}
+
 impl AttachSpec {
-    pub(super) fn adapter(&self) -> &'static str {
+    /// The form of this attach.
+    pub fn form(&self) -> AttachForm {
         match self {
-            Self::DebugpyPort(_) => "debugpy",
-            Self::DelvePort(_) | Self::DelvePid(_) => "delve",
-            Self::LldbPid(_) => "lldb",
-            Self::DartVmService(_) => "dart",
-            Self::NodeInspectPort(_) => "js-debug",
-            Self::RdbgPort(_) => "rdbg",
+            Self::DebugpyPort(_) => AttachForm::DebugpyPort,
+            Self::DelvePort(_) => AttachForm::DelveServer,
+            Self::DelvePid(_) => AttachForm::DelvePid,
+            Self::LldbPid(_) => AttachForm::LldbPid,
+            Self::DartVmService(_) => AttachForm::DartVmService,
+            Self::NodeInspectPort(_) => AttachForm::NodeInspectPort,
+            Self::RdbgPort(_) => AttachForm::RdbgPort,
         }
     }
 

@@ -6,6 +6,7 @@
 //! breakpoints by `bound` (its sibling modules).
 
 use serde_json::{Value, json};
+use tether_actors::dap::asked::AttachForm;
 use tether_actors::dap::session::{
     Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, NotSet, Note, SessionNow, Settled,
 };
@@ -157,7 +158,7 @@ fn answer(answer: &Answer) -> (String, Value) {
         Answer::Adapters(rows) => {
             let mut text = String::new();
             for row in rows {
-                match row.attach {
+                match row.attach.as_deref().map(attach_forms) {
                     None => text.push_str(&format!("{}: not usable — {}\n", row.id, row.detail)),
                     Some(attach) => text.push_str(&format!(
                         "{}: {} — {}; {attach}\n",
@@ -169,7 +170,7 @@ fn answer(answer: &Answer) -> (String, Value) {
             }
             let data: Vec<Value> = rows
                 .iter()
-                .map(|row| match row.attach {
+                .map(|row| match row.attach.as_deref().map(attach_forms) {
                     // A language no adapter serves is no adapter id to pass.
                     None => json!({"language": row.id, "usable": false, "detail": row.detail}),
                     Some(attach) => {
@@ -304,6 +305,31 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
             (text, json!({"filters": filters}))
         }
     }
+}
+
+/// How an adapter attaches, in the `attach` op's own arguments.
+fn attach_forms(forms: &[AttachForm]) -> String {
+    let ways: Vec<&str> = forms
+        .iter()
+        .map(|form| match form {
+            AttachForm::DebugpyPort => "`port` of a program started with `python -m debugpy --listen PORT`",
+            AttachForm::LldbPid => "`pid` of a running native process",
+            AttachForm::DelvePid => "`pid` of a running Go process",
+            AttachForm::DelveServer => {
+                "`port` with `adapter: \"delve\"` for a `dlv --headless --listen 127.0.0.1:PORT` server"
+            }
+            AttachForm::DartVmService => {
+                "`vm_service_uri` of a program started with `dart run --observe` (the ws:// or http:// address it prints, on loopback)"
+            }
+            AttachForm::NodeInspectPort => {
+                "`port` with `adapter: \"js-debug\"` of a program started with `node --inspect=127.0.0.1:PORT`"
+            }
+            AttachForm::RdbgPort => {
+                "`port` with `adapter: \"rdbg\"` of a program started with `rdbg --open --port PORT` (or `RUBY_DEBUG_PORT=PORT ruby -rdebug/open`)"
+            }
+        })
+        .collect();
+    if ways.is_empty() { "attach: not offered".into() } else { format!("attach: {}", ways.join(", or ")) }
 }
 
 #[cfg(test)]

@@ -40,9 +40,12 @@ use super::sync_disk;
 pub const MAX_REASKS: usize = 2;
 
 /// How long before a call the writes whose files its answer is held
-/// against may have been taken in: a write's truncation is delivered at
-/// most the watcher's debounce (50 ms) after it happened, so a second
-/// covers a writer descheduled for many turns of a busy machine.
+/// against may have been taken in. A write's truncation is delivered
+/// within the watcher's debounce ([`tether_actors::watch::DEBOUNCE`], 50
+/// ms) of it, or at the call's own sync point; only a burst of writes
+/// without pause holds a batch back longer (up to
+/// [`tether_actors::watch::BATCH_MAX_DELAY`]). A second covers a writer
+/// descheduled for many turns of a busy machine.
 pub const HALF_WRITTEN_WINDOW: Duration = Duration::from_secs(1);
 /// Files named in a shortfall note.
 const SHORTFALLS_NAMED: usize = 3;

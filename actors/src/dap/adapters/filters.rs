@@ -127,10 +127,25 @@ mod tests {
         serde_json::from_value(body).unwrap()
     }
 
-    /// The table's quirks of adapter `id` (none for one it lacks).
-    fn quirks(id: &'static str) -> Quirks {
-        crate::dap::adapters::known(id).quirks
-    }
+    /// rdbg's: no filter for uncaught exceptions, its postmortem mode instead.
+    const POSTMORTEM: Quirks = Quirks { uncaught_at_launch: true, ..PLAIN };
+    /// js-debug's: tether's `assertions` filter in a test run.
+    const ASSERTING: Quirks = Quirks { assertions_filter: true, ..PLAIN };
+    /// An adapter's with no filter quirks (debugpy's).
+    const PLAIN: Quirks = Quirks {
+        launch: crate::dap::adapters::LaunchArgs::Native,
+        child_sessions: false,
+        child_adapter_id: None,
+        evaluate_in_repl: false,
+        function_replies_reordered: false,
+        functions_placed_by_defs: false,
+        uncaught_at_launch: false,
+        assertions_filter: false,
+        program_is_adapter: false,
+        runs_modules: false,
+        runs_test_scripts: false,
+        stops_on_panic: false,
+    };
 
     /// The arguments as they go on the wire.
     fn wire(args: SetExceptionBreakpointsArguments) -> serde_json::Value {
@@ -141,7 +156,7 @@ mod tests {
 
     fn debugpy() -> Vec<(String, String)> {
         offered_filters(
-            quirks("debugpy"),
+            PLAIN,
             &caps(json!({"exceptionBreakpointFilters": [
                 {"filter": "raised", "label": "Raised Exceptions"},
                 {"filter": "uncaught", "label": "Uncaught Exceptions", "default": true},
@@ -163,17 +178,14 @@ mod tests {
             {"filter": "any", "label": "rescue any exception"},
             {"filter": "RuntimeError", "label": "rescue RuntimeError", "default": true},
         ]}));
-        let offered = offered_filters(quirks("rdbg"), &caps, false);
+        let offered = offered_filters(POSTMORTEM, &caps, false);
         assert_eq!(offered[0].0, UNCAUGHT);
         // Not the gem's own default: `RuntimeError` stops at every raise,
         // rescued or not.
         assert_eq!(choose_filters(None, &offered).unwrap(), ["uncaught"]);
         let chosen = vec![UNCAUGHT.to_string(), "any".to_string()];
-        assert_eq!(wire(exception_arguments(quirks("rdbg"), &chosen)), json!({"filters": ["any"]}));
-        assert_eq!(
-            wire(exception_arguments(quirks("debugpy"), &chosen)),
-            json!({"filters": ["uncaught", "any"]})
-        );
+        assert_eq!(wire(exception_arguments(POSTMORTEM, &chosen)), json!({"filters": ["any"]}));
+        assert_eq!(wire(exception_arguments(PLAIN, &chosen)), json!({"filters": ["uncaught", "any"]}));
     }
 
     #[test]
@@ -182,24 +194,20 @@ mod tests {
             {"filter": "all", "label": "Caught Exceptions", "supportsCondition": true},
             {"filter": "uncaught", "label": "Uncaught Exceptions", "supportsCondition": true},
         ]}));
-        let offered = offered_filters(quirks("js-debug"), &caps, true);
+        let offered = offered_filters(ASSERTING, &caps, true);
         let chosen = choose_filters(None, &offered).unwrap();
         assert_eq!(chosen, ["uncaught", "assertions"]);
-        let args = wire(exception_arguments(quirks("js-debug"), &chosen));
+        let args = wire(exception_arguments(ASSERTING, &chosen));
         assert_eq!(args["filters"], json!(["uncaught"]));
         assert_eq!(args["filterOptions"][0]["filterId"], "all");
         assert!(args["filterOptions"][0]["condition"].as_str().unwrap().contains("ERR_ASSERTION"));
         // `all` stops at every throw already: no second `all` with a condition.
-        let all =
-            wire(exception_arguments(quirks("js-debug"), &["all".to_string(), "assertions".to_string()]));
+        let all = wire(exception_arguments(ASSERTING, &["all".to_string(), "assertions".to_string()]));
         assert_eq!(all, json!({"filters": ["all"]}));
         // Another adapter with the same filters, or a run of a program,
         // gets no tether filter.
-        assert!(!offered_filters(quirks("other"), &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
-        assert_eq!(
-            choose_filters(None, &offered_filters(quirks("js-debug"), &caps, false)).unwrap(),
-            ["uncaught"]
-        );
+        assert!(!offered_filters(PLAIN, &caps, true).iter().any(|(id, _)| id == ASSERTIONS));
+        assert_eq!(choose_filters(None, &offered_filters(ASSERTING, &caps, false)).unwrap(), ["uncaught"]);
     }
 
     #[test]

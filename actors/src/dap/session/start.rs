@@ -40,8 +40,8 @@ fn free_port() -> std::io::Result<u16> {
 enum Reach {
     /// Start the adapter (stdio, or TCP on a port tether picks).
     Spawn(Box<Usable>),
-    /// Connect to adapter `id` already listening on a loopback port.
-    Connect(u16, &'static str),
+    /// Connect to an adapter already listening on a loopback port.
+    Connect(u16, Adapter),
 }
 
 /// A started adapter: its stdout and stdin when DAP goes over them, what
@@ -120,8 +120,11 @@ impl DebugSessionActor {
                     | AttachSpec::DelvePort(port)
                     | AttachSpec::RdbgPort(port)),
                 ),
-            ) => Reach::Connect(*port, spec.adapter()),
-            (_, Some(spec)) => match adapters::for_attach(spec.adapter(), &self.workdir) {
+            ) => match adapters::attaching(spec.form()) {
+                Some(adapter) => Reach::Connect(*port, adapter),
+                None => return ready(start_failed(format!("no adapter attaches to {}", spec.describe()))),
+            },
+            (_, Some(spec)) => match adapters::for_attach(spec.form(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(start_failed(format!("adapter unavailable: {why}"))),
             },
@@ -137,8 +140,7 @@ impl DebugSessionActor {
             "session starting"
         );
         let (adapter, name, port, spawned) = match reach {
-            Reach::Connect(port, id) => {
-                let adapter = adapters::known(id);
+            Reach::Connect(port, adapter) => {
                 (adapter, format!("{} at 127.0.0.1:{port}", adapter.id), Some(port), None)
             }
             Reach::Spawn(usable) => {

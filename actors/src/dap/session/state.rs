@@ -324,4 +324,23 @@ impl AdapterState {
     pub(super) fn target_or(&self, fallback: &DapClient) -> DapClient {
         self.targets.lock().current.clone().unwrap_or_else(|| fallback.clone())
     }
+
+    /// Hands a change of breakpoints or exception filters to every live
+    /// target but `client` (the one whose answer the op gives), each
+    /// answering on its own; tells whether the run is between processes
+    /// (the change then waits for the next one).
+    pub(super) fn to_others<Fut>(&self, client: &DapClient, send: impl Fn(DapClient) -> Fut) -> bool
+    where
+        Fut: std::future::Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let (others, between) = {
+            let t = self.targets.lock();
+            (t.others(client), t.between())
+        };
+        for other in others {
+            tokio::spawn(send(other));
+        }
+        between
+    }
 }

@@ -78,14 +78,10 @@ impl DebugSessionActor {
             async move {
                 // The other processes of a followed run take them too; the
                 // answer is the one ops go to.
-                let (others, between) = {
-                    let t = shared.targets.lock();
-                    (t.others(&client), t.between())
-                };
-                for other in others {
+                let between = shared.to_others(&client, |other| {
                     let (file, bps) = (file.clone(), BreakpointSpec::all_to_dap(&specs));
-                    tokio::spawn(async move { other.set_breakpoints(&file, bps).await });
-                }
+                    async move { other.set_breakpoints(&file, bps).await }
+                });
                 if between {
                     return DebugReply::found(Answer::Lines(LinesSet::Between { file: rel, specs }));
                 }
@@ -133,14 +129,10 @@ impl DebugSessionActor {
         s.shared.targets.lock().functions = names.clone();
         Box::pin(
             async move {
-                let (others, between) = {
-                    let t = shared.targets.lock();
-                    (t.others(&client), t.between())
-                };
-                for other in others {
+                let between = shared.to_others(&client, |other| {
                     let names = names.clone();
-                    tokio::spawn(async move { send_functions(&other, quirks, &names).await });
-                }
+                    async move { send_functions(&other, quirks, &names).await }
+                });
                 if between {
                     return DebugReply::found(Answer::Functions(FunctionsSet::Between(names)));
                 }
@@ -195,14 +187,14 @@ impl DebugSessionActor {
         let uncaught = |f: &[String]| f.iter().any(|f| f == UNCAUGHT);
         let next_launch = quirks.uncaught_at_launch && uncaught(&chosen) != uncaught(&s.exceptions);
         self.exception_filters = Some(chosen.clone());
-        let others = s.shared.targets.lock().others(&client);
+        let shared = s.shared.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 let args = exception_arguments(quirks, &chosen);
-                for other in others {
+                shared.to_others(&client, |other| {
                     let args = args.clone();
-                    tokio::spawn(async move { other.set_exception_breakpoints(&args).await });
-                }
+                    async move { other.set_exception_breakpoints(&args).await }
+                });
                 match client.set_exception_breakpoints(&args).await {
                     Ok(_) => {
                         let applied = ExceptionsSet::Applied { filters: chosen.clone(), next_launch };
