@@ -1,7 +1,8 @@
 //! Why a debug op failed, in words: each says what went wrong and what to
 //! give or do instead.
 
-use tether_actors::dap::session::{Failure, Refusal, Unfit};
+use tether_actors::dap::session::{Failure, Refusal, SessionEnd, Unfit};
+use tether_actors::text::human_duration;
 
 /// `failure` as the model reads it.
 pub(super) fn failure(failure: &Failure) -> String {
@@ -33,13 +34,16 @@ pub(super) fn failure(failure: &Failure) -> String {
         Failure::RunToUnbound { file, line, why } => {
             format!("run_to: line {line} of {file} does not bind: {why}")
         }
-        Failure::NoSession { expired: Some(why), .. } => {
-            format!("no debug session: {why}. Launch again to start a new one")
+        Failure::NoSession { last: Some(end), unheard: true } => {
+            format!("no debug session: {}. Launch again to start a new one", session_end(end))
         }
-        Failure::NoSession { expired: None, ended: Some(why) } => {
-            format!("no debug session is running (the last one ended: {why}); launch one first")
+        Failure::NoSession { last: Some(end), unheard: false } => {
+            format!(
+                "no debug session is running (the last one ended: {}); launch one first",
+                session_end(end)
+            )
         }
-        Failure::NoSession { expired: None, ended: None } => {
+        Failure::NoSession { last: None, .. } => {
             "no debug session is running; set breakpoints and launch a program first".into()
         }
         Failure::AlreadyRunning(head) => format!(
@@ -53,6 +57,20 @@ pub(super) fn failure(failure: &Failure) -> String {
         }
         Failure::Start(why) => why.clone(),
         Failure::UnknownOp => "unsupported op".into(),
+    }
+}
+
+/// Why a session is over, as a clause.
+pub(super) fn session_end(end: &SessionEnd) -> String {
+    match end {
+        SessionEnd::Requested => "terminated on request".into(),
+        SessionEnd::Expired { ttl } => format!(
+            "the session expired after its {} time-to-live; adapter and program were killed",
+            human_duration(*ttl)
+        ),
+        SessionEnd::Exited(code) => format!("the program exited with code {code}"),
+        SessionEnd::Terminated => "the program terminated".into(),
+        SessionEnd::AdapterGone(why) => format!("the debug adapter went away: {}", why.reason()),
     }
 }
 
@@ -111,8 +129,17 @@ mod tests {
             failure(&Failure::AlreadyRunning(head))
                 .starts_with("a debug session (debugpy) on prog.py is already running (up 3 s)")
         );
-        let expired = Failure::NoSession { expired: Some("it expired".into()), ended: Some("old".into()) };
-        assert_eq!(failure(&expired), "no debug session: it expired. Launch again to start a new one");
+        let end = SessionEnd::Expired { ttl: Duration::from_secs(600) };
+        let expired = Failure::NoSession { last: Some(end.clone()), unheard: true };
+        assert_eq!(
+            failure(&expired),
+            "no debug session: the session expired after its 10 min time-to-live; adapter and program were killed. Launch again to start a new one"
+        );
+        let told = Failure::NoSession { last: Some(end), unheard: false };
+        assert!(
+            failure(&told)
+                .starts_with("no debug session is running (the last one ended: the session expired")
+        );
         let filters = Refusal::Filters {
             unknown: vec!["uncought".into()],
             offered: vec![("uncaught".into(), "Uncaught Exceptions".into())],

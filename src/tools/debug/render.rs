@@ -119,8 +119,8 @@ fn answer(answer: &Answer) -> (String, Value) {
         }
         Answer::NoSession { last, held_breakpoints } => {
             let mut text = "no debug session is running".to_string();
-            if let Some(why) = last {
-                text.push_str(&format!("; the last one ended: {why}"));
+            if let Some(end) = last {
+                text.push_str(&format!("; the last one ended: {}", super::failure::session_end(end)));
             }
             if *held_breakpoints > 0 {
                 text.push_str(&format!("; {held_breakpoints} breakpoint(s) set for the next launch"));
@@ -133,7 +133,8 @@ fn answer(answer: &Answer) -> (String, Value) {
         Answer::Ended { detached: false } => {
             ("terminated the session: adapter and program were killed".into(), json!({}))
         }
-        Answer::AlreadyEnded(why) => {
+        Answer::AlreadyEnded(end) => {
+            let why = super::failure::session_end(end);
             (format!("no debug session is running; the last one already ended: {why}"), json!({}))
         }
         Answer::Output { text, dropped } => {

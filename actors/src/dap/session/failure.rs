@@ -41,8 +41,9 @@ pub enum Failure {
     Refused { op: &'static str, why: Refusal },
     /// `run_to`'s line does not bind, in the adapter's words.
     RunToUnbound { file: String, line: u32, why: String },
-    /// No session: one that expired (why), or the last one's end.
-    NoSession { expired: Option<String>, ended: Option<String> },
+    /// No session: how the last one ended, and whether the caller hears
+    /// of that end for the first time (an expiry, which no answer told).
+    NoSession { last: Option<super::outcome::SessionEnd>, unheard: bool },
     /// A launch or attach while a session runs.
     AlreadyRunning(SessionHead),
     /// The call was cancelled while it waited for the session.

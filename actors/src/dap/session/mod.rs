@@ -158,8 +158,8 @@ pub use failure::{Failure, Refusal, SessionHead, Unfit};
 pub use functions::FunctionBinding;
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
-    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionNow, Settled, ShownVariable,
-    Snapshot, StackFrameAt, StopWhy,
+    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionEnd, SessionNow, Settled,
+    ShownVariable, Snapshot, StackFrameAt, StopWhy,
 };
 mod bindings;
 mod configure;
@@ -220,8 +220,11 @@ pub struct DebugSessionActor {
     exception_filters: Option<Vec<String>>,
     /// The frame the last stop showed, the default of `scopes`.
     focus_frame: Option<i64>,
-    expired: Option<String>,
-    ended: Option<String>,
+    /// How the last session ended.
+    ended: Option<SessionEnd>,
+    /// Whether that end is one the caller has not heard of: an expiry,
+    /// which happens between calls. Told once, by the next call.
+    unheard: bool,
     created: Instant,
     op_cancel: CancellationToken,
     /// The timer of the session's TTL: aborted when the actor stops or a
@@ -244,20 +247,19 @@ impl DebugSessionActor {
             functions: Vec::new(),
             exception_filters: None,
             focus_frame: None,
-            expired: None,
             ended: None,
+            unheard: false,
             created: Instant::now(),
             op_cancel: CancellationToken::new(),
             ttl_timer: None,
         }
     }
 
-    /// Why a session that outlived its TTL ended.
-    fn expiry(&self) -> String {
-        format!(
-            "the session expired after its {} time-to-live; adapter and program were killed",
-            crate::text::human_duration(self.ttl)
-        )
+    /// Ends a session that outlived its TTL; the next call hears why.
+    fn expire(&mut self) -> Option<impl std::future::Future<Output = ()> + use<>> {
+        let f = self.end(SessionEnd::Expired { ttl: self.ttl })?;
+        self.unheard = true;
+        Some(f)
     }
 
     /// Keeps the frame a stop showed, the default of `scopes` and
@@ -319,9 +321,10 @@ impl DebugSessionActor {
     /// Ends the session: disconnect (bounded), then kill adapter and
     /// debuggee — unless tether attached to a program it did not start,
     /// which it detaches from and leaves running.
-    fn end(&mut self, why: &str) -> Option<impl std::future::Future<Output = ()> + use<>> {
+    fn end(&mut self, why: SessionEnd) -> Option<impl std::future::Future<Output = ()> + use<>> {
         let session = self.session.take()?;
-        self.ended = Some(why.to_string());
+        self.ended = Some(why);
+        self.unheard = false;
         self.focus_frame = None;
         let ours = !session.attached;
         let debuggee = session.shared.state.lock().debuggee().filter(|_| ours);
@@ -404,9 +407,7 @@ impl Handler<Expire> for DebugSessionActor {
         if !current {
             return AtomicResponse::new(Box::pin(fut::ready(())));
         }
-        let why = self.expiry();
-        self.expired = Some(why.clone());
-        match self.end(&why) {
+        match self.expire() {
             Some(f) => AtomicResponse::new(Box::pin(f.into_actor(self))),
             None => AtomicResponse::new(Box::pin(fut::ready(()))),
         }
@@ -448,18 +449,15 @@ impl DebugSessionActor {
         // A session whose TTL passed ends before anything else happens.
         if let Some(s) = &self.session
             && s.started.elapsed() >= self.ttl
+            && let Some(f) = self.expire()
         {
-            let why = self.expiry();
-            self.expired = Some(why.clone());
-            if let Some(f) = self.end(&why) {
-                actix::spawn(f);
-            }
+            actix::spawn(f);
         }
         // A session whose adapter went away is over (terminate ends it itself);
         // one whose program ended is over for an op that needs the program.
         let live = !matches!(op, DebugOp::Adapters | DebugOp::Status | DebugOp::Output | DebugOp::Terminate);
         if let Some(why) = self.over(live).filter(|_| !matches!(op, DebugOp::Terminate))
-            && let Some(f) = self.end(&why)
+            && let Some(f) = self.end(why)
         {
             actix::spawn(f);
         }
@@ -479,7 +477,8 @@ impl DebugSessionActor {
             }
             DebugOp::Status => {
                 let Some(s) = &self.session else {
-                    let last = self.expired.take().or_else(|| self.ended.clone());
+                    self.unheard = false;
+                    let last = self.ended.clone();
                     let held_breakpoints =
                         self.breakpoints.values().map(Vec::len).sum::<usize>() + self.functions.len();
                     return ready(DebugReply::found(Answer::NoSession { last, held_breakpoints }));
@@ -556,7 +555,7 @@ impl DebugSessionActor {
             }
             DebugOp::Terminate => {
                 let detached = self.session.as_ref().is_some_and(|s| s.attached);
-                match self.end("terminated on request") {
+                match self.end(SessionEnd::Requested) {
                     Some(f) => AtomicResponse::new(Box::pin(
                         f.into_actor(self).map(move |(), _, _| DebugReply::found(Answer::Ended { detached })),
                     )),
@@ -589,7 +588,7 @@ impl DebugSessionActor {
                 AtomicResponse::new(Box::pin(
                     inspect(other, adapter, client, shared, workdir).into_actor(self).map(|reply, act, _| {
                         act.remember(&reply);
-                        if let Some(f) = act.over(false).and_then(|why| act.end(&why)) {
+                        if let Some(f) = act.over(false).and_then(|why| act.end(why)) {
                             actix::spawn(f);
                         }
                         reply
@@ -603,19 +602,19 @@ impl DebugSessionActor {
 impl DebugSessionActor {
     /// Why the running session is over: its adapter went away, or (when
     /// `program_too`) its program ended.
-    fn over(&self, program_too: bool) -> Option<String> {
+    fn over(&self, program_too: bool) -> Option<SessionEnd> {
         let st = self.session.as_ref()?.shared.state.lock();
         match (st.exit_code, st.terminated, &st.closed) {
-            (Some(code), ..) => program_too.then(|| format!("the program exited with code {code}")),
-            (None, true, _) => program_too.then(|| "the program terminated".to_string()),
-            (None, false, Some(why)) => Some(format!("the debug adapter went away: {}", why.reason())),
+            (Some(code), ..) => program_too.then_some(SessionEnd::Exited(code)),
+            (None, true, _) => program_too.then_some(SessionEnd::Terminated),
+            (None, false, Some(why)) => Some(SessionEnd::AdapterGone(why.clone())),
             (None, false, None) => None,
         }
     }
 
-    /// Why an op that needs a session has none: the session expired (said
-    /// once), or how the last one ended.
+    /// Why an op that needs a session has none: how the last one ended,
+    /// and whether the caller hears of it for the first time.
     fn no_session(&mut self) -> Failure {
-        Failure::NoSession { expired: self.expired.take(), ended: self.ended.clone() }
+        Failure::NoSession { last: self.ended.clone(), unheard: std::mem::take(&mut self.unheard) }
     }
 }

@@ -3,7 +3,7 @@
 
 use actix::prelude::*;
 
-use super::DebugSessionActor;
+use super::{DebugSessionActor, SessionEnd};
 use crate::describe::{ActorNode, Describe};
 use crate::process::KillGuard;
 
@@ -48,13 +48,32 @@ impl Handler<Describe> for DebugSessionActor {
                     self.created.elapsed().as_millis() as u64,
                     0,
                 );
-                n.last_error.clone_from(&self.expired);
                 if let Some(ended) = &self.ended {
-                    n = n.with_detail("last_ended", ended.clone());
+                    // A fault the caller has not heard of, or the adapter
+                    // going away, is the node's last error.
+                    let fault = self.unheard || matches!(ended, SessionEnd::AdapterGone(_));
+                    if fault {
+                        n.last_error = Some(in_brief(ended));
+                    }
+                    n = n.with_detail("last_ended", in_brief(ended));
                 }
                 n
             }
         };
         MessageResult(node.owned_by(&self.conversation))
+    }
+}
+
+/// How a session ended, in the tree's few words for whoever reads the
+/// run's state (the `debug` tool words it for the model, in `src/`).
+fn in_brief(end: &SessionEnd) -> String {
+    match end {
+        SessionEnd::Requested => "terminated on request".into(),
+        SessionEnd::Expired { ttl } => {
+            format!("expired: its {} time-to-live passed", crate::text::human_duration(*ttl))
+        }
+        SessionEnd::Exited(code) => format!("program exited with code {code}"),
+        SessionEnd::Terminated => "program terminated".into(),
+        SessionEnd::AdapterGone(why) => format!("adapter went away: {}", why.reason()),
     }
 }

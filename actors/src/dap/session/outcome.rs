@@ -185,12 +185,28 @@ pub enum Answer {
     /// (which runs on), or adapter and program killed.
     Ended { detached: bool },
     /// `terminate` found the session already over, for this reason.
-    AlreadyEnded(String),
+    AlreadyEnded(SessionEnd),
     /// `status` with no session: how the last one ended, and the
     /// breakpoints held for the next launch.
-    NoSession { last: Option<String>, held_breakpoints: usize },
+    NoSession { last: Option<SessionEnd>, held_breakpoints: usize },
     /// `status` of a running session.
     Status { head: SessionHead, now: Box<SessionNow> },
+}
+
+/// Why a session is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEnd {
+    /// The caller terminated it (or detached from an attached program).
+    Requested,
+    /// Its time-to-live passed; adapter and program were killed.
+    Expired { ttl: Duration },
+    /// The program exited with this code.
+    Exited(i64),
+    /// The program ended and its adapter gave no exit code (delve,
+    /// js-debug).
+    Terminated,
+    /// The connection to the adapter ended, as the transport saw it.
+    AdapterGone(crate::wire::dap::Ended),
 }
 
 /// What `breakpoints` did with a file's (`file`: relative to the

@@ -376,8 +376,8 @@ impl DebugSessionActor {
             match result {
                 Ok((client, parent, Started { mut reply, caps, exceptions })) => {
                     reply.notes.extend(kept);
-                    act.expired = None;
                     act.ended = None;
+                    act.unheard = false;
                     act.remember(&reply);
                     act.session = Some(Connection {
                         adapter,
