@@ -2,6 +2,7 @@
 //! give or do instead.
 
 use tether_actors::dap::session::{Failure, Refusal, SessionEnd, Unfit};
+use tether_actors::dap::start_failure::{Handshake, StartFailure, Step};
 use tether_actors::text::human_duration;
 
 /// `failure` as the model reads it.
@@ -55,8 +56,78 @@ pub(super) fn failure(failure: &Failure) -> String {
         Failure::CancelledBeforeRun => {
             "the call was cancelled while it waited for the session, so the op did not run".into()
         }
-        Failure::Start(why) => why.clone(),
+        Failure::Start(why) => start_failure(why),
         Failure::UnknownOp => "unsupported op".into(),
+    }
+}
+
+/// Why a session could not start, and what to do about it.
+fn start_failure(failure: &StartFailure) -> String {
+    match failure {
+        StartFailure::NothingToStart => "nothing to launch: give `program` or `module`".into(),
+        StartFailure::NoAdapterAttaches { target } => format!("no adapter attaches to {target}"),
+        StartFailure::NoAdapterFor { file, missing: Some(why) } => {
+            format!("no debug adapter handles `{file}`: {why}")
+        }
+        StartFailure::NoAdapterFor { file, missing: None } => format!("no debug adapter handles `{file}`"),
+        StartFailure::Table(why) => why.clone(),
+        StartFailure::Unavailable(why) => format!("adapter unavailable: {why}"),
+        StartFailure::AttachesByPortOnly { adapter } => format!("{adapter} attaches by `port` only"),
+        StartFailure::LaunchesFileOnly { adapter, extension } => {
+            format!("{adapter} launches a `program` (a .{extension} file)")
+        }
+        StartFailure::NoPort { adapter, error } => format!("no free loopback port for {adapter}: {error}"),
+        StartFailure::NotSpawned { binary, error } => format!("{binary} did not start: {error}"),
+        StartFailure::NoServerOnPort { adapter, port, waited, error } => format!(
+            "{adapter} could not start the session: nothing accepted a connection on 127.0.0.1:{port} within {} s ({error}); start the program under the debugger's server there first (`python -m debugpy --listen {port} --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:{port}`), or check the port",
+            waited.as_secs()
+        ),
+        StartFailure::NotConnected { adapter, port, error, stderr } => {
+            let said = match stderr.is_empty() {
+                true => "; it wrote nothing on stderr".to_string(),
+                false => format!("; stderr: {}", stderr.join(" | ")),
+            };
+            format!(
+                "could not start the session: could not connect to {adapter} on port {port}: {error}{said}"
+            )
+        }
+        StartFailure::Handshake(h) => {
+            let Handshake { adapter, step, program_said, adapter_said, stderr } = h.as_ref();
+            let mut text = format!("{adapter} could not start the session: {}", start_step(step));
+            if let Some(said) = program_said {
+                text.push_str(&format!("; {} said: {}", said.by, said.lines.join(" | ")));
+            }
+            if !adapter_said.is_empty() {
+                text.push_str(&format!("; the adapter said: {}", adapter_said.join(" | ")));
+            }
+            if !stderr.is_empty() {
+                text.push_str(&format!("; adapter stderr: {}", stderr.join(" | ")));
+            }
+            text
+        }
+    }
+}
+
+/// The step of a start that failed, as a clause.
+pub(super) fn start_step(step: &Step) -> String {
+    match step {
+        Step::Request { request, error } => format!("{request} failed: {error}"),
+        Step::NoEvent { event, waited } => {
+            format!("the adapter sent no `{event}` within {}", human_duration(*waited))
+        }
+        Step::ClosedBefore { event } => format!("the adapter closed the connection before `{event}`"),
+        Step::EndedBefore { event } => format!("the run ended before `{event}`"),
+        Step::AdapterEnded(how) => how.clone(),
+        Step::NoCompiledOutput { program } => format!(
+            "no compiled output of `{program}` was found (no `.js.map` under the project names it as a source), and the project has no TypeScript loader: compile it with source maps (`tsc --sourceMap`), add one (`npm install -D tsx`), or launch the `.js`"
+        ),
+        Step::ChildWithoutConfiguration { asked } => {
+            format!("the adapter asked for a child session without a configuration: {asked}")
+        }
+        Step::ChildNotConnected { port, error } => {
+            format!("could not connect the child session on port {port}: {error}")
+        }
+        Step::Interrupted(why) => format!("interrupted: {why}"),
     }
 }
 
@@ -159,5 +230,25 @@ mod tests {
             failure(&Failure::Unfit(reply)),
             "threads: the adapter's reply does not fit DAP's `threads` (invalid type); it began: {\"x\":1}"
         );
+    }
+
+    #[test]
+    fn a_failed_start_says_the_step_then_what_was_said() {
+        use tether_actors::dap::start_failure::Said;
+        let h = Handshake {
+            adapter: "js-debug",
+            step: Step::Request { request: "launch", error: "exited with 9".into() },
+            program_said: Some(Said { by: "node", lines: vec!["bad option: --x".into()] }),
+            adapter_said: vec!["refused".into()],
+            stderr: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            failure(&Failure::Start(StartFailure::Handshake(Box::new(h)))),
+            "js-debug could not start the session: launch failed: exited with 9; node said: bad option: --x; the adapter said: refused; adapter stderr: a | b"
+        );
+        let step = Step::NoEvent { event: "initialized", waited: Duration::from_secs(30) };
+        assert_eq!(start_step(&step), "the adapter sent no `initialized` within 30 s");
+        let rdbg = StartFailure::LaunchesFileOnly { adapter: "rdbg", extension: "rb" };
+        assert_eq!(failure(&Failure::Start(rdbg)), "rdbg launches a `program` (a .rb file)");
     }
 }

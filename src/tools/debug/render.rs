@@ -77,7 +77,8 @@ fn note(note: &Note) -> Option<String> {
         }
         Note::NotFollowed { name, why } => {
             format!(
-                "tether could not follow {name}, a process the program started: {why}; its stops are not seen"
+                "tether could not follow {name}, a process the program started: {}; its stops are not seen",
+                super::failure::start_step(why)
             )
         }
     })

@@ -15,6 +15,7 @@ use super::Adapter;
 use super::arguments::{attach_args, launch_args};
 use crate::dap::asked::{AttachSpec, LaunchSpec};
 use crate::dap::client::{INITIALIZED_WAIT, Start, connect_tcp};
+use crate::dap::start_failure::{Said, Step, Stuck};
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
@@ -34,10 +35,13 @@ pub(crate) async fn child(
     first: (Option<&LaunchSpec>, Option<&AttachSpec>),
     workdir: &Path,
     run_wait: std::time::Duration,
-) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), String> {
+) -> Result<(DapClient, UnboundedReceiver<Delivery>, (String, Value)), Stuck> {
     // As js-debug's VS Code client does: tether takes `startDebugging`.
     let id = adapter.quirks.child_adapter_id.unwrap_or(adapter.id);
-    parent.initialize(id, true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    parent
+        .initialize(id, true)
+        .await
+        .map_err(|e| Step::Request { request: "initialize", error: e.to_string() })?;
     let (how, args) = match first {
         (Some(spec), _) => {
             let mut spec = spec.clone();
@@ -47,7 +51,7 @@ pub(crate) async fn child(
                 let root = workdir.to_path_buf();
                 let found = tokio::task::spawn_blocking(move || compiled_output(&program, &root))
                     .await
-                    .map_err(|e| format!("the search for the compiled output failed: {e}"))??;
+                    .map_err(|e| Step::Interrupted(e.to_string()))??;
                 spec.program = Some(found);
             }
             let mut args = launch_args(adapter.quirks.launch, &spec, workdir);
@@ -67,26 +71,27 @@ pub(crate) async fn child(
             (Start::Launch, args)
         }
         (None, Some(spec)) => (Start::Attach, attach_args(spec, workdir)),
-        (None, None) => return Err("nothing to launch or attach to".into()),
+        // The session asks for one or the other, always.
+        (None, None) => return Err(Step::Interrupted("nothing to launch or attach to".into()).into()),
     };
     let command = how.command();
     let launch = tokio::spawn(parent.start_program(how, args, run_wait));
-    wait_for(events, Awaited::Initialized, INITIALIZED_WAIT, &mut None).await?;
-    parent.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
+    wait_for(events, Awaited::Initialized, INITIALIZED_WAIT, &mut None, command).await?;
+    parent
+        .configuration_done()
+        .await
+        .map_err(|e| Step::Request { request: "configurationDone", error: e.to_string() })?;
     // One wait, watching the launch too: a refused launch says why at
     // once, and no event the wait took is lost with a dropped future.
     let mut launch = Some(launch);
-    let asked = wait_for(events, Awaited::ChildSession, run_wait, &mut launch)
-        .await
-        .map_err(|e| if e.starts_with("launch failed") { e.replacen("launch", command, 1) } else { e })?;
+    let asked = wait_for(events, Awaited::ChildSession, run_wait, &mut launch, command).await?;
     let configuration = asked["configuration"].clone();
     if !configuration.is_object() {
-        return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
+        return Err(Step::ChildWithoutConfiguration { asked: asked.to_string() }.into());
     }
     let request = asked["request"].as_str().unwrap_or("launch").to_string();
-    let stream = connect_tcp(port)
-        .await
-        .map_err(|e| format!("could not connect the child session to {name} on port {port}: {e}"))?;
+    let stream =
+        connect_tcp(port).await.map_err(|e| Step::ChildNotConnected { port, error: e.to_string() })?;
     let (r, w) = stream.into_split();
     let (child, child_events) = DapClient::connect(&format!("{name} (child)"), r, w);
     Ok((child, child_events, (request, configuration)))
@@ -127,12 +132,13 @@ async fn wait_for(
     wanted: Awaited,
     bound: std::time::Duration,
     launch: &mut Option<tokio::task::JoinHandle<Result<Value, crate::wire::pending::RequestError>>>,
-) -> Result<Value, String> {
+    command: &'static str,
+) -> Result<Value, Stuck> {
     let deadline = Instant::now() + bound;
     let mut said: Vec<String> = Vec::new();
-    let fail = |why: String, said: &[String]| {
-        let said = said.iter().rev().take(SAID_LINES).rev().cloned().collect::<Vec<_>>();
-        if said.is_empty() { why } else { format!("{why}; node said: {}", said.join(" | ")) }
+    let fail = |step: Step, said: &[String]| {
+        let lines = said.iter().rev().take(SAID_LINES).rev().cloned().collect::<Vec<_>>();
+        Stuck { step, said: (!lines.is_empty()).then_some(Said { by: "node", lines }) }
     };
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -142,8 +148,10 @@ async fn wait_for(
                 launched = handle => {
                     *launch = None;
                     match launched {
-                        Ok(Err(e)) => return Err(fail(format!("launch failed: {e}"), &said)),
-                        Err(e) => return Err(format!("launch failed: {e}")),
+                        Ok(Err(e)) => {
+                            return Err(fail(Step::Request { request: command, error: e.to_string() }, &said));
+                        }
+                        Err(e) => return Err(Step::Interrupted(e.to_string()).into()),
                         Ok(Ok(_)) => continue,
                     }
                 }
@@ -166,10 +174,8 @@ async fn wait_for(
                 heard(&delivery, &mut said);
                 false
             }
-            Ok(None) => return Err(fail(format!("js-debug closed the connection before `{event}`"), &said)),
-            Err(_) => {
-                return Err(fail(format!("js-debug sent no `{event}` within {} s", bound.as_secs()), &said));
-            }
+            Ok(None) => return Err(fail(Step::ClosedBefore { event }, &said)),
+            Err(_) => return Err(fail(Step::NoEvent { event, waited: bound }, &said)),
         };
         if ended {
             // node's last words (`bad option: …`) may come just after.
@@ -177,7 +183,7 @@ async fn wait_for(
             while let Ok(Some(delivery)) = tokio::time::timeout_at(grace, events.recv()).await {
                 heard(&delivery, &mut said);
             }
-            return Err(fail(format!("js-debug ended before `{event}`"), &said));
+            return Err(fail(Step::EndedBefore { event }, &said));
         }
     }
 }
@@ -263,7 +269,7 @@ fn is_typescript(path: &Path) -> bool {
 /// The `.js` file whose source map names `program` among its sources,
 /// under `root` (outside `node_modules`): what `tsc --sourceMap` wrote;
 /// the newest, when several builds do.
-fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
+fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, Step> {
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0;
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
@@ -295,10 +301,7 @@ fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, String> {
     if let Some((_, js)) = found.into_iter().max_by_key(|(t, _)| *t) {
         return Ok(js);
     }
-    let rel = crate::fs::relative(root, program);
-    Err(format!(
-        "no compiled output of `{rel}` was found (no `.js.map` under the project names it as a source), and the project has no TypeScript loader: compile it with source maps (`tsc --sourceMap`), add one (`npm install -D tsx`), or launch the `.js`"
-    ))
+    Err(Step::NoCompiledOutput { program: crate::fs::relative(root, program) })
 }
 
 /// The `.js` file of the source map `map` when its sources hold `program`.
@@ -387,9 +390,6 @@ mod tests {
         assert_eq!(compiled_output(&program, root.path()).unwrap(), root.path().join("out/app.js"));
         let other = root.path().join("src/other.ts");
         let err = compiled_output(&other, root.path()).unwrap_err();
-        assert!(
-            err.contains("no compiled output of `src/other.ts`") && err.contains("tsc --sourceMap"),
-            "{err}"
-        );
+        assert_eq!(err, Step::NoCompiledOutput { program: "src/other.ts".into() });
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::AdapterConfig;
 use super::filters::UNCAUGHT;
 use crate::dap::asked::LaunchSpec;
+use crate::dap::start_failure::StartFailure;
 
 /// How an adapter's process is started.
 pub(crate) struct SpawnLine {
@@ -31,13 +32,15 @@ pub(crate) fn spawn_line(
     filters: Option<&[String]>,
     root: &Path,
     workdir: &Path,
-) -> Result<SpawnLine, String> {
+) -> Result<SpawnLine, StartFailure> {
     let mut args: Vec<String> = config.args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
     if !config.quirks.program_is_adapter {
         return Ok(SpawnLine { args, env: Vec::new(), cwd: root.to_path_buf(), is_debuggee: false });
     }
-    let Some(spec) = launch else { return Err("rdbg attaches by `port` only".into()) };
-    let Some(program) = &spec.program else { return Err("rdbg launches a `program` (a .rb file)".into()) };
+    let Some(spec) = launch else { return Err(StartFailure::AttachesByPortOnly { adapter: config.id }) };
+    let Some(program) = &spec.program else {
+        return Err(StartFailure::LaunchesFileOnly { adapter: config.id, extension: "rb" });
+    };
     if let Some(prelude) = unbuffered_prelude(config.id, root) {
         args.insert(0, format!("-r{}", prelude.display()));
     }

@@ -48,8 +48,8 @@ pub enum Failure {
     AlreadyRunning(SessionHead),
     /// The call was cancelled while it waited for the session.
     CancelledBeforeRun,
-    /// The session could not start, in the handshake's words.
-    Start(String),
+    /// The session could not start.
+    Start(crate::dap::start_failure::StartFailure),
     /// An op the session has no answer for.
     UnknownOp,
 }

@@ -61,7 +61,7 @@ pub enum Note {
     FiltersNotSet(String),
     /// A process the program started could not be followed: its name,
     /// and why.
-    NotFollowed { name: String, why: String },
+    NotFollowed { name: String, why: crate::dap::start_failure::Step },
     /// Breakpoints set before this session and not given with its start,
     /// which it keeps: each file with its lines, and the functions.
     Kept { files: Vec<(String, Vec<u32>)>, functions: Vec<String> },

@@ -31,6 +31,7 @@ use crate::wire::dap::{DapClient, DapEvent, Ended};
 use crate::dap::adapters::arguments::{attach_args, launch_args};
 use crate::dap::adapters::js_debug;
 use crate::dap::adapters::rdbg::{RDBG_SAYS, RDBG_WAITS, spawn_line};
+use crate::dap::start_failure::{Handshake, StartFailure, Step, Stuck};
 
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
@@ -66,8 +67,8 @@ struct Started {
 impl DebugSessionActor {
     /// The adapter for a launch: by the program's extension, or debugpy
     /// for a module.
-    fn launch_adapter(&self, spec: &LaunchSpec) -> Result<Usable, String> {
-        let table = adapters::load(&self.workdir)?;
+    fn launch_adapter(&self, spec: &LaunchSpec) -> Result<Usable, StartFailure> {
+        let table = adapters::load(&self.workdir).map_err(StartFailure::Table)?;
         let here = spec.cwd.clone().unwrap_or_else(|| self.workdir.clone());
         let (config, probe): (Option<&AdapterConfig>, PathBuf) = match (&spec.program, &spec.module) {
             // A test directory, or an npm script: the project's package.json.
@@ -81,13 +82,13 @@ impl DebugSessionActor {
             }
             (Some(program), _) => (adapters::for_program(&table, program), program.clone()),
             (None, Some(_)) => (table.iter().find(|c| c.quirks.runs_modules), here.join("__main__.py")),
-            (None, None) => return Err("nothing to launch: give `program` or `module`".into()),
+            (None, None) => return Err(StartFailure::NothingToStart),
         };
-        let config = config.ok_or_else(|| match adapters::missing_for(&probe) {
-            Some(why) => format!("no debug adapter handles `{}`: {why}", self.rel(&probe)),
-            None => format!("no debug adapter handles `{}`", self.rel(&probe)),
+        let config = config.ok_or_else(|| StartFailure::NoAdapterFor {
+            file: self.rel(&probe),
+            missing: adapters::missing_for(&probe),
         })?;
-        adapters::choose(config, &probe, &self.workdir).map_err(|why| format!("adapter unavailable: {why}"))
+        adapters::choose(config, &probe, &self.workdir).map_err(StartFailure::Unavailable)
     }
 
     /// Starts a session: launches `launch` or attaches to `attach`;
@@ -122,17 +123,19 @@ impl DebugSessionActor {
                 ),
             ) => match adapters::attaching(spec.form()) {
                 Some(adapter) => Reach::Connect(*port, adapter),
-                None => return ready(start_failed(format!("no adapter attaches to {}", spec.describe()))),
+                None => {
+                    return ready(start_failed(StartFailure::NoAdapterAttaches { target: spec.describe() }));
+                }
             },
             (_, Some(spec)) => match adapters::for_attach(spec.form(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
-                Err(why) => return ready(start_failed(format!("adapter unavailable: {why}"))),
+                Err(why) => return ready(start_failed(StartFailure::Unavailable(why))),
             },
             (Some(spec), None) => match self.launch_adapter(spec) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
                 Err(why) => return ready(start_failed(why)),
             },
-            (None, None) => return ready(start_failed("nothing to launch or attach to")),
+            (None, None) => return ready(start_failed(StartFailure::NothingToStart)),
         };
         tracing::debug!(
             target: "tether_actors::dap",
@@ -148,7 +151,8 @@ impl DebugSessionActor {
                 let port = match (config.transport, free_port()) {
                     (Transport::Tcp, Ok(p)) => Some(p),
                     (Transport::Tcp, Err(e)) => {
-                        return ready(start_failed(format!("no free loopback port for {}: {e}", config.id)));
+                        let error = e.to_string();
+                        return ready(start_failed(StartFailure::NoPort { adapter: config.id, error }));
                     }
                     (Transport::Stdio, _) => None,
                 };
@@ -190,10 +194,10 @@ impl DebugSessionActor {
                 ) {
                     Ok(s) => s,
                     Err(e) => {
-                        return ready(start_failed(format!(
-                            "{} did not start: {e}",
-                            usable.binary.display()
-                        )));
+                        return ready(start_failed(StartFailure::NotSpawned {
+                            binary: usable.binary.display().to_string(),
+                            error: e.to_string(),
+                        }));
                     }
                 };
                 let spawned = if is_debuggee {
@@ -260,7 +264,8 @@ impl DebugSessionActor {
         let work = async move {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
-                (None, None) => return (Err("no adapter to talk to".to_string()), guard, shared),
+                // A reach is a port or a process's pipes, always.
+                (None, None) => return (Err(StartFailure::NothingToStart), guard, shared),
                 // The user's own server on a port: nobody of ours to wait for.
                 (Some(port), _) if guard.is_none() => {
                     match connect_tcp_within(port, ATTACH_CONNECT_WAIT).await {
@@ -269,14 +274,11 @@ impl DebugSessionActor {
                             DapClient::connect(&name, r, w)
                         }
                         Err(e) => {
-                            return (
-                                Err(format!(
-                                    "nothing accepted a connection on 127.0.0.1:{port} within {} s ({e}); start the program under the debugger's server there first (`python -m debugpy --listen {port} --wait-for-client prog.py`, `dlv --headless --listen 127.0.0.1:{port}`), or check the port",
-                                    ATTACH_CONNECT_WAIT.as_secs()
-                                )),
-                                guard,
-                                shared,
-                            );
+                            let error = e.to_string();
+                            let waited = ATTACH_CONNECT_WAIT;
+                            let failure =
+                                StartFailure::NoServerOnPort { adapter: adapter.id, port, waited, error };
+                            return (Err(failure), guard, shared);
                         }
                     }
                 }
@@ -286,17 +288,13 @@ impl DebugSessionActor {
                         DapClient::connect(&name, r, w)
                     }
                     Err(e) => {
-                        let said = stderr.lines();
-                        let said = if said.is_empty() {
-                            "; it wrote nothing on stderr".to_string()
-                        } else {
-                            format!("; stderr: {}", said.join(" | "))
+                        let failure = StartFailure::NotConnected {
+                            adapter: name.clone(),
+                            port,
+                            error: e.to_string(),
+                            stderr: stderr.lines(),
                         };
-                        return (
-                            Err(format!("could not connect to {name} on port {port}: {e}{said}")),
-                            guard,
-                            shared,
-                        );
+                        return (Err(failure), guard, shared);
                     }
                 },
             };
@@ -335,7 +333,9 @@ impl DebugSessionActor {
                             targets::pump_parent(shared.clone(), parent_events, follow.clone());
                             (child, Some(client), Some(configuration))
                         }
-                        Err(e) => return (Err(e), guard, shared),
+                        Err(stuck) => {
+                            return (Err(stuck_in(adapter, stuck, Vec::new(), Vec::new())), guard, shared);
+                        }
                     }
                 }
                 _ => (client, None, None),
@@ -354,21 +354,13 @@ impl DebugSessionActor {
             let result = handshake(&client, &shared, adapter, launch, attach, config).await;
             match result {
                 Ok(started) => (Ok((client, parent, started)), guard, shared),
-                Err(mut e) => {
+                Err(stuck) => {
                     // What the adapter said of it (delve's build errors,
                     // why an attach was refused), then its own stderr.
                     let said = shared.state.lock().said_at_start();
-                    if !said.is_empty() {
-                        e = format!("{e}; the adapter said: {}", said.join(" | "));
-                    }
                     let tail = stderr.lines();
-                    if !tail.is_empty() {
-                        e = format!(
-                            "{e}; adapter stderr: {}",
-                            tail.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ")
-                        );
-                    }
-                    (Err(e), guard, shared)
+                    let tail = tail[tail.len().saturating_sub(STDERR_QUOTED)..].to_vec();
+                    (Err(stuck_in(adapter, stuck, said, tail)), guard, shared)
                 }
             }
         };
@@ -400,7 +392,7 @@ impl DebugSessionActor {
                         debuggee.kill();
                     }
                     drop(guard);
-                    start_failed(format!("{} could not start the session: {e}", adapter.id))
+                    start_failed(e)
                 }
             }
         })))
@@ -429,10 +421,13 @@ async fn handshake(
     launch: Option<LaunchSpec>,
     attach: Option<AttachSpec>,
     config: Configuration<'_>,
-) -> Result<Started, String> {
+) -> Result<Started, Stuck> {
     let workdir = config.workdir;
     let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
-    let caps = client.initialize(adapter.id, false).await.map_err(|e| format!("initialize failed: {e}"))?;
+    let caps = client
+        .initialize(adapter.id, false)
+        .await
+        .map_err(|e| Step::Request { request: "initialize", error: e.to_string() })?;
     shared.state.lock().exception_info = caps.supports_exception_info_request == Some(true);
     shared.targets.lock().caps = Some(caps.clone());
     let (how, args) = match (&launch, &attach, &config.child_launch) {
@@ -441,7 +436,8 @@ async fn handshake(
         }
         (Some(spec), _, None) => (Start::Launch, launch_args(adapter.quirks.launch, spec, workdir)),
         (None, Some(spec), None) => (Start::Attach, attach_args(spec, workdir)),
-        (None, None, None) => return Err("nothing to launch or attach to".into()),
+        // The session asks for one or the other, always.
+        (None, None, None) => return Err(Step::Interrupted("nothing to launch or attach to".into()).into()),
     };
     let command = how.command();
     let answer = client.start_program(how, args, RUN_WAIT);
@@ -457,23 +453,21 @@ async fn handshake(
         joined = &mut answer => {
             match joined {
                 Ok(Ok(body)) => answered = Some(body),
-                Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
-                Err(e) => return Err(format!("{command} failed: {e}")),
+                Ok(Err(e)) => return Err(Step::Request { request: command, error: e.to_string() }.into()),
+                Err(e) => return Err(Step::Interrupted(e.to_string()).into()),
             }
             initialized.await
         }
     };
     if !initialized {
-        return Err(format!(
-            "the adapter did not send `initialized` within {} s",
-            INITIALIZED_WAIT.as_secs()
-        ));
+        return Err(Step::NoEvent { event: "initialized", waited: INITIALIZED_WAIT }.into());
     }
     if shared.state.lock().closed.is_some() {
         // The pipe closes before the exit status is known: wait a moment
         // for it, so a crash at start says how the adapter ended.
         shared.wait_for(EXIT_REPORT_WAIT, |s| s.closed.as_ref().is_some_and(Ended::is_exit)).await;
-        return Err(shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default());
+        let how = shared.state.lock().closed.as_ref().map(|e| e.reason().to_string()).unwrap_or_default();
+        return Err(Step::AdapterEnded(how).into());
     }
     // The exception filters chosen, sent with the rest.
     let mut chosen_notes = Vec::new();
@@ -490,12 +484,15 @@ async fn handshake(
     // What the filters fell back to reads before whether setting them failed.
     let at = notes.iter().position(|n| matches!(n, Note::FiltersNotSet(_))).unwrap_or(notes.len());
     notes.splice(at..at, chosen_notes);
-    client.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
+    client
+        .configuration_done()
+        .await
+        .map_err(|e| Step::Request { request: "configurationDone", error: e.to_string() })?;
     if answered.is_none() {
         match answer.await {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(format!("{command} failed: {e}")),
-            Err(e) => return Err(format!("{command} failed: {e}")),
+            Ok(Err(e)) => return Err(Step::Request { request: command, error: e.to_string() }.into()),
+            Err(e) => return Err(Step::Interrupted(e.to_string()).into()),
         }
     }
     let has_breakpoints = shared.state.lock().bindings.total() > 0;
@@ -530,9 +527,19 @@ async fn handshake(
     Ok(Started { reply, caps, exceptions })
 }
 
-/// A session that could not start, in the handshake's words.
-fn start_failed(why: impl Into<String>) -> DebugReply {
-    DebugReply::failed(Failure::Start(why.into()))
+/// A session that could not start.
+fn start_failed(why: StartFailure) -> DebugReply {
+    DebugReply::failed(Failure::Start(why))
+}
+
+/// The adapter's last stderr lines a failed handshake quotes, at most.
+const STDERR_QUOTED: usize = 3;
+
+/// A handshake of `adapter` that failed at `stuck`, with what the adapter
+/// said meanwhile and its last stderr lines.
+fn stuck_in(adapter: Adapter, stuck: Stuck, adapter_said: Vec<String>, stderr: Vec<String>) -> StartFailure {
+    let (adapter, step, program_said) = (adapter.id, stuck.step, stuck.said);
+    StartFailure::Handshake(Box::new(Handshake { adapter, step, program_said, adapter_said, stderr }))
 }
 
 /// Connects to `port`; with `waiting`, once it says the adapter waits

@@ -21,6 +21,7 @@ use super::state::AdapterState;
 use super::{INITIALIZED_WAIT, RUN_WAIT};
 use crate::dap::adapters::Adapter;
 use crate::dap::client::Start;
+use crate::dap::start_failure::Step;
 use crate::wire::dap::{DapClient, DapEvent, Delivery};
 
 /// How long a run whose processes have all ended waits for another (the
@@ -232,15 +233,15 @@ async fn open_target(
     follow: &Follow,
     asked: &Value,
     joined: &mut Option<DapClient>,
-) -> Result<(), String> {
+) -> Result<(), Step> {
     let configuration = asked["configuration"].clone();
     if !configuration.is_object() {
-        return Err(format!("js-debug asked for a child session without a configuration: {asked}"));
+        return Err(Step::ChildWithoutConfiguration { asked: asked.to_string() });
     }
     let how = if asked["request"] == "attach" { Start::Attach } else { Start::Launch };
     let stream = crate::dap::client::connect_tcp(follow.port)
         .await
-        .map_err(|e| format!("could not connect to {} on port {}: {e}", follow.name, follow.port))?;
+        .map_err(|e| Step::ChildNotConnected { port: follow.port, error: e.to_string() })?;
     let (r, w) = stream.into_split();
     let n = shared.targets.lock().opened + 1;
     let (client, mut events) = DapClient::connect(&format!("{} (process {n})", follow.name), r, w);
@@ -254,7 +255,10 @@ async fn open_target(
     *joined = Some(client.clone());
     let adapter = follow.adapter;
     let id = adapter.quirks.child_adapter_id.unwrap_or(adapter.id);
-    client.initialize(id, true).await.map_err(|e| format!("initialize failed: {e}"))?;
+    client
+        .initialize(id, true)
+        .await
+        .map_err(|e| Step::Request { request: "initialize", error: e.to_string() })?;
     let launched = client.start_program(how, configuration, RUN_WAIT);
     // Its first events, until `initialized`, are kept for the pump.
     let mut early = Vec::new();
@@ -263,8 +267,8 @@ async fn open_target(
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Some(Delivery::Event(ev))) if ev.event == "initialized" => break,
             Ok(Some(delivery)) => early.push(delivery),
-            Ok(None) => return Err("the connection closed before `initialized`".into()),
-            Err(_) => return Err(format!("no `initialized` within {} s", INITIALIZED_WAIT.as_secs())),
+            Ok(None) => return Err(Step::ClosedBefore { event: "initialized" }),
+            Err(_) => return Err(Step::NoEvent { event: "initialized", waited: INITIALIZED_WAIT }),
         }
     }
     // The first connection's capabilities: every process is the same adapter's.
@@ -286,8 +290,11 @@ async fn open_target(
         }
     });
     pump(shared.clone(), client.clone(), rx, Some(follow.clone()));
-    client.configuration_done().await.map_err(|e| format!("configurationDone failed: {e}"))?;
-    launched.await.map_err(|e| format!("{} failed: {e}", how.command()))?;
+    client
+        .configuration_done()
+        .await
+        .map_err(|e| Step::Request { request: "configurationDone", error: e.to_string() })?;
+    launched.await.map_err(|e| Step::Request { request: how.command(), error: e.to_string() })?;
     Ok(())
 }
 
