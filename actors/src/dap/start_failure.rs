@@ -6,14 +6,16 @@
 
 use std::time::Duration;
 
+use crate::dap::asked::AttachForm;
+use crate::locate::Unusable;
+
 /// Why a session could not start.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StartFailure {
     /// Neither a program, a module nor a target to attach to was given.
     NothingToStart,
-    /// No adapter in the table attaches this way (`target`: the attach
-    /// asked for).
-    NoAdapterAttaches { target: String },
+    /// No adapter in the table attaches this way.
+    NoAdapterAttaches { form: AttachForm },
     /// No adapter in the table handles `file` (relative to the working
     /// directory); `missing`: why, for a language tether knows and no
     /// installed adapter serves.
@@ -22,7 +24,7 @@ pub enum StartFailure {
     /// said.
     Table(String),
     /// The adapter for it cannot be used here: why.
-    Unavailable(String),
+    Unavailable(Unusable),
     /// The adapter is the program itself and reaches a running one by its
     /// port only (rdbg).
     AttachesByPortOnly { adapter: &'static str },

@@ -7,10 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::entry::ServerConfig;
-pub use crate::locate::{find_root, holds_marker, resolve_binary};
-
-/// Most tried locations listed in a "not found" reason.
-const MAX_TRIED_SHOWN: usize = 6;
+pub use crate::locate::{Fetch, Unusable, find_root, holds_marker, resolve_binary};
 
 /// A server that can start for a file.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,48 +22,27 @@ pub struct Usable {
     pub languages: super::languages::Languages,
 }
 
-/// Why one server is not usable for a file, in a sentence.
-pub fn why_not_root(config: &ServerConfig, file_rel: &str) -> String {
-    format!(
-        "{}: no {} in the directory of {file_rel} or above it (up to the working directory)",
-        config.id,
-        config.root_markers.join(", ")
-    )
-}
-
-/// Why a binary did not resolve, naming the places tried.
-pub fn why_not_binary(config: &ServerConfig, tried: &[PathBuf]) -> String {
-    let shown: Vec<String> = tried.iter().take(MAX_TRIED_SHOWN).map(|p| p.display().to_string()).collect();
-    let more = tried.len().saturating_sub(MAX_TRIED_SHOWN);
-    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
-    let how = install_hint(config);
-    format!("{}: `{}` not found on PATH; tried: {}{tail}{how}", config.id, config.command, shown.join(", "))
-}
-
-/// A reason from [`why_not_binary`] without the places tried: for answers
-/// that list several languages, where `status` gives the long form.
-pub fn brief(reason: &str) -> String {
-    let Some(start) = reason.find("; tried: ") else { return reason.to_string() };
-    let rest = &reason[start + 2..];
-    let end = ["; install it with", "; to install it:"].iter().filter_map(|m| rest.find(m)).min();
-    match end {
-        Some(end) => format!("{}{}", &reason[..start], &rest[end..]),
-        None => reason[..start].to_string(),
+/// Why `config` is not usable for `file_rel`: no root marker.
+pub fn why_not_root(config: &ServerConfig, file_rel: &str) -> Unusable {
+    Unusable::NoRoot {
+        id: config.id.clone(),
+        markers: config.root_markers.clone(),
+        file: file_rel.to_string(),
     }
 }
 
-/// How to get a missing server, as the tail of a reason: the command that
-/// installs it, or upstream's instructions where no registry ships it.
-pub fn install_hint(config: &ServerConfig) -> String {
-    match &config.install {
-        Some(i) if i.automatic() => format!("; install it with `tether install {}`", config.id),
-        Some(i) => i.manual.as_deref().map(|m| format!("; to install it: {m}")).unwrap_or_default(),
-        None => String::new(),
+/// Why `config` is not usable: its binary is in none of the places `tried`.
+pub fn why_not_binary(config: &ServerConfig, tried: &[PathBuf]) -> Unusable {
+    Unusable::NoBinary {
+        id: config.id.clone(),
+        commands: vec![config.command.clone()],
+        tried: tried.to_vec(),
+        install: config.install.as_ref().and_then(super::entry::Install::fetch),
     }
 }
 
 /// The first server of `candidates` usable for `file`, or why none is.
-pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Result<Usable, Vec<String>> {
+pub fn choose(candidates: &[&ServerConfig], file: &Path, workdir: &Path) -> Result<Usable, Vec<Unusable>> {
     let languages = super::languages::Languages::default();
     choose_cached(candidates, &languages, file, workdir, &mut std::collections::HashMap::new())
 }
@@ -80,7 +56,7 @@ pub fn choose_cached(
     file: &Path,
     workdir: &Path,
     binaries: &mut std::collections::HashMap<String, PathBuf>,
-) -> Result<Usable, Vec<String>> {
+) -> Result<Usable, Vec<Unusable>> {
     let rel = crate::fs::relative(workdir, file);
     let mut reasons = Vec::new();
     for config in candidates {
@@ -134,7 +110,7 @@ mod tests {
         let file = root.join("lib/main.dart");
         let why = choose(&dart, &file, &root).unwrap_err();
         assert_eq!(
-            why,
+            why.iter().map(Unusable::sentence).collect::<Vec<_>>(),
             vec![
                 "dart: no pubspec.yaml in the directory of lib/main.dart or above it (up to the working directory)"
             ]
@@ -143,23 +119,27 @@ mod tests {
         let mut fake = dart[0].clone();
         fake.command = "no-such-dart-binary".into();
         let why = choose(&[&fake], &file, &root).unwrap_err();
-        assert!(why[0].starts_with("dart: `no-such-dart-binary` not found on PATH; tried: "), "{why:?}");
+        assert!(
+            why[0].sentence().starts_with("dart: `no-such-dart-binary` not found on PATH; tried: "),
+            "{why:?}"
+        );
     }
 
     #[test]
     fn a_brief_reason_keeps_the_install_command() {
         let table = builtin();
         let php = table.iter().find(|s| s.id == "intelephense").unwrap();
-        let long = why_not_binary(php, &[PathBuf::from("/a/intelephense"), PathBuf::from("/b/intelephense")]);
+        let why = why_not_binary(php, &[PathBuf::from("/a/intelephense"), PathBuf::from("/b/intelephense")]);
+        let long = why.sentence();
         assert!(long.contains("tried: /a/intelephense, /b/intelephense"), "{long}");
         assert_eq!(
-            brief(&long),
+            why.brief(),
             "intelephense: `intelephense` not found on PATH; install it with `tether install intelephense`"
         );
         let ruby = table.iter().find(|s| s.id == "ruby-lsp").unwrap();
-        let long = why_not_binary(ruby, &[PathBuf::from("/a/ruby-lsp")]);
+        let why = why_not_binary(ruby, &[PathBuf::from("/a/ruby-lsp")]);
         assert_eq!(
-            brief(&long),
+            why.brief(),
             "ruby-lsp: `ruby-lsp` not found on PATH; to install it: gem install ruby-lsp (RubyGems)"
         );
     }

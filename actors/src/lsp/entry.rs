@@ -87,6 +87,15 @@ impl Install {
             || !self.python.is_empty()
             || self.rustup.is_some()
     }
+
+    /// How a missing program is got, for a "not found" reason.
+    pub fn fetch(&self) -> Option<crate::locate::Fetch> {
+        match self.manual.clone() {
+            _ if self.automatic() => Some(crate::locate::Fetch::Tether),
+            Some(how) => Some(crate::locate::Fetch::Manual(how)),
+            None => None,
+        }
+    }
 }
 
 /// One server entry.

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::census;
 use super::config::{self, ServerConfig, Table};
-use super::discovery::{self, Usable};
+use super::discovery::{self, Unusable, Usable};
 use super::limits::{self, Limits};
 use super::server::{
     FilesChanged, LspServerActor, MakeRoom, Reload, ServerCrashed, ServerKey, ServerPids, Shutdown, Stop,
@@ -40,14 +40,14 @@ pub enum Unavailable {
     #[error("no language server is configured for {0}; add one to tether.toml")]
     NotConfigured(String),
     /// Entries exist, but none is usable here.
-    #[error("no {language} server is usable for {file}: {}", reasons.join("; "))]
+    #[error("no {language} server is usable for {file}: {}", reasons.iter().map(Unusable::sentence).collect::<Vec<_>>().join("; "))]
     NotUsable {
         /// The language.
         language: String,
         /// The file, relative.
         file: String,
         /// One reason per candidate.
-        reasons: Vec<String>,
+        reasons: Vec<Unusable>,
     },
     /// `tether.toml` is broken.
     #[error("{0}")]
@@ -323,7 +323,7 @@ impl LspSupervisor {
 /// words and whether it is usable, then each helper's state.
 type Probed = (Vec<(String, bool)>, Vec<String>);
 
-/// One candidate's state here, in words, and whether it is usable: the
+/// One candidate's state here, in words after its id, and whether it is usable: the
 /// roots its markers give the language's files, and its binary.
 fn candidate_status(workdir: &Path, config: &ServerConfig, present: &census::Present) -> (String, bool) {
     let mut roots: Vec<PathBuf> = present
@@ -348,12 +348,10 @@ fn candidate_status(workdir: &Path, config: &ServerConfig, present: &census::Pre
         format!("{} at {}", if roots.len() == 1 { "root" } else { "roots" }, rels.join(", "))
     };
     match binary {
-        Ok(path) if !roots.is_empty() => {
-            (format!("{}: usable ({roots_text}; {})", config.id, path.display()), true)
-        }
-        Ok(path) => (format!("{}: {roots_text} (binary {} found)", config.id, path.display()), false),
+        Ok(path) if !roots.is_empty() => (format!("usable ({roots_text}; {})", path.display()), true),
+        Ok(path) => (format!("{roots_text} (binary {} found)", path.display()), false),
         Err(tried) => {
-            let why = discovery::why_not_binary(config, &tried);
+            let why = discovery::why_not_binary(config, &tried).reason(true);
             (format!("{why}; {roots_text}"), false)
         }
     }
@@ -610,16 +608,17 @@ impl Handler<Status> for LspSupervisor {
                         let main = probe_table
                             .candidates(&present.id)
                             .into_iter()
-                            .map(|c| candidate_status(&workdir, c, present))
+                            .map(|c| {
+                                let (text, usable) = candidate_status(&workdir, c, present);
+                                (format!("{}: {text}", c.id), usable)
+                            })
                             .collect();
                         let helpers = probe_table
                             .all_helpers(&present.id)
                             .into_iter()
                             .map(|h| {
                                 let (text, _) = candidate_status(&workdir, h, present);
-                                let rest =
-                                    text.strip_prefix(&format!("{}: ", h.id)).unwrap_or(&text).to_string();
-                                format!("{} (asked only for {}): {rest}", h.id, h.only_features.join(", "))
+                                format!("{} (asked only for {}): {text}", h.id, h.only_features.join(", "))
                             })
                             .collect();
                         (main, helpers)

@@ -65,7 +65,10 @@ pub(super) fn failure(failure: &Failure) -> String {
 fn start_failure(failure: &StartFailure) -> String {
     match failure {
         StartFailure::NothingToStart => "nothing to launch: give `program` or `module`".into(),
-        StartFailure::NoAdapterAttaches { target } => format!("no adapter attaches to {target}"),
+        StartFailure::NoAdapterAttaches { form } => format!(
+            "no adapter in the table attaches this way ({}); `debug adapters` lists how each attaches",
+            super::render::attach_forms(std::slice::from_ref(form))
+        ),
         StartFailure::NoAdapterFor { file, missing: Some(why) } => {
             format!("no debug adapter handles `{file}`: {why}")
         }

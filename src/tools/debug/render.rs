@@ -310,7 +310,7 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
 }
 
 /// How an adapter attaches, in the `attach` op's own arguments.
-fn attach_forms(forms: &[AttachForm]) -> String {
+pub(super) fn attach_forms(forms: &[AttachForm]) -> String {
     let ways: Vec<&str> = forms
         .iter()
         .map(|form| match form {

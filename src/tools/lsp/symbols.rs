@@ -232,7 +232,7 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
                     unrouted += 1;
                     why_not.get_or_insert_with(|| match e {
                         Unavailable::NotUsable { reasons, .. } => {
-                            reasons.iter().map(|r| discovery::brief(r)).collect::<Vec<_>>()
+                            reasons.iter().map(|r| r.brief()).collect::<Vec<_>>()
                         }
                         other => vec![other.to_string()],
                     });

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::dap::asked::AttachForm;
-use crate::locate::{find_root, resolve_binary};
+use crate::dap::start_failure::StartFailure;
+use crate::locate::{Unusable, find_root, resolve_binary};
 use crate::lsp::config::Install;
 
 /// How tether reaches an adapter.
@@ -361,38 +362,36 @@ fn resolve(config: &AdapterConfig, root: &Path, workdir: &Path) -> Result<PathBu
 }
 
 /// The intersection rule for `program`.
-pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<Usable, String> {
-    let rel = crate::fs::relative(workdir, program);
+pub fn choose(config: &AdapterConfig, program: &Path, workdir: &Path) -> Result<Usable, Unusable> {
     let Some(root) = find_root(program, workdir, &config.root_markers) else {
-        return Err(format!(
-            "{}: no {} in the directory of {rel} or above it (up to the working directory)",
-            config.id,
-            config.root_markers.join(", ")
-        ));
+        let file = crate::fs::relative(workdir, program);
+        return Err(Unusable::NoRoot {
+            id: config.id.to_string(),
+            markers: config.root_markers.clone(),
+            file,
+        });
     };
-    let binary = resolve(config, &root, workdir).map_err(|tried| {
-        let shown: Vec<String> = tried.iter().take(6).map(|p| p.display().to_string()).collect();
-        format!(
-            "{}: `{}` not found on PATH; tried: {}",
-            config.id,
-            config.commands.join("`, `"),
-            shown.join(", ")
-        )
-    })?;
+    let binary = resolve(config, &root, workdir).map_err(|tried| not_found(config, tried))?;
     Ok(Usable { config: config.clone(), root, binary })
 }
 
 /// The adapter that attaches in `form`: no root marker is needed (the program
 /// already runs), only the adapter's binary.
-pub fn for_attach(form: AttachForm, workdir: &Path) -> Result<Usable, String> {
-    let table = load(workdir)?;
+pub fn for_attach(form: AttachForm, workdir: &Path) -> Result<Usable, StartFailure> {
+    let table = load(workdir).map_err(StartFailure::Table)?;
     let config = table
         .into_iter()
         .find(|c| c.attach.contains(&form))
-        .ok_or_else(|| format!("no adapter is configured to attach to a {form:?}"))?;
+        .ok_or(StartFailure::NoAdapterAttaches { form })?;
     let binary = resolve(&config, workdir, workdir)
-        .map_err(|_| format!("{}: `{}` not found on PATH", config.id, config.commands.join("`, `")))?;
+        .map_err(|tried| StartFailure::Unavailable(not_found(&config, tried)))?;
     Ok(Usable { config, root: workdir.to_path_buf(), binary })
+}
+
+/// Why `config` is not usable: its program is in none of the places `tried`.
+fn not_found(config: &AdapterConfig, tried: Vec<PathBuf>) -> Unusable {
+    let (id, commands) = (config.id.to_string(), config.commands.clone());
+    Unusable::NoBinary { id, commands, tried, install: config.install.fetch() }
 }
 
 /// The adapter's program when it is installed here (for debugpy, a

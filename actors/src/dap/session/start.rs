@@ -123,13 +123,11 @@ impl DebugSessionActor {
                 ),
             ) => match adapters::attaching(spec.form()) {
                 Some(adapter) => Reach::Connect(*port, adapter),
-                None => {
-                    return ready(start_failed(StartFailure::NoAdapterAttaches { target: spec.describe() }));
-                }
+                None => return ready(start_failed(StartFailure::NoAdapterAttaches { form: spec.form() })),
             },
             (_, Some(spec)) => match adapters::for_attach(spec.form(), &self.workdir) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
-                Err(why) => return ready(start_failed(StartFailure::Unavailable(why))),
+                Err(why) => return ready(start_failed(why)),
             },
             (Some(spec), None) => match self.launch_adapter(spec) {
                 Ok(u) => Reach::Spawn(Box::new(u)),
