@@ -60,7 +60,9 @@ impl ToolHandler for AstEdit {
             };
             match ast.send(stage).await {
                 Ok(Ok(outcome)) => render(&args.pattern, &rel, &scope, outcome),
-                Ok(Err(e)) => ToolResult::error(format!("ast_edit: {e}")),
+                Ok(Err(e)) => {
+                    ToolResult::error(format!("ast_edit: {}", crate::tools::structural::ast_error(&e)))
+                }
                 Err(e) => {
                     ToolResult::error(format!("ast_edit: the parser set is not running ({e}); try again"))
                 }

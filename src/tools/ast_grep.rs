@@ -60,7 +60,9 @@ impl ToolHandler for AstGrep {
             let sent = ast.send(Search { scope: scope.clone(), pattern: pattern.clone(), max_results });
             match sent.await {
                 Ok(Ok(outcome)) => render(&pattern, &rel, &scope, outcome),
-                Ok(Err(e)) => ToolResult::error(format!("ast_grep: {e}")),
+                Ok(Err(e)) => {
+                    ToolResult::error(format!("ast_grep: {}", crate::tools::structural::ast_error(&e)))
+                }
                 Err(e) => {
                     ToolResult::error(format!("ast_grep: the parser set is not running ({e}); try again"))
                 }

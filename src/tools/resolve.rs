@@ -84,7 +84,9 @@ impl ToolHandler for Resolve {
                 .await;
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
-                Ok(Err(e)) => return ToolResult::error(format!("resolve: {e}")),
+                Ok(Err(e)) => {
+                    return ToolResult::error(format!("resolve: {}", crate::tools::structural::ast_error(&e)));
+                }
                 Err(e) => {
                     return ToolResult::error(format!(
                         "resolve: the parser set is not running ({e}); try again"

@@ -1,12 +1,70 @@
-//! What `ast_grep` and `ast_edit` share: the scope their arguments name,
-//! and the sentences that say what a scan covered and what it left out.
+//! What `ast_grep`, `ast_edit` and `resolve` share: the scope their
+//! arguments name, the sentences that say what a scan covered and what it
+//! left out, and why a request failed.
 
+use tether_actors::ast::actor::AstError;
 use tether_actors::ast::lang::Lang;
 use tether_actors::ast::scan::{Coverage, MAX_FILE_BYTES, Scope};
+use tether_actors::ast::staging::{MAX_STAGED, Resolution, StagingError};
 
 use super::plural;
 use crate::args::confined;
 use crate::handler::{CallContext, ToolError};
+
+/// Why a structural request failed, and what to do next.
+pub(crate) fn ast_error(e: &AstError) -> String {
+    match e {
+        AstError::Scan(e) => e.to_string(),
+        AstError::Rewrite(e) => e.to_string(),
+        AstError::Staging(e) => staging_error(e),
+        AstError::Worker(e) => format!("the structural search worker stopped unexpectedly: {e}"),
+    }
+}
+
+/// Why a staged edit could not be resolved (or staged).
+fn staging_error(e: &StagingError) -> String {
+    match e {
+        StagingError::Unknown { id, pending } => {
+            format!("no staged edit is called `{id}`; {}", pending_phrase(pending))
+        }
+        StagingError::AlreadyResolved { id, how } => format!(
+            "`{id}` was already resolved: {}. Stage the change again with ast_edit if it is still wanted",
+            resolved_how(how)
+        ),
+        StagingError::NotYours { id, pending } => format!(
+            "`{id}` was staged by another conversation, and only that one can resolve it; stage your own change with ast_edit. {}",
+            pending_phrase(pending)
+        ),
+        StagingError::Full => {
+            format!(
+                "{MAX_STAGED} edits are already staged and unresolved; accept or discard some with resolve first"
+            )
+        }
+    }
+}
+
+/// The asker's edits still waiting, or that none is.
+fn pending_phrase(pending: &[String]) -> String {
+    if pending.is_empty() {
+        return "nothing is staged; call ast_edit to stage a change".to_string();
+    }
+    let shown: Vec<&str> = pending.iter().take(10).map(String::as_str).collect();
+    let more = pending.len().saturating_sub(shown.len());
+    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("staged edits waiting: {}{tail}", shown.join(", "))
+}
+
+/// How a staged edit ended, in a phrase.
+fn resolved_how(how: &Resolution) -> String {
+    match how {
+        Resolution::Accepted { files, .. } => format!("accepted ({} files written)", files.len()),
+        Resolution::Discarded => "discarded".to_string(),
+        Resolution::Refused { moved } => {
+            format!("refused because {} changed after staging", moved.join(", "))
+        }
+        Resolution::Failed { reason } => format!("failed: {reason}"),
+    }
+}
 
 /// Resolves the `path` and `language` arguments of a structural tool.
 pub(crate) fn scope(
@@ -130,4 +188,25 @@ pub(crate) fn lower_case_hint(pattern: &str) -> Option<String> {
         "`${word}` is literal text, not a metavariable: metavariables are upper case (`${}`, `$$$ARGS`, `$_`)",
         word.to_uppercase()
     ))
+}
+
+#[cfg(test)]
+mod staging_words {
+    use super::*;
+
+    #[test]
+    fn a_staging_failure_says_which_ids_wait_and_what_to_call() {
+        let theirs = StagingError::NotYours { id: "edit_1".into(), pending: vec!["edit_2".into()] };
+        assert_eq!(
+            ast_error(&AstError::Staging(theirs)),
+            "`edit_1` was staged by another conversation, and only that one can resolve it; stage your own change with ast_edit. staged edits waiting: edit_2"
+        );
+        let again = StagingError::AlreadyResolved { id: "edit_1".into(), how: Resolution::Discarded };
+        assert!(staging_error(&again).contains("already resolved: discarded. Stage the change again"));
+        let none = StagingError::Unknown { id: "edit_9".into(), pending: Vec::new() };
+        assert_eq!(
+            staging_error(&none),
+            "no staged edit is called `edit_9`; nothing is staged; call ast_edit to stage a change"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::workers::Tier;
 use tether_actors::workers::pool::{
-    Kill, List, SendTo, Spawn, Wait, WorkerPoolActor, WorkerState, WorkerView,
+    Kill, List, MAX_WORKERS, SendTo, Spawn, Wait, WorkerError, WorkerPoolActor, WorkerState, WorkerView,
 };
 
 use crate::args::{in_range, parse};
@@ -68,6 +68,21 @@ fn not_empty(tool: &str, field: &str, text: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// Why `tool` could not do what it was asked, and what to do next.
+fn worker_error(tool: &str, e: &WorkerError) -> String {
+    match e {
+        WorkerError::NoSuch { id, known } => {
+            let listing = if known.is_empty() { "there are none yet".to_string() } else { known.join(", ") };
+            format!("{tool}: no worker `{id}` in this run (workers: {listing}); vibe_list shows them")
+        }
+        WorkerError::Gone { id } => format!("{tool}: worker `{id}` is gone"),
+        WorkerError::NotStarted(why) => format!("{tool}: the worker did not start: {why}"),
+        WorkerError::Full { running } => format!(
+            "{tool}: this run already has {MAX_WORKERS} workers ({running} running), the most it keeps; kill or wait for some"
+        ),
+    }
+}
+
 fn pool_down(tool: &str, e: impl std::fmt::Display) -> ToolResult {
     ToolResult::error(format!("{tool}: the worker pool is not running ({e}); start a new run"))
 }
@@ -101,6 +116,9 @@ fn report(w: &WorkerView) -> String {
         }
         (WorkerState::Done, Some(r), _) => {
             let _ = write!(s, "\nresult:\n{}", if r.is_empty() { "(empty)" } else { r });
+            if let Some(all) = w.result_chars {
+                let _ = write!(s, "… ({all} chars in all; vibe_wait shows it whole)");
+            }
         }
         _ => {}
     }
@@ -153,7 +171,7 @@ impl ToolHandler for VibeSpawn {
                     w.id
                 ))
                 .with_data(&w),
-                Ok(Err(why)) => ToolResult::error(format!("vibe_spawn: the worker did not start: {why}")),
+                Ok(Err(why)) => ToolResult::error(worker_error("vibe_spawn", &why)),
                 Err(e) => pool_down("vibe_spawn", e),
             }
         }))
@@ -191,7 +209,7 @@ impl ToolHandler for VibeSend {
                     w.id, w.runs
                 ))
                 .with_data(&w),
-                Ok(Err(why)) => ToolResult::error(format!("vibe_send: {why}")),
+                Ok(Err(why)) => ToolResult::error(worker_error("vibe_send", &why)),
                 Err(e) => pool_down("vibe_send", e),
             }
         }))
@@ -243,7 +261,7 @@ impl ToolHandler for VibeWait {
                         _ => ToolResult::text(text).with_data(data),
                     }
                 }
-                Ok(Err(why)) => ToolResult::error(format!("vibe_wait: {why}")),
+                Ok(Err(why)) => ToolResult::error(worker_error("vibe_wait", &why)),
                 Err(e) => pool_down("vibe_wait", e),
             }
         }))
@@ -279,7 +297,7 @@ impl ToolHandler for VibeKill {
                     ToolResult::text(format!("{} had already finished; nothing to stop", line(&w)))
                         .with_data(&w)
                 }
-                Ok(Err(why)) => ToolResult::error(format!("vibe_kill: {why}")),
+                Ok(Err(why)) => ToolResult::error(worker_error("vibe_kill", &why)),
                 Err(e) => pool_down("vibe_kill", e),
             }
         }))
@@ -318,5 +336,43 @@ impl ToolHandler for VibeList {
                 Err(e) => pool_down("vibe_list", e),
             }
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_error_names_the_ids_there_and_what_to_call() {
+        let none = WorkerError::NoSuch { id: "w9".into(), known: Vec::new() };
+        assert_eq!(
+            worker_error("vibe_wait", &none),
+            "vibe_wait: no worker `w9` in this run (workers: there are none yet); vibe_list shows them"
+        );
+        let full = WorkerError::Full { running: 3 };
+        assert!(worker_error("vibe_spawn", &full).contains("already has 64 workers (3 running)"));
+    }
+
+    #[test]
+    fn a_cut_result_says_how_long_it_is_and_where_it_is_whole() {
+        let w = WorkerView {
+            id: "w1".into(),
+            label: "l".into(),
+            tier: Tier::Fast,
+            state: WorkerState::Done,
+            elapsed_ms: 10,
+            runs: 1,
+            pid: None,
+            result: Some("abc".into()),
+            result_chars: Some(900),
+            error: None,
+            stderr_tail: Vec::new(),
+        };
+        assert!(
+            report(&w).ends_with("result:\nabc… (900 chars in all; vibe_wait shows it whole)"),
+            "{}",
+            report(&w)
+        );
     }
 }

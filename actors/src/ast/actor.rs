@@ -26,21 +26,37 @@ use crate::describe::{ActorNode, Describe};
 /// queue inside the OS instead of here.
 pub const MAX_CONCURRENT_SCANS: usize = 4;
 
-/// Why an AST request failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an AST request failed; the tools word it (what to do next names
+/// them).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AstError {
     /// Bad pattern or scope.
-    #[error(transparent)]
-    Scan(#[from] ScanError),
+    Scan(ScanError),
     /// Bad rewrite.
-    #[error(transparent)]
-    Rewrite(#[from] RewriteError),
+    Rewrite(RewriteError),
     /// Unknown, resolved, or too many staged edits.
-    #[error(transparent)]
-    Staging(#[from] StagingError),
-    /// A blocking task died (a bug; reported rather than hidden).
-    #[error("the structural search worker stopped unexpectedly: {0}")]
+    Staging(StagingError),
+    /// A blocking task died (a bug; reported rather than hidden): the
+    /// runtime's error.
     Worker(String),
+}
+
+impl From<ScanError> for AstError {
+    fn from(e: ScanError) -> Self {
+        AstError::Scan(e)
+    }
+}
+
+impl From<RewriteError> for AstError {
+    fn from(e: RewriteError) -> Self {
+        AstError::Rewrite(e)
+    }
+}
+
+impl From<StagingError> for AstError {
+    fn from(e: StagingError) -> Self {
+        AstError::Staging(e)
+    }
 }
 
 /// Find every match of a pattern.

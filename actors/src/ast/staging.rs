@@ -81,69 +81,19 @@ pub enum Resolution {
     },
 }
 
-impl Resolution {
-    /// A short phrase for "already resolved" errors.
-    pub fn phrase(&self) -> String {
-        match self {
-            Resolution::Accepted { files, .. } => {
-                format!("accepted ({} files written)", files.len())
-            }
-            Resolution::Discarded => "discarded".to_string(),
-            Resolution::Refused { moved } => {
-                format!("refused because {} changed after staging", moved.join(", "))
-            }
-            Resolution::Failed { reason } => format!("failed: {reason}"),
-        }
-    }
-}
-
-/// Why a resolve could not proceed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a resolve (or a staging) could not proceed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StagingError {
-    /// No such id was ever handed out.
-    #[error("no staged edit is called `{id}`; {}", pending_phrase(pending))]
-    Unknown {
-        /// The id asked for.
-        id: String,
-        /// The ids still waiting.
-        pending: Vec<String>,
-    },
-    /// The id was resolved before.
-    #[error("`{id}` was already resolved: {how}. Stage the change again with ast_edit if it is still wanted")]
-    AlreadyResolved {
-        /// The id asked for.
-        id: String,
-        /// How it ended.
-        how: String,
-    },
+    /// No such id was ever handed out; the asker's ids still waiting.
+    Unknown { id: String, pending: Vec<String> },
+    /// The id was resolved before, this way.
+    AlreadyResolved { id: String, how: Resolution },
     /// Another conversation staged it; ids count up run-wide, so a guess
-    /// or a stale id must not resolve someone else's change.
-    #[error(
-        "`{id}` was staged by another conversation, and only that one can resolve it; stage your own change with ast_edit. {}",
-        pending_phrase(pending)
-    )]
-    NotYours {
-        /// The id asked for.
-        id: String,
-        /// The asker's own ids still waiting.
-        pending: Vec<String>,
-    },
-    /// Too many edits are waiting.
-    #[error(
-        "{MAX_STAGED} edits are already staged and unresolved; accept or discard some with resolve first"
-    )]
+    /// or a stale id must not resolve someone else's change. The asker's
+    /// own ids still waiting.
+    NotYours { id: String, pending: Vec<String> },
+    /// [`MAX_STAGED`] edits are waiting already.
     Full,
-}
-
-fn pending_phrase(pending: &[String]) -> String {
-    if pending.is_empty() {
-        "nothing is staged; call ast_edit to stage a change".to_string()
-    } else {
-        let shown: Vec<&str> = pending.iter().take(10).map(String::as_str).collect();
-        let more = pending.len().saturating_sub(shown.len());
-        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
-        format!("staged edits waiting: {}{tail}", shown.join(", "))
-    }
 }
 
 /// The staged edits of one run.
@@ -192,7 +142,7 @@ impl Staging {
             None => {}
         }
         if let Some(how) = self.resolved.get(id) {
-            return Err(StagingError::AlreadyResolved { id: id.to_string(), how: how.phrase() });
+            return Err(StagingError::AlreadyResolved { id: id.to_string(), how: how.clone() });
         }
         Err(StagingError::Unknown { id: id.to_string(), pending: self.waiting_for(asker) })
     }
@@ -285,10 +235,10 @@ mod tests {
         assert_eq!(staging.stage(plan(0), "a").unwrap().edit_id, "edit_2");
         let edit = staging.take("edit_1", "a").unwrap();
         staging.record(&edit.id, Resolution::Discarded);
-        let again = staging.take("edit_1", "a").unwrap_err().to_string();
-        assert!(again.contains("already resolved: discarded"), "{again}");
-        let unknown = staging.take("edit_9", "a").unwrap_err().to_string();
-        assert!(unknown.contains("edit_2"), "{unknown}");
+        let again = staging.take("edit_1", "a").unwrap_err();
+        assert_eq!(again, StagingError::AlreadyResolved { id: "edit_1".into(), how: Resolution::Discarded });
+        let unknown = staging.take("edit_9", "a").unwrap_err();
+        assert_eq!(unknown, StagingError::Unknown { id: "edit_9".into(), pending: vec!["edit_2".into()] });
     }
 
     #[test]
@@ -296,9 +246,9 @@ mod tests {
         let mut staging = Staging::default();
         staging.stage(plan(0), "a").unwrap();
         staging.stage(plan(0), "b").unwrap();
-        let theirs = staging.take("edit_1", "b").unwrap_err().to_string();
-        assert!(theirs.contains("staged by another conversation"), "{theirs}");
-        assert!(theirs.contains("staged edits waiting: edit_2"), "b's own ids only: {theirs}");
+        let theirs = staging.take("edit_1", "b").unwrap_err();
+        let own = vec!["edit_2".to_string()];
+        assert_eq!(theirs, StagingError::NotYours { id: "edit_1".into(), pending: own }, "b's own ids only");
         assert_eq!(staging.pending(), 2, "the refused id stays staged for its owner");
         assert_eq!(staging.take("edit_1", "a").unwrap().owner, "a");
     }

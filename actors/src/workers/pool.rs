@@ -47,6 +47,19 @@ impl WorkerState {
     }
 }
 
+/// Why a worker op could not be done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerError {
+    /// No worker has this id in the run; the ids there are.
+    NoSuch { id: String, known: Vec<String> },
+    /// The worker went away while the call waited for it.
+    Gone { id: String },
+    /// Its brief could not start, in its command's words.
+    NotStarted(String),
+    /// The run keeps [`MAX_WORKERS`] already; how many of them run.
+    Full { running: usize },
+}
+
 /// What a caller sees of a worker.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkerView {
@@ -65,9 +78,13 @@ pub struct WorkerView {
     /// The OS process of the current run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// The last result.
+    /// The last result (its start, when `result_chars` says it was cut).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// How many characters the whole result has, when `result` is only
+    /// its start (`vibe_list`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_chars: Option<usize>,
     /// Why the last run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -89,7 +106,7 @@ pub struct Spawn {
 }
 
 impl Message for Spawn {
-    type Result = Result<WorkerView, String>;
+    type Result = Result<WorkerView, WorkerError>;
 }
 
 /// Append to a worker's brief and run it again.
@@ -101,7 +118,7 @@ pub struct SendTo {
 }
 
 impl Message for SendTo {
-    type Result = Result<WorkerView, String>;
+    type Result = Result<WorkerView, WorkerError>;
 }
 
 /// Wait for a worker's run to end, at most `timeout`.
@@ -124,7 +141,7 @@ pub struct Waited {
 }
 
 impl Message for Wait {
-    type Result = Result<Waited, String>;
+    type Result = Result<Waited, WorkerError>;
 }
 
 /// Stop a worker and everything it started.
@@ -135,7 +152,7 @@ pub struct Kill {
 
 impl Message for Kill {
     /// The worker, and whether it was running (so this kill stopped it).
-    type Result = Result<(WorkerView, bool), String>;
+    type Result = Result<(WorkerView, bool), WorkerError>;
 }
 
 /// Every worker, oldest first.
@@ -176,9 +193,16 @@ impl Worker {
     fn view(&self, id: &str, result_chars: Option<usize>) -> WorkerView {
         let end = self.run_ended.unwrap_or_else(Instant::now);
         let (result, error, stderr_tail) = match &self.last {
-            Some(Ok(out)) => (Some(bounded(&out.result, result_chars)), None, out.stderr_tail.clone()),
+            Some(Ok(out)) => (Some(out.result.clone()), None, out.stderr_tail.clone()),
             Some(Err(why)) => (None, Some(why.clone()), Vec::new()),
             None => (None, None, Vec::new()),
+        };
+        let (result, result_chars) = match result {
+            Some(text) => {
+                let (text, all) = bounded(text, result_chars);
+                (Some(text), all)
+            }
+            None => (None, None),
         };
         WorkerView {
             id: id.to_string(),
@@ -189,6 +213,7 @@ impl Worker {
             runs: self.runs,
             pid: self.pid.filter(|_| self.state == WorkerState::Running),
             result,
+            result_chars,
             error,
             stderr_tail,
         }
@@ -201,13 +226,12 @@ impl Worker {
     }
 }
 
-fn bounded(text: &str, chars: Option<usize>) -> String {
+/// `text`'s first `chars` characters, and its length when that cut it.
+fn bounded(text: String, chars: Option<usize>) -> (String, Option<usize>) {
+    let all = text.chars().count();
     match chars {
-        Some(n) if text.chars().count() > n => {
-            let cut: String = text.chars().take(n).collect();
-            format!("{cut}… ({} chars in all; vibe_wait shows it whole)", text.chars().count())
-        }
-        _ => text.to_string(),
+        Some(n) if all > n => (text.chars().take(n).collect(), Some(all)),
+        _ => (text, None),
     }
 }
 
@@ -226,18 +250,17 @@ impl WorkerPoolActor {
         Self { backend, workers: BTreeMap::new(), next_id: 1, started: Instant::now(), failed_runs: 0 }
     }
 
-    fn find(&mut self, id: &str) -> Result<&mut Worker, String> {
-        let known: Vec<&str> = self.workers.values().map(|(id, _)| id.as_str()).collect();
-        let listing = if known.is_empty() { "there are none yet".to_string() } else { known.join(", ") };
+    fn find(&mut self, id: &str) -> Result<&mut Worker, WorkerError> {
+        let known: Vec<String> = self.workers.values().map(|(id, _)| id.clone()).collect();
         let key = id.strip_prefix('w').and_then(|n| n.parse::<u64>().ok());
         match key.and_then(|k| self.workers.get_mut(&k)) {
             Some((_, w)) => Ok(w),
-            None => Err(format!("no worker `{id}` in this run (workers: {listing}); vibe_list shows them")),
+            None => Err(WorkerError::NoSuch { id: id.to_string(), known }),
         }
     }
 
     /// Starts the worker's brief; on failure the worker records why.
-    fn run(&mut self, key: u64, ctx: &mut Context<Self>) -> Result<(), String> {
+    fn run(&mut self, key: u64, ctx: &mut Context<Self>) -> Result<(), WorkerError> {
         let Some((id, w)) = self.workers.get_mut(&key) else { return Ok(()) };
         w.generation += 1;
         w.runs += 1;
@@ -269,7 +292,7 @@ impl WorkerPoolActor {
                 w.pid = None;
                 w.wake();
                 self.failed_runs += 1;
-                Err(why)
+                Err(WorkerError::NotStarted(why))
             }
         }
     }
@@ -292,15 +315,12 @@ impl Actor for WorkerPoolActor {
 }
 
 impl Handler<Spawn> for WorkerPoolActor {
-    type Result = Result<WorkerView, String>;
+    type Result = Result<WorkerView, WorkerError>;
 
     fn handle(&mut self, msg: Spawn, ctx: &mut Self::Context) -> Self::Result {
         let running = self.workers.values().filter(|(_, w)| w.state == WorkerState::Running).count();
         if self.workers.len() >= MAX_WORKERS {
-            return Err(format!(
-                "this run already has {} workers ({running} running), the most it keeps; kill or wait for some",
-                self.workers.len()
-            ));
+            return Err(WorkerError::Full { running });
         }
         let key = self.next_id;
         self.next_id += 1;
@@ -324,7 +344,7 @@ impl Handler<Spawn> for WorkerPoolActor {
         if let Err(why) = self.run(key, ctx) {
             // A worker that could not start is not kept: nothing runs.
             self.workers.remove(&key);
-            tracing::debug!(target: "tether_actors::workers", worker = %id, "worker did not start: {why}");
+            tracing::debug!(target: "tether_actors::workers", worker = %id, "worker did not start: {why:?}");
             return Err(why);
         }
         tracing::debug!(target: "tether_actors::workers", worker = %id, pid = ?self.workers[&key].1.pid, "worker started");
@@ -333,7 +353,7 @@ impl Handler<Spawn> for WorkerPoolActor {
 }
 
 impl Handler<SendTo> for WorkerPoolActor {
-    type Result = Result<WorkerView, String>;
+    type Result = Result<WorkerView, WorkerError>;
 
     fn handle(&mut self, msg: SendTo, ctx: &mut Self::Context) -> Self::Result {
         let w = self.find(&msg.id)?;
@@ -347,7 +367,7 @@ impl Handler<SendTo> for WorkerPoolActor {
 }
 
 impl Handler<Wait> for WorkerPoolActor {
-    type Result = ResponseActFuture<Self, Result<Waited, String>>;
+    type Result = ResponseActFuture<Self, Result<Waited, WorkerError>>;
 
     fn handle(&mut self, msg: Wait, _ctx: &mut Self::Context) -> Self::Result {
         let w = match self.find(&msg.id) {
@@ -371,7 +391,7 @@ impl Handler<Wait> for WorkerPoolActor {
             .into_actor(self)
             .map(move |ended, act, _| {
                 let key = Self::key_of(&id).unwrap_or_default();
-                let (_, w) = act.workers.get(&key).ok_or_else(|| format!("worker `{id}` is gone"))?;
+                let (_, w) = act.workers.get(&key).ok_or_else(|| WorkerError::Gone { id: id.clone() })?;
                 Ok(Waited { worker: w.view(&id, None), timed_out: !ended && w.state == WorkerState::Running })
             }),
         )
@@ -379,7 +399,7 @@ impl Handler<Wait> for WorkerPoolActor {
 }
 
 impl Handler<Kill> for WorkerPoolActor {
-    type Result = Result<(WorkerView, bool), String>;
+    type Result = Result<(WorkerView, bool), WorkerError>;
 
     fn handle(&mut self, msg: Kill, ctx: &mut Self::Context) -> Self::Result {
         let w = self.find(&msg.id)?;

@@ -320,7 +320,9 @@ async fn rename(
             .await
         {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
+            Ok(Err(e)) => {
+                return ToolResult::error(format!("lsp_rename: {}", crate::tools::structural::ast_error(&e)));
+            }
             Err(e) => return ToolResult::error(format!("lsp_rename: the parser set is not running ({e})")),
         };
         let text = format!(
