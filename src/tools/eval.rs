@@ -12,8 +12,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_actors::kernel::KernelLang;
-use tether_actors::kernel::actor::{Bridge, BridgeAnswer, CellOutcome, CellStatus, MAX_OUTPUT, RunCell};
+use tether_actors::kernel::actor::{
+    Bridge, BridgeAnswer, CellNote, CellOutcome, CellStatus, MAX_OUTPUT, RunCell,
+};
 use tether_actors::kernel::pool::GetKernel;
+use tether_actors::text::human_duration;
 
 use crate::args::{in_range, parse};
 use crate::conversations::Conversations;
@@ -168,6 +171,45 @@ impl ToolHandler for Eval {
     }
 }
 
+/// A note on the kernel, as the model reads it.
+fn cell_note(note: &CellNote) -> String {
+    match note {
+        CellNote::Reset => "reset: started a fresh interpreter; earlier state is gone".into(),
+        CellNote::LostWhileIdle { why } => {
+            format!("{why}; this cell runs on a fresh kernel — earlier state was reset")
+        }
+        CellNote::CancelledBeforeStart => {
+            "the call was cancelled before the cell started; it did not run".into()
+        }
+        CellNote::DiedBeforeRun { why } => {
+            format!("{why} before the cell ran; the next cell starts on a fresh kernel")
+        }
+        CellNote::StrayOutput { shown } => format!(
+            "output that arrived after the previous cell ended (from a thread, timer or child it left), not this cell's: {shown}"
+        ),
+        CellNote::Died { why } => format!("{why}; the next cell starts on a fresh kernel (state is lost)"),
+        CellNote::Garbled { began } => format!(
+            "the kernel sent a line tether could not read (it began: {began}); what it held is missing here"
+        ),
+        CellNote::CancelledDuringRun => {
+            "the call was cancelled: the cell was interrupted; the kernel and its state are kept".into()
+        }
+        CellNote::Walled { limit } => format!(
+            "interrupted after running for {}, the most a cell may; the kernel and its state are kept",
+            human_duration(*limit)
+        ),
+        CellNote::Idle { budget } => format!(
+            "interrupted after {} without progress (the idle budget); the kernel and its state are kept; pass `idle_timeout_seconds` for a longer budget",
+            human_duration(*budget)
+        ),
+        CellNote::CallsCancelled { count } => format!(
+            "{count} tool call(s) the cell started were still running when it ended and were cancelled; what they would have done may or may not have happened — check, or await them in the cell"
+        ),
+        CellNote::Killed { why } => format!("{why}; its state is lost, the next cell starts a fresh kernel"),
+        CellNote::Said(said) => said.clone(),
+    }
+}
+
 fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResult {
     let mut text = String::new();
     if !outcome.output.is_empty() {
@@ -221,7 +263,8 @@ fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResu
             text.push('\n');
         }
     }
-    for note in &outcome.notes {
+    let notes: Vec<String> = outcome.notes.iter().map(cell_note).collect();
+    for note in &notes {
         let _ = writeln!(text, "note: {note}");
     }
     if text.is_empty() {
@@ -237,7 +280,7 @@ fn render(lang: KernelLang, description: &str, outcome: CellOutcome) -> ToolResu
         "displays": outcome.displays.iter().map(|d| json!({"text": d.text, "html": d.html, "image": d.png.is_some()})).collect::<Vec<_>>(),
         "dropped_bytes": outcome.dropped_bytes,
         "elapsed_ms": outcome.elapsed_ms,
-        "notes": outcome.notes,
+        "notes": notes,
     });
     ToolResult { is_error, text: text.trim_end().to_string(), data: Some(data), images }
 }

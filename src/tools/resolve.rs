@@ -85,7 +85,10 @@ impl ToolHandler for Resolve {
             let resolution = match sent {
                 Ok(Ok(resolution)) => resolution,
                 Ok(Err(e)) => {
-                    return ToolResult::error(format!("resolve: {}", crate::tools::structural::ast_error(&e)));
+                    return ToolResult::error(format!(
+                        "resolve: {}",
+                        crate::tools::structural::ast_error(&e)
+                    ));
                 }
                 Err(e) => {
                     return ToolResult::error(format!(

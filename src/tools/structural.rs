@@ -88,6 +88,13 @@ pub(crate) fn scope(
         }
         None => None,
     };
+    if lang.is_none() && path.is_file() && Lang::for_path(&path).is_none() {
+        let rel = tether_actors::fs::relative(ctx.root(), &path);
+        return Err(ToolError::new(format!(
+            "argument `path`: cannot tell the language of `{rel}` from its extension; pass `language` (one of: {})",
+            Lang::id_list()
+        )));
+    }
     Ok(Scope { root: ctx.root().to_path_buf(), path, lang, prefilter: true })
 }
 

@@ -95,7 +95,7 @@ pub enum ScanError {
     Pattern(#[from] PatternCompileError),
     /// A single file was named whose language is unknown and none was given.
     #[error(
-        "cannot tell the language of `{0}` from its extension; pass `language` (one of: {list})",
+        "cannot tell the language of `{0}` from its extension (the bundled grammars: {list})",
         list = Lang::id_list()
     )]
     UnknownFileLanguage(String),

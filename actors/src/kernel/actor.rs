@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 
 use super::cell::{CellRun, death_words, run_loop};
 pub use super::outcome::{
-    Bridge, BridgeAnswer, CellError, CellOutcome, CellStatus, DEFAULT_IDLE_BUDGET, Display, INTERRUPT_GRACE,
-    KernelError, MAX_CELL_TIME, MAX_OUTPUT, RunCell, START_TIMEOUT,
+    Bridge, BridgeAnswer, CellError, CellNote, CellOutcome, CellStatus, DEFAULT_IDLE_BUDGET, Display,
+    INTERRUPT_GRACE, KernelError, MAX_CELL_TIME, MAX_OUTPUT, RunCell, START_TIMEOUT,
 };
 use super::protocol::{Event, read_line, wait_ready};
 use super::{KernelLang, command};
@@ -137,7 +137,7 @@ impl Handler<RunCell> for KernelActor {
                 target: "tether_actors::kernel",
                 lang = self.lang.as_str(), restarts = self.restarts, "interpreter restarted: reset"
             );
-            notes.push("reset: started a fresh interpreter; earlier state is gone".to_string());
+            notes.push(CellNote::Reset);
         }
         // An interpreter that died between cells is replaced before this cell runs.
         if let Some(mut dead) = self.proc.take_if(|p| !process::is_running(p.guard.pid() as i32)) {
@@ -151,7 +151,7 @@ impl Handler<RunCell> for KernelActor {
             self.lost = Some(format!("{why} while idle"));
         }
         if let Some(why) = self.lost.take() {
-            notes.push(format!("{why}; this cell runs on a fresh kernel — earlier state was reset"));
+            notes.push(CellNote::LostWhileIdle { why });
         }
         let starting = self.proc.is_none();
         if starting {

@@ -11,7 +11,8 @@ use tokio::task::JoinSet;
 
 use super::KernelLang;
 use super::outcome::{
-    BridgeAnswer, CellOutcome, CellStatus, Display, INTERRUPT_GRACE, MAX_CELL_TIME, MAX_OUTPUT, RunCell,
+    BridgeAnswer, CellNote, CellOutcome, CellStatus, Display, INTERRUPT_GRACE, MAX_CELL_TIME, MAX_OUTPUT,
+    RunCell,
 };
 use super::protocol::{Event, send};
 use crate::process::ExitInfo;
@@ -60,7 +61,7 @@ pub(super) struct CellRun {
     pub(super) events: mpsc::UnboundedReceiver<Event>,
     pub(super) id: u64,
     pub(super) msg: RunCell,
-    pub(super) notes: Vec<String>,
+    pub(super) notes: Vec<CellNote>,
 }
 
 /// What the loop hands back: the outcome, the event receiver (if the
@@ -102,7 +103,7 @@ pub(super) async fn run_loop(mut run: CellRun) -> CellEnd {
     let cancel = run.msg.cancel.clone();
     if cancel.is_cancelled() {
         outcome.status = CellStatus::Interrupted;
-        outcome.notes.push("the call was cancelled before the cell started; it did not run".into());
+        outcome.notes.push(CellNote::CancelledBeforeStart);
         return CellEnd { outcome, events: Some(run.events), kill: false, lost: None };
     }
     // What came between cells belongs to no cell: output from a thread,
@@ -114,9 +115,7 @@ pub(super) async fn run_loop(mut run: CellRun) -> CellEnd {
             Event::Exited(info) => {
                 let why = death_words(run.lang, &info);
                 outcome.status = CellStatus::Died;
-                outcome
-                    .notes
-                    .push(format!("{why} before the cell ran; the next cell starts on a fresh kernel"));
+                outcome.notes.push(CellNote::DiedBeforeRun { why: why.clone() });
                 return CellEnd { outcome, events: None, kill: true, lost: Some(why) };
             }
             Event::Line(v) => match v["ev"].as_str() {
@@ -135,9 +134,7 @@ pub(super) async fn run_loop(mut run: CellRun) -> CellEnd {
     }
     if !late.is_empty() {
         let (shown, _) = crate::text::cut(&late, MAX_LATE_OUTPUT);
-        outcome.notes.push(format!(
-            "output that arrived after the previous cell ended (from a thread, timer or child it left), not this cell's: {shown}"
-        ));
+        outcome.notes.push(CellNote::StrayOutput { shown: shown.to_string() });
     }
     send(&run.stdin, json!({"op": "run", "id": run.id, "code": run.msg.code}));
     let budget = run.msg.idle_budget;
@@ -205,16 +202,14 @@ impl Cell {
         let Some(ev) = ev else {
             self.outcome.status = CellStatus::Died;
             let why = format!("the {} interpreter closed its output", self.run.lang.as_str());
-            self.outcome.notes.push(format!("{why}; the next cell starts a fresh kernel (state is lost)"));
+            self.outcome.notes.push(CellNote::Died { why: why.clone() });
             return ControlFlow::Break(Some(why));
         };
         match ev {
             Event::Exited(info) => {
                 let why = death_words(self.run.lang, &info);
                 self.outcome.status = CellStatus::Died;
-                self.outcome
-                    .notes
-                    .push(format!("{why}; the next cell starts on a fresh kernel (state is lost)"));
+                self.outcome.notes.push(CellNote::Died { why: why.clone() });
                 ControlFlow::Break(Some(why))
             }
             Event::Line(v) => {
@@ -228,10 +223,10 @@ impl Cell {
     fn on_line(&mut self, v: Value) -> Step {
         match v["ev"].as_str() {
             Some("out") => self.on_output(v["text"].as_str().unwrap_or("")),
-            Some("garbled") => self.outcome.notes.push(format!(
-                "the kernel sent a line tether could not read (it began: {}); what it held is missing here",
-                v["text"].as_str().unwrap_or("")
-            )),
+            Some("garbled") => {
+                let began = v["text"].as_str().unwrap_or("").to_string();
+                self.outcome.notes.push(CellNote::Garbled { began });
+            }
             Some("display") if self.outcome.displays.len() < MAX_DISPLAYS => {
                 self.outcome.displays.push(Display {
                     text: v["text"].as_str().unwrap_or("").to_string(),
@@ -303,7 +298,7 @@ impl Cell {
         // What the driver says of the cell besides (a rejection nothing
         // handled, in JavaScript).
         let said = v["notes"].as_array().into_iter().flatten().filter_map(Value::as_str);
-        outcome.notes.extend(said.map(str::to_string));
+        outcome.notes.extend(said.map(|note| CellNote::Said(note.to_string())));
         let status = v["status"].as_str().unwrap_or("ok");
         outcome.status = match (status, self.interrupted_at) {
             ("ok", _) => CellStatus::Ok,
@@ -312,27 +307,16 @@ impl Cell {
             _ => CellStatus::Error,
         };
         if self.cancelled {
-            outcome.notes.push(
-                "the call was cancelled: the cell was interrupted; the kernel and its state are kept".into(),
-            );
+            outcome.notes.push(CellNote::CancelledDuringRun);
         } else if self.walled {
-            outcome.notes.push(format!(
-                "interrupted after running for {}, the most a cell may; the kernel and its state are kept",
-                crate::text::human_duration(MAX_CELL_TIME)
-            ));
+            outcome.notes.push(CellNote::Walled { limit: MAX_CELL_TIME });
         } else if self.interrupted_at.is_some() {
-            outcome.notes.push(format!(
-                "interrupted after {} without progress (the idle budget); the kernel and its state are kept; pass `idle_timeout_seconds` for a longer budget",
-                crate::text::human_duration(self.budget)
-            ));
+            outcome.notes.push(CellNote::Idle { budget: self.budget });
         }
         if !self.bridges.is_empty() {
             // The cell did not wait for them (an un-awaited JS
             // `tool(...)`, a call from a thread): they end with it.
-            outcome.notes.push(format!(
-                "{} tool call(s) the cell started were still running when it ended and were cancelled; what they would have done may or may not have happened — check, or await them in the cell",
-                self.bridges.len()
-            ));
+            outcome.notes.push(CellNote::CallsCancelled { count: self.bridges.len() });
         }
         ControlFlow::Break(None)
     }
@@ -385,7 +369,7 @@ impl Cell {
             )
         };
         self.outcome.status = CellStatus::Killed;
-        self.outcome.notes.push(format!("{why}; its state is lost, the next cell starts a fresh kernel"));
+        self.outcome.notes.push(CellNote::Killed { why: why.clone() });
         ControlFlow::Break(Some(why))
     }
 }

@@ -117,6 +117,41 @@ pub struct Display {
 }
 
 /// The result of a cell.
+/// Something about the kernel a cell's answer says besides its output.
+/// `why` is how an interpreter was lost, as its process report says it
+/// (the exit status, the telling stderr lines).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "note", rename_all = "snake_case")]
+pub enum CellNote {
+    /// `reset` started a fresh interpreter.
+    Reset,
+    /// The interpreter was lost between cells: this cell runs on a fresh one.
+    LostWhileIdle { why: String },
+    /// The call was cancelled before the cell started; it did not run.
+    CancelledBeforeStart,
+    /// The interpreter died before the cell ran.
+    DiedBeforeRun { why: String },
+    /// Output that came after the previous cell ended, not this cell's.
+    StrayOutput { shown: String },
+    /// The interpreter died (or closed its output) during the cell.
+    Died { why: String },
+    /// The kernel sent a line that could not be read: its start.
+    Garbled { began: String },
+    /// The call was cancelled: the cell was interrupted, the kernel kept.
+    CancelledDuringRun,
+    /// The cell ran for `limit`, the most a cell may, and was interrupted.
+    Walled { limit: std::time::Duration },
+    /// The cell made no progress for `budget` and was interrupted.
+    Idle { budget: std::time::Duration },
+    /// Tool calls the cell started and did not wait for, cancelled.
+    CallsCancelled { count: usize },
+    /// The interrupted cell did not stop: the kernel was killed.
+    Killed { why: String },
+    /// What the kernel's driver said of the cell (a rejection nothing
+    /// handled, in JavaScript), in its words.
+    Said(String),
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CellOutcome {
     /// How it ended.
@@ -134,7 +169,7 @@ pub struct CellOutcome {
     /// The exception, if any.
     pub error: Option<CellError>,
     /// Notes about the kernel (restarted, interrupted, killed, died).
-    pub notes: Vec<String>,
+    pub notes: Vec<CellNote>,
     /// Wall time.
     pub elapsed_ms: u64,
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use tether_actors::dap::session::breakpoints::{Binding, BreakpointSpec};
-use tether_actors::dap::session::{BoundView, FunctionBinding, FunctionsSet, LinesSet};
+use tether_actors::dap::session::{BoundView, FunctionBinding, FunctionFound, FunctionsSet, LinesSet};
 use tether_actors::text::plural;
 
 /// How a breakpoint as asked reads: `line 7 if i == 3`.
@@ -50,11 +50,33 @@ fn place(b: &FunctionBinding) -> Option<String> {
     }
 }
 
+/// What tether found of a function breakpoint, as a note on where it
+/// bound or as why it did not.
+fn found(found: &FunctionFound, name: &str) -> String {
+    match found {
+        FunctionFound::NotInReply => "the adapter's answer lists no breakpoint for it (it may not set function breakpoints); give `file` + `lines` instead".into(),
+        FunctionFound::Dotted { bare } => {
+            format!("debugpy matches a function by its bare name, never a dotted one; give `{bare}`")
+        }
+        FunctionFound::NoDef => format!(
+            "no `def {name}` in the working directory's Python files; debugpy took the name without saying where, and stops only if a function of that name runs (in an installed package, say)"
+        ),
+        FunctionFound::AtDef { more, .. } if more.is_empty() => "its `def`; debugpy does not say where".into(),
+        FunctionFound::AtDef { more, left: 0 } => {
+            format!("its first `def`; it stops in each, also at {}", more.join(", "))
+        }
+        FunctionFound::AtDef { more, left } => {
+            format!("its first `def`; it stops in each, also at {} and {left} more", more.join(", "))
+        }
+    }
+}
+
 /// `function `square` bound at demo.c:3`.
 fn function(b: &FunctionBinding) -> String {
     let name = &b.name;
+    let found = b.found.as_ref().map(|f| found(f, name));
     match (b.verified, place(b)) {
-        (true, Some(place)) => match &b.note {
+        (true, Some(place)) => match found {
             Some(note) => format!("function `{name}` bound at {place} ({note})"),
             None => format!("function `{name}` bound at {place}"),
         },
@@ -63,7 +85,8 @@ fn function(b: &FunctionBinding) -> String {
             "function `{name}` set; the adapter says neither where it binds nor whether the function exists (it stops there when the function is called)"
         ),
         (false, _) => {
-            let why = b.message.as_deref().unwrap_or("the adapter gave no reason");
+            let why = found.or_else(|| b.message.clone());
+            let why = why.as_deref().unwrap_or("the adapter gave no reason");
             format!("function `{name}` not bound: {why}")
         }
     }
@@ -118,14 +141,16 @@ pub fn lines_data(view: &BoundView) -> Value {
 /// The function breakpoints' structured form: `[{function, verified, file, line, message}]`.
 pub fn functions_data(view: &BoundView) -> Value {
     let rows = view.functions.iter().map(|b| {
+        let found_words = b.found.as_ref().map(|f| found(f, &b.name));
         json!({
             "function": b.name,
             "id": b.id,
             "verified": b.verified,
             "file": b.path,
             "line": b.line,
-            "message": b.message,
-            "note": b.note,
+            // tether's word is why it did not bind, or a note on where it did.
+            "message": if b.verified { b.message.clone() } else { found_words.clone().or_else(|| b.message.clone()) },
+            "note": found_words.filter(|_| b.verified),
         })
     });
     Value::Array(rows.collect())
@@ -258,7 +283,7 @@ mod tests {
             path: Some("a.py".into()),
             line: Some(1),
             message: None,
-            note: Some("its `def`; debugpy does not say where".into()),
+            found: Some(FunctionFound::AtDef { more: Vec::new(), left: 0 }),
         };
         let view = BoundView { files: Vec::new(), functions: vec![f] };
         assert_eq!(report(&view), ["function `add` bound at a.py:1 (its `def`; debugpy does not say where)"]);

@@ -316,3 +316,16 @@ async fn a_lower_case_metavariable_that_matches_nothing_gets_a_hint() {
     let r = h.ok("ast_grep", json!({"pattern": "print($X)"})).await;
     assert!(!r.text.contains("literal text"), "{}", r.text);
 }
+
+#[tokio::test]
+async fn a_file_of_no_known_language_asks_for_the_language_argument() {
+    let h = Harness::new(&[("notes.xyz", "print(1)\n")]);
+    let text = h.err("ast_grep", json!({"pattern": "print($A)", "path": "notes.xyz"})).await;
+    assert!(
+        text.contains("argument `path`: cannot tell the language of `notes.xyz` from its extension; pass `language` (one of: "),
+        "{text}"
+    );
+    let r =
+        h.ok("ast_grep", json!({"pattern": "print($A)", "path": "notes.xyz", "language": "python"})).await;
+    assert!(r.text.contains("notes.xyz:1"), "{}", r.text);
+}

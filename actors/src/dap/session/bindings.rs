@@ -12,6 +12,8 @@ use dap_types::Breakpoint;
 use serde_json::Value;
 
 use super::breakpoints::{Binding, BreakpointSpec, comment_starts};
+#[cfg(test)]
+use super::functions::FunctionFound;
 use super::functions::{FunctionBinding, python_defs};
 use crate::dap::adapters::Quirks;
 
@@ -307,19 +309,11 @@ mod tests {
         );
         let add = &b.functions[0];
         assert_eq!((add.verified, add.path.as_deref(), add.line), (true, Some("a.py"), Some(1)));
-        assert_eq!(add.note.as_deref(), Some("its first `def`; it stops in each, also at pkg/b.py:2"));
+        assert_eq!(add.found, Some(FunctionFound::AtDef { more: vec!["pkg/b.py:2".into()], left: 0 }));
         let nope = &b.functions[1];
         assert!(!nope.verified);
-        assert!(
-            nope.message
-                .as_deref()
-                .is_some_and(|m| m.starts_with("no `def nope` in the working directory's")),
-            "{:?}",
-            nope.message
-        );
-        assert!(
-            b.functions[2].message.as_deref().is_some_and(|m| m.ends_with("never a dotted one; give `m`"))
-        );
+        assert_eq!(nope.found, Some(FunctionFound::NoDef));
+        assert_eq!(b.functions[2].found, Some(FunctionFound::Dotted { bare: "m".into() }));
         assert_eq!(b.bound(), 1);
         // Another adapter's answer is taken as it says.
         b.record_functions(

@@ -82,9 +82,25 @@ pub struct FunctionBinding {
     pub line: Option<u32>,
     /// The adapter's message (why it did not bind, or a note).
     pub message: Option<String>,
-    /// tether's own word on a breakpoint the adapter took without saying
-    /// where (debugpy): where the function's `def` is.
-    pub note: Option<String>,
+    /// What tether found of it beyond the adapter's answer.
+    pub found: Option<FunctionFound>,
+}
+
+/// What tether found of a function breakpoint beyond the adapter's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FunctionFound {
+    /// The answer has no element for it: the adapter may not set function
+    /// breakpoints (a line breakpoint would do).
+    NotInReply,
+    /// debugpy matches a function by its bare name, never a dotted one:
+    /// the bare name to give.
+    Dotted { bare: String },
+    /// debugpy took it without saying where, and no `def` of it is in the
+    /// working directory's Python files.
+    NoDef,
+    /// debugpy took it without saying where: placed at its first `def`;
+    /// the next ones (`path:line`), and how many more there are.
+    AtDef { more: Vec<String>, left: usize },
 }
 
 impl FunctionBinding {
@@ -98,18 +114,14 @@ impl FunctionBinding {
             path: None,
             line: None,
             message: None,
-            note: None,
+            found: None,
         };
         match bp {
             Some(bp) => {
                 binding.id = bp.id.and_then(|id| i64::try_from(id).ok());
                 binding.update(bp);
             }
-            None => {
-                binding.message = Some(
-                    "the adapter's answer lists no breakpoint for it (it may not set function breakpoints); give `file` + `lines` instead".into(),
-                );
-            }
+            None => binding.found = Some(FunctionFound::NotInReply),
         }
         binding
     }
@@ -139,16 +151,12 @@ impl FunctionBinding {
         let name = &self.name;
         if let Some((_, bare)) = name.rsplit_once('.') {
             self.verified = false;
-            self.message = Some(format!(
-                "debugpy matches a function by its bare name, never a dotted one; give `{bare}`"
-            ));
+            self.found = Some(FunctionFound::Dotted { bare: bare.to_string() });
             return;
         }
         let Some((path, line)) = defs.first() else {
             self.verified = false;
-            self.message = Some(format!(
-                "no `def {name}` in the working directory's Python files; debugpy took the name without saying where, and stops only if a function of that name runs (in an installed package, say)"
-            ));
+            self.found = Some(FunctionFound::NoDef);
             return;
         };
         self.path = Some(path.clone());
@@ -156,13 +164,7 @@ impl FunctionBinding {
         let more: Vec<String> =
             defs.iter().skip(1).take(MAX_PLACES).map(|(p, l)| format!("{p}:{l}")).collect();
         let left = defs.len().saturating_sub(1 + MAX_PLACES);
-        self.note = Some(match (more.is_empty(), left) {
-            (true, _) => "its `def`; debugpy does not say where".to_string(),
-            (false, 0) => format!("its first `def`; it stops in each, also at {}", more.join(", ")),
-            (false, _) => {
-                format!("its first `def`; it stops in each, also at {} and {left} more", more.join(", "))
-            }
-        });
+        self.found = Some(FunctionFound::AtDef { more, left });
     }
 }
 

@@ -155,7 +155,7 @@ mod failure;
 mod outcome;
 pub use bindings::BoundView;
 pub use failure::{Failure, Refusal, SessionHead, Unfit};
-pub use functions::FunctionBinding;
+pub use functions::{FunctionBinding, FunctionFound};
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
     LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionEnd, SessionNow, Settled,
