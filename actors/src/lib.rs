@@ -18,6 +18,7 @@
 //! - [`dap`] — debug adapters, in layers: the typed client
 //!   (`dap::client`), what a session is asked for (`dap::asked`), the
 //!   table with each adapter's quirks and own ways (`dap::adapters`), and
+//!   why a session could not start (`dap::start_failure`), and
 //!   one session actor per conversation on top (`dap::session`: starting,
 //!   the one configure path, the ops, stop snapshots, breakpoints, the
 //!   processes a js-debug launch follows).
@@ -33,7 +34,10 @@
 //!   plurals; [`waiting`] — the one wait-for-change loop.
 //! - [`tools_prefix`] — where `tether install` puts servers and adapters,
 //!   looked in before `PATH`; [`locate`] — a project's root by its markers
-//!   and a program by its name, for servers, adapters and workers alike.
+//!   and a program by its name, for servers, adapters and workers alike,
+//!   and why one is not usable (`Unusable`); [`project_walk`] — the one
+//!   bounded walk over a project's own files (the census, the marker
+//!   walk, an unmanaged Java tree's source roots, compiled output).
 //! - [`fs`] — confinement to the working directory, atomic writes,
 //!   all-or-nothing commits; [`describe`] — the supervision tree's nodes.
 
@@ -45,6 +49,7 @@ pub mod kernel;
 pub mod locate;
 pub mod lsp;
 pub mod process;
+pub mod project_walk;
 pub mod question;
 pub mod text;
 pub mod tools_prefix;

@@ -5,9 +5,11 @@
 //! workspace `symbols` and the project check.
 
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::languages::Languages;
+use crate::project_walk::{self, DEPENDENCIES, Entry, Rules};
 
 /// Files looked at in one walk; past this the counts say "or more".
 pub const MAX_FILES_WALKED: usize = 50_000;
@@ -50,27 +52,15 @@ pub fn scan(workdir: &Path, languages: &Languages) -> InTree {
     let mut found: Vec<(Present, BTreeSet<PathBuf>)> = Vec::new();
     let mut seen = 0;
     let mut capped = false;
-    let walker = ignore::WalkBuilder::new(workdir)
-        .hidden(false)
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .filter_entry(|e| {
-            let name = e.file_name().to_str().unwrap_or("");
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && e.depth() > 0
-                && (name.starts_with('.') || name == "node_modules" || name == "target"))
-        })
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+    let rules = Rules { ignore_files: true, skip: DEPENDENCIES, max_depth: None };
+    project_walk::walk(workdir, rules, |entry| {
+        let Entry::File(path) = entry else { return ControlFlow::Continue(()) };
         if seen >= MAX_FILES_WALKED {
             capped = true;
-            break;
+            return ControlFlow::Break(());
         }
         seen += 1;
-        let Some(language) = languages.of(entry.path()) else { continue };
+        let Some(language) = languages.of(path) else { return ControlFlow::Continue(()) };
         let k = match found.iter().position(|(p, _)| p.id == language.id) {
             Some(k) => k,
             None => {
@@ -83,12 +73,13 @@ pub fn scan(workdir: &Path, languages: &Languages) -> InTree {
         };
         let (present, dirs) = &mut found[k];
         present.files += 1;
-        if let Some(dir) = entry.path().parent()
+        if let Some(dir) = path.parent()
             && dirs.insert(dir.to_path_buf())
         {
-            present.samples.push(entry.into_path());
+            present.samples.push(path.to_path_buf());
         }
-    }
+        ControlFlow::Continue(())
+    });
     // Shallow first: a root's own files before its subpackages'.
     let order = languages.ids();
     let mut languages: Vec<Present> = found.into_iter().map(|(p, _)| p).collect();

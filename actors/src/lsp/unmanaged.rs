@@ -14,7 +14,10 @@
 //! `omits_unresolved` reports.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+
+use crate::project_walk::{self, DEPENDENCIES_AND_BUILDS, Entry, Rules};
 
 /// Directories looked into for `.java` files, at most.
 pub const MAX_DIRS: usize = 20_000;
@@ -22,8 +25,6 @@ pub const MAX_DIRS: usize = 20_000;
 const HEAD_BYTES: usize = 64 * 1024;
 /// `.java` files of one directory read for its package, at most.
 const SAMPLES_PER_DIR: usize = 8;
-/// Directories never looked into: build output and tools' own.
-const SKIPPED: &[&str] = &["target", "build", "out", "bin", "node_modules"];
 
 /// A written project.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,30 +64,32 @@ pub fn write(cache: &Path, root: &Path) -> io::Result<Project> {
 /// does not end in their package are left out (the compiler would place
 /// them wrongly).
 fn source_roots(root: &Path) -> Vec<String> {
-    let mut roots = std::collections::BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    let mut seen = 0;
-    while let Some(dir) = stack.pop() {
-        seen += 1;
-        if seen > MAX_DIRS {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut samples = Vec::new();
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else { continue };
-            if kind.is_dir() {
-                if !name.starts_with('.') && !SKIPPED.contains(&name.as_str()) {
-                    stack.push(entry.path());
+    // Each directory's first `.java` files, by name.
+    let mut samples: std::collections::BTreeMap<PathBuf, Vec<PathBuf>> = Default::default();
+    let mut dirs = 0;
+    let rules = Rules { ignore_files: false, skip: DEPENDENCIES_AND_BUILDS, max_depth: None };
+    project_walk::walk(root, rules, |entry| {
+        match entry {
+            Entry::Dir(_) => {
+                dirs += 1;
+                if dirs > MAX_DIRS {
+                    return ControlFlow::Break(());
                 }
-            } else if kind.is_file() && name.ends_with(".java") && samples.len() < SAMPLES_PER_DIR {
-                samples.push(entry.path());
             }
+            Entry::File(file) if file.extension().is_some_and(|e| e == "java") => {
+                let dir = file.parent().unwrap_or(root).to_path_buf();
+                let held = samples.entry(dir).or_default();
+                if held.len() < SAMPLES_PER_DIR {
+                    held.push(file.to_path_buf());
+                }
+            }
+            Entry::File(_) => {}
         }
-        let Some(package) = samples.iter().find_map(|f| read_head(f).and_then(|t| package_of(&t))) else {
+        ControlFlow::Continue(())
+    });
+    let mut roots = std::collections::BTreeSet::new();
+    for (dir, files) in samples {
+        let Some(package) = files.iter().find_map(|f| read_head(f).and_then(|t| package_of(&t))) else {
             continue;
         };
         let Ok(rel) = dir.strip_prefix(root) else { continue };

@@ -5,6 +5,7 @@
 //! `configuration` naming the target) on a connection of its own: the
 //! breakpoints, stops and variables are all the child's.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +17,7 @@ use super::arguments::{attach_args, launch_args};
 use crate::dap::asked::{AttachSpec, LaunchSpec};
 use crate::dap::client::{INITIALIZED_WAIT, Start, connect_tcp};
 use crate::dap::start_failure::{Said, Step, Stuck};
+use crate::project_walk::{self, Entry, Rules};
 use crate::wire::dap::{DapClient, Delivery};
 
 /// Launches `spec` on `parent` and connects the child session js-debug
@@ -270,34 +272,25 @@ fn is_typescript(path: &Path) -> bool {
 /// under `root` (outside `node_modules`): what `tsc --sourceMap` wrote;
 /// the newest, when several builds do.
 fn compiled_output(program: &Path, root: &Path) -> Result<PathBuf, Step> {
-    let mut stack = vec![root.to_path_buf()];
     let mut seen = 0;
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_SCANNED {
-                stack.clear();
-                break;
-            }
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else { continue };
-            if kind.is_dir() {
-                if !name.starts_with('.') && name != "node_modules" {
-                    stack.push(path);
-                }
-            } else if kind.is_file()
-                && [".js.map", ".mjs.map", ".cjs.map"].iter().any(|e| name.ends_with(e))
-                && let Some(js) = maps_to(&path, program).filter(|js| js.starts_with(root))
-            {
-                let modified =
-                    std::fs::metadata(&js).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
-                found.push((modified, js));
-            }
+    // A build's output is usually gitignored: the ignore files are not read.
+    let rules = Rules { ignore_files: false, skip: &["node_modules"], max_depth: None };
+    project_walk::walk(root, rules, |entry| {
+        seen += 1;
+        if seen > MAX_SCANNED {
+            return ControlFlow::Break(());
         }
-    }
+        let Entry::File(path) = entry else { return ControlFlow::Continue(()) };
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        if [".js.map", ".mjs.map", ".cjs.map"].iter().any(|e| name.ends_with(e))
+            && let Some(js) = maps_to(path, program).filter(|js| js.starts_with(root))
+        {
+            let modified = std::fs::metadata(&js).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+            found.push((modified, js));
+        }
+        ControlFlow::Continue(())
+    });
     if let Some((_, js)) = found.into_iter().max_by_key(|(t, _)| *t) {
         return Ok(js);
     }

@@ -22,6 +22,8 @@ use crate::dap::asked::AttachForm;
 use crate::dap::start_failure::StartFailure;
 use crate::locate::{Unusable, find_root, resolve_binary};
 use crate::lsp::config::Install;
+use crate::project_walk::{self, DEPENDENCIES, Entry, Rules};
+use std::ops::ControlFlow;
 
 /// How tether reaches an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -540,22 +542,23 @@ impl MarkerWalk {
             capped: false,
             languages: languages.clone(),
         };
-        let entries = ignore::WalkBuilder::new(workdir).max_depth(Some(MARKER_WALK_DEPTH)).build().flatten();
-        for (seen, entry) in entries.enumerate() {
+        let mut seen = 0;
+        let rules = Rules { ignore_files: true, skip: DEPENDENCIES, max_depth: Some(MARKER_WALK_DEPTH) };
+        project_walk::walk(workdir, rules, |entry| {
             if seen == MARKER_WALK_ENTRIES {
                 walk.capped = true;
-                break;
+                return ControlFlow::Break(());
             }
-            let Some(parent) = entry.path().parent() else { continue };
-            if let Some(name) = entry.file_name().to_str()
+            seen += 1;
+            let (Entry::Dir(path) | Entry::File(path)) = entry;
+            let Some(parent) = path.parent() else { return ControlFlow::Continue(()) };
+            if let Some(name) = path.file_name().and_then(|n| n.to_str())
                 && names.contains(name)
             {
                 walk.markers.push((name.to_string(), parent.to_path_buf()));
             }
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            if let Some(language) = languages.of(entry.path()) {
+            let Entry::File(file) = entry else { return ControlFlow::Continue(()) };
+            if let Some(language) = languages.of(file) {
                 let dirs = walk.holding.entry(language.id.clone()).or_default();
                 let mut dir = Some(parent);
                 while let Some(d) = dir.filter(|d| d.starts_with(workdir)) {
@@ -565,7 +568,8 @@ impl MarkerWalk {
                     dir = d.parent();
                 }
             }
-        }
+            ControlFlow::Continue(())
+        });
         walk
     }
 
