@@ -46,7 +46,7 @@ impl ToolHandler for Ping {
         }
     }
 
-    fn start(&self, _ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let _: PingArgs = tether::args::parse("ping", args)?;
         Ok(Box::pin(std::future::ready(ToolResult::text("pong"))))
     }

@@ -163,7 +163,7 @@ pub trait ToolHandler: Send + Sync + 'static {
     fn spec(&self) -> ToolSpec;
 
     /// Parses `args` and returns the work, or an argument error.
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError>;
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError>;
 }
 
 /// The JSON Schema of `T`, as a tool's `input_schema`, in the subset

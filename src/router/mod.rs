@@ -271,7 +271,7 @@ impl RouterActor {
         }
         ctx.surface = call.surface;
         ctx.cancel = call.cancel;
-        let work = handler.start(&ctx, call.args).map_err(ToolResult::from)?;
+        let work = handler.call(&ctx, call.args).map_err(ToolResult::from)?;
         Ok(Prepared {
             work,
             alone: !spec.parallel_safe && !spec.serialized_by_resource,

@@ -165,7 +165,7 @@ impl RuntimeBuilder {
         let conversation = self.settings.conversation.clone();
         let parts = Parts { settings: self.settings, workdir: workdir.clone() };
         let (mut started, system) = if System::try_current().is_some() {
-            (parts.start(), None)
+            (parts.start_actors(), None)
         } else {
             let (tx, rx) = std::sync::mpsc::channel();
             let (stopped_tx, stopped) = std::sync::mpsc::channel();
@@ -174,7 +174,7 @@ impl RuntimeBuilder {
                 .spawn(move || {
                     let system = System::new();
                     system.block_on(async move {
-                        let _ = tx.send((parts.start(), System::current()));
+                        let _ = tx.send((parts.start_actors(), System::current()));
                     });
                     // `run` consumes the system: when it returns, every
                     // actor has stopped and dropped its process guards.

@@ -74,7 +74,7 @@ pub(super) struct Parts {
 }
 
 /// What starting the actors produced.
-pub(super) struct Started {
+pub(super) struct Actors {
     pub(super) router: Addr<RouterActor>,
     pub(super) registry: Arc<Registry>,
     pub(super) after_write: Option<Arc<dyn AfterWrite>>,
@@ -84,7 +84,7 @@ pub(super) struct Started {
 }
 
 impl Parts {
-    pub(super) fn start(self) -> Started {
+    pub(super) fn start_actors(self) -> Actors {
         let b = self.settings;
         // Resource actors that do blocking or process work get threads of
         // their own; the runtime joins them when it stops.
@@ -248,6 +248,6 @@ impl Parts {
         let router = router.start();
         let _ = router_slot.set(router.clone().recipient());
         let _ = describe_slot.set(router.clone().recipient());
-        Started { router, registry, after_write, arbiters, conversations, lsp }
+        Actors { router, registry, after_write, arbiters, conversations, lsp }
     }
 }

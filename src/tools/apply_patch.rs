@@ -32,7 +32,7 @@ impl ToolHandler for ApplyPatch {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: ApplyPatchArgs = parse("apply_patch", args)?;
         let files = patch::parse(&args.patch)
             .map_err(|e| ToolError::new(format!("apply_patch: argument `patch`: {e}")))?;

@@ -148,7 +148,7 @@ impl ToolHandler for AskUser {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let mut card = self.card(parse("ask_user", args)?)?;
         card.conversation = Some(ctx.conversation.to_string());
         let gate = self.gate.clone();

@@ -45,7 +45,7 @@ impl ToolHandler for AstEdit {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: AstEditArgs = parse("ast_edit", args)?;
         let scope = scope(ctx, args.path.as_deref(), args.language.as_deref())?;
         let rel = tether_actors::fs::relative(ctx.root(), &scope.path);

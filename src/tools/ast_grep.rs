@@ -48,7 +48,7 @@ impl ToolHandler for AstGrep {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: AstGrepArgs = parse("ast_grep", args)?;
         let max_results =
             in_range("max_results", args.max_results.unwrap_or(DEFAULT_MAX_RESULTS), 1, MAX_RESULTS_LIMIT)?;

@@ -32,7 +32,7 @@ impl ToolHandler for Edit {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: EditArgs = parse("edit", args)?;
         if args.old_string.is_empty() {
             return Err(ToolError::new(

@@ -87,7 +87,7 @@ impl ToolHandler for Eval {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: EvalArgs = parse("eval", args)?;
         let words = args.description.split_whitespace().count();
         if !(DESCRIPTION_WORDS.0..=DESCRIPTION_WORDS.1).contains(&words) {

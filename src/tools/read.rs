@@ -34,7 +34,7 @@ impl ToolHandler for Read {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: ReadArgs = parse("read", args)?;
         let path = confined(ctx.root(), "path", &args.path)?;
         let rel = tether_actors::fs::relative(ctx.root(), &path);

@@ -56,7 +56,7 @@ impl ToolHandler for Resolve {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: ResolveArgs = parse("resolve", args)?;
         let action = match args.action {
             Action::Accept => ResolveAction::Accept,

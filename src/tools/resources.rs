@@ -42,7 +42,7 @@ impl ToolHandler for Resources {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: ResourcesArgs = parse("resources", args)?;
         let router = self
             .router

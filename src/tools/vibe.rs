@@ -146,7 +146,7 @@ impl ToolHandler for VibeSpawn {
         )
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: SpawnArgs = parse("vibe_spawn", args)?;
         not_empty("vibe_spawn", "brief", &a.brief)?;
         let label = a.label.trim().to_string();
@@ -198,7 +198,7 @@ impl ToolHandler for VibeSend {
         )
     }
 
-    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: SendArgs = parse("vibe_send", args)?;
         not_empty("vibe_send", "message", &a.message)?;
         let pool = self.pool.clone();
@@ -236,7 +236,7 @@ impl ToolHandler for VibeWait {
         )
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: WaitArgs = parse("vibe_wait", args)?;
         let secs = match a.timeout_seconds {
             Some(s) => in_range("timeout_seconds", s, 1, MAX_WAIT_SECONDS)
@@ -284,7 +284,7 @@ impl ToolHandler for VibeKill {
         spec::<KillArgs>("vibe_kill", "Stop a worker and every process it started.")
     }
 
-    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: KillArgs = parse("vibe_kill", args)?;
         let pool = self.pool.clone();
         Ok(Box::pin(async move {
@@ -321,7 +321,7 @@ impl ToolHandler for VibeList {
         )
     }
 
-    fn start(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let _: ListArgs = parse("vibe_list", args)?;
         let pool = self.pool.clone();
         Ok(Box::pin(async move {

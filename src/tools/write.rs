@@ -34,7 +34,7 @@ impl ToolHandler for Write {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let args: WriteArgs = parse("write", args)?;
         let path = confined(ctx.root(), "path", &args.path)?;
         let rel = tether_actors::fs::relative(ctx.root(), &path);

@@ -443,7 +443,7 @@ async fn a_write_through_the_bridge_passes_the_same_gate_as_a_direct_call() {
                 ..ToolSpec::default()
             }
         }
-        fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
+        fn call(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
             Err(ToolError::new("write refused by the host's policy"))
         }
     }
@@ -471,7 +471,7 @@ impl ToolHandler for Slow {
             ..ToolSpec::default()
         }
     }
-    fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
         Ok(Box::pin(async {
             tokio::time::sleep(Duration::from_secs(3)).await;
             ToolResult::text("slept")

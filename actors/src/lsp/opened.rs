@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::key::ServerKey;
 use super::languages::Languages;
 use super::shared::{DiagEntry, Held, Progress, ServerState};
-use crate::wire::client::{Client, Started};
+use crate::wire::client::{Client, InFlight};
 use crate::wire::jsonrpc::CONTENT_MODIFIED;
 use crate::wire::pending::RequestError;
 
@@ -308,14 +308,14 @@ impl Opened {
         let mut partial_retries = 0;
         loop {
             let partial = self.shared.partial_mark();
-            let started: Result<Started, OnError> = match uri {
+            let started: Result<InFlight, OnError> = match uri {
                 Some(uri) => self.shared.with_held(uri, |held| {
                     let params = with_own_progress(build(held).map_err(OnError::Build)?);
-                    self.client.start(method, params).map_err(OnError::Request)
+                    self.client.send_request(method, params).map_err(OnError::Request)
                 }),
                 None => {
                     let params = with_own_progress(build(None).map_err(OnError::Build)?);
-                    self.client.start(method, params).map_err(OnError::Request)
+                    self.client.send_request(method, params).map_err(OnError::Request)
                 }
             };
             match started?.answer(timeout).await {

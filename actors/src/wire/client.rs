@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::jsonrpc::{self, Id, Incoming, RpcError};
 use super::pending::{Pending, RequestError};
 use super::transport::{self, spawn_reader, spawn_writer};
-pub use super::transport::{EXIT_REPORT_GRACE, Started};
+pub use super::transport::{EXIT_REPORT_GRACE, InFlight};
 
 /// What the peer sends us that is not an answer.
 pub trait PeerEvents: Send + Sync + 'static {
@@ -77,15 +77,15 @@ impl Client {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
-        self.start(method, params)?.answer(timeout).await
+        self.send_request(method, params)?.answer(timeout).await
     }
 
     /// Sends a request now — queued behind everything sent before it, ahead
     /// of everything sent after — and returns the handle its answer comes
     /// through. Dropping the handle unanswered cancels the request
     /// (`$/cancelRequest`).
-    pub fn start(&self, method: &str, params: Value) -> Result<Started, RequestError> {
-        Started::send(
+    pub fn send_request(&self, method: &str, params: Value) -> Result<InFlight, RequestError> {
+        InFlight::send(
             &self.pending,
             &self.name,
             &self.out,

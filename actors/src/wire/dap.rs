@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::pending::{Pending, RequestError};
-use super::transport::{self, Started, spawn_reader, spawn_writer};
+use super::transport::{self, InFlight, spawn_reader, spawn_writer};
 
 /// How much of an answer that does not fit its type is quoted.
 pub(crate) const MAX_UNFIT_QUOTED: usize = 200;
@@ -199,7 +199,7 @@ impl DapClient {
         arguments: Value,
         timeout: Duration,
     ) -> impl std::future::Future<Output = Result<Value, RequestError>> + Send + 'static {
-        let started = Started::send(
+        let started = InFlight::send(
             &self.pending,
             &self.name,
             &self.out,

@@ -101,7 +101,7 @@ pub(crate) struct Cancel {
 /// A request on its way. A request whose waiter goes away — timed out, or
 /// its future dropped — is forgotten (its entry leaves the pending map) and
 /// the peer told to cancel it where the protocol has a cancel message.
-pub struct Started {
+pub struct InFlight {
     pending: Arc<Pending>,
     name: Arc<str>,
     id: i64,
@@ -109,7 +109,7 @@ pub struct Started {
     cancel: Option<Cancel>,
 }
 
-impl Started {
+impl InFlight {
     /// Registers a request and sends what `message` builds from its id.
     /// Fails at once if the stream closed or the writer is gone.
     pub(crate) fn send(
@@ -118,14 +118,14 @@ impl Started {
         out: &mpsc::UnboundedSender<Vec<u8>>,
         message: impl FnOnce(i64) -> Value,
         cancel: impl FnOnce(i64) -> Option<Value>,
-    ) -> Result<Started, RequestError> {
+    ) -> Result<InFlight, RequestError> {
         let (id, rx) = pending.register()?;
         if !send(out, name, &message(id)) {
             pending.forget(id);
             return Err(RequestError::Closed(format!("{name} is not running")));
         }
         let cancel = cancel(id).map(|message| Cancel { out: out.clone(), message });
-        Ok(Started { pending: pending.clone(), name: name.clone(), id, rx: Some(rx), cancel })
+        Ok(InFlight { pending: pending.clone(), name: name.clone(), id, rx: Some(rx), cancel })
     }
 
     /// Waits at most `timeout` for the answer.
@@ -147,7 +147,7 @@ impl Started {
     }
 }
 
-impl Drop for Started {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if self.rx.is_some()
             && self.pending.forget(self.id)

@@ -407,7 +407,7 @@ impl ToolHandler for Debug {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let a: DebugArgs = parse("debug", args)?;
         let root = ctx.root();
         // Lines are 1-based, as the schema says: a 0 is named first.

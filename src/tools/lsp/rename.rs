@@ -77,7 +77,7 @@ impl ToolHandler for LspRename {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: RenameArgs = parse("lsp_rename", args)?;
         if args.line == 0 {
             return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));

@@ -131,7 +131,7 @@ impl ToolHandler for Probe {
         }
     }
 
-    fn start(&self, _ctx: &tether::CallContext, _args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &tether::CallContext, _args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         let intervals = self.intervals.clone();
         Ok(Box::pin(async move {
             let start = Instant::now();

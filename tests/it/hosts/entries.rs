@@ -90,7 +90,7 @@ impl ToolHandler for Counting {
         }
     }
 
-    fn start(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _: &CallContext, _: Value) -> Result<ToolFuture, ToolError> {
         self.started.fetch_add(1, Ordering::SeqCst);
         let ran = self.ran.clone();
         Ok(Box::pin(async move {

@@ -207,7 +207,7 @@ impl tether::ToolHandler for Stuck {
         }
     }
 
-    fn start(
+    fn call(
         &self,
         _ctx: &tether::CallContext,
         _args: serde_json::Value,

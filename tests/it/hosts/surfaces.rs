@@ -155,7 +155,7 @@ impl ToolHandler for HostRead {
         }
     }
 
-    fn start(&self, _ctx: &tether::CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, _ctx: &tether::CallContext, args: serde_json::Value) -> Result<ToolFuture, ToolError> {
         Ok(Box::pin(async move { ToolResult::text(format!("host read {args}")) }))
     }
 }

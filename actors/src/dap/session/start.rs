@@ -58,7 +58,7 @@ struct Spawn {
 
 /// What the handshake settled: the answer, the adapter's capabilities and
 /// the exception filters in force.
-struct Started {
+struct Handshaken {
     reply: DebugReply,
     caps: Capabilities,
     exceptions: Vec<String>,
@@ -364,7 +364,7 @@ impl DebugSessionActor {
         };
         AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, _ctx| {
             match result {
-                Ok((client, parent, Started { mut reply, caps, exceptions })) => {
+                Ok((client, parent, Handshaken { mut reply, caps, exceptions })) => {
                     reply.notes.extend(kept);
                     act.ended = None;
                     act.unheard = false;
@@ -419,7 +419,7 @@ async fn handshake(
     launch: Option<LaunchSpec>,
     attach: Option<AttachSpec>,
     config: Configuration<'_>,
-) -> Result<Started, Stuck> {
+) -> Result<Handshaken, Stuck> {
     let workdir = config.workdir;
     let test_run = launch.as_ref().is_some_and(LaunchSpec::is_test_run);
     let caps = client
@@ -522,7 +522,7 @@ async fn handshake(
     if reply.data.is_object() {
         reply.data["exception_filters"] = json!(exceptions);
     }
-    Ok(Started { reply, caps, exceptions })
+    Ok(Handshaken { reply, caps, exceptions })
 }
 
 /// A session that could not start.

@@ -97,7 +97,7 @@ impl ToolHandler for LspEdit {
         }
     }
 
-    fn start(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
+    fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolFuture, ToolError> {
         let args: EditArgs = parse(NAME, args)?;
         if args.line == Some(0) {
             return Err(ToolError::new("argument `line`: lines are 1-based; the first line is 1"));
