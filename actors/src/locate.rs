@@ -6,11 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// Most tried locations a "not found" reason lists.
-const MAX_TRIED_SHOWN: usize = 6;
-
 /// Why a language server or a debug adapter cannot serve a file here:
-/// which half of the intersection rule failed.
+/// which half of the intersection rule failed (the tools word it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unusable {
     /// No root marker in the file's directory or above it, up to the
@@ -35,51 +32,6 @@ impl Unusable {
         match self {
             Unusable::NoRoot { id, .. } | Unusable::NoBinary { id, .. } => id,
         }
-    }
-
-    /// The reason in full, after the id: for one file, and for `status`.
-    pub fn sentence(&self) -> String {
-        format!("{}: {}", self.id(), self.reason(true))
-    }
-
-    /// The reason without the places tried: for answers that list
-    /// several languages, where `status` gives the full one.
-    pub fn brief(&self) -> String {
-        format!("{}: {}", self.id(), self.reason(false))
-    }
-
-    /// The reason alone, with or without the places tried.
-    pub fn reason(&self, with_tried: bool) -> String {
-        match self {
-            Unusable::NoRoot { markers, file, .. } => format!(
-                "no {} in the directory of {file} or above it (up to the working directory)",
-                markers.join(", ")
-            ),
-            Unusable::NoBinary { id, commands, tried, install } => {
-                let mut text = format!("`{}` not found on PATH", commands.join("`, `"));
-                if with_tried && !tried.is_empty() {
-                    let shown: Vec<String> =
-                        tried.iter().take(MAX_TRIED_SHOWN).map(|p| p.display().to_string()).collect();
-                    text.push_str(&format!("; tried: {}", shown.join(", ")));
-                    let more = tried.len().saturating_sub(MAX_TRIED_SHOWN);
-                    if more > 0 {
-                        text.push_str(&format!(" and {more} more"));
-                    }
-                }
-                match install {
-                    Some(Fetch::Tether) => text.push_str(&format!("; install it with `tether install {id}`")),
-                    Some(Fetch::Manual(how)) => text.push_str(&format!("; to install it: {how}")),
-                    None => {}
-                }
-                text
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Unusable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.sentence())
     }
 }
 

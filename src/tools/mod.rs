@@ -1,5 +1,7 @@
 //! The built-in tools, one handler per file, plus what they share
-//! (`structural`: what `ast_grep` and `ast_edit` say of a scan's scope).
+//! (`structural`: what `ast_grep`, `ast_edit` and `resolve` say of a
+//! scan's scope and of a failure; `unusable`: why a server or an adapter
+//! cannot serve a file).
 
 pub mod apply_patch;
 pub mod ask_user;
@@ -14,6 +16,7 @@ pub mod read;
 pub mod resolve;
 pub mod resources;
 pub mod structural;
+pub mod unusable;
 pub mod vibe;
 pub mod write;
 

@@ -109,39 +109,29 @@ mod tests {
         let dart: Vec<&ServerConfig> = table.iter().filter(|s| s.id == "dart").collect();
         let file = root.join("lib/main.dart");
         let why = choose(&dart, &file, &root).unwrap_err();
-        assert_eq!(
-            why.iter().map(Unusable::sentence).collect::<Vec<_>>(),
-            vec![
-                "dart: no pubspec.yaml in the directory of lib/main.dart or above it (up to the working directory)"
-            ]
-        );
+        let markers = vec!["pubspec.yaml".to_string()];
+        assert_eq!(why, vec![Unusable::NoRoot { id: "dart".into(), markers, file: "lib/main.dart".into() }]);
         std::fs::write(root.join("pubspec.yaml"), "name: x\n").unwrap();
         let mut fake = dart[0].clone();
         fake.command = "no-such-dart-binary".into();
         let why = choose(&[&fake], &file, &root).unwrap_err();
         assert!(
-            why[0].sentence().starts_with("dart: `no-such-dart-binary` not found on PATH; tried: "),
+            matches!(&why[..], [Unusable::NoBinary { id, commands, tried, .. }]
+                if id == "dart" && commands == &["no-such-dart-binary"] && !tried.is_empty()),
             "{why:?}"
         );
     }
 
     #[test]
-    fn a_brief_reason_keeps_the_install_command() {
+    fn a_missing_binary_says_how_to_get_it() {
         let table = builtin();
         let php = table.iter().find(|s| s.id == "intelephense").unwrap();
-        let why = why_not_binary(php, &[PathBuf::from("/a/intelephense"), PathBuf::from("/b/intelephense")]);
-        let long = why.sentence();
-        assert!(long.contains("tried: /a/intelephense, /b/intelephense"), "{long}");
-        assert_eq!(
-            why.brief(),
-            "intelephense: `intelephense` not found on PATH; install it with `tether install intelephense`"
-        );
+        let why = why_not_binary(php, &[PathBuf::from("/a/intelephense")]);
+        assert!(matches!(why, Unusable::NoBinary { install: Some(Fetch::Tether), .. }), "{why:?}");
         let ruby = table.iter().find(|s| s.id == "ruby-lsp").unwrap();
         let why = why_not_binary(ruby, &[PathBuf::from("/a/ruby-lsp")]);
-        assert_eq!(
-            why.brief(),
-            "ruby-lsp: `ruby-lsp` not found on PATH; to install it: gem install ruby-lsp (RubyGems)"
-        );
+        let manual = Some(Fetch::Manual("gem install ruby-lsp (RubyGems)".into()));
+        assert!(matches!(&why, Unusable::NoBinary { install, .. } if *install == manual), "{why:?}");
     }
 
     #[test]

@@ -30,17 +30,15 @@ use super::server::{
 use crate::describe::{ActorNode, Describe, describe_or_busy};
 use crate::watch::{Change, Synced, WatchStatus, Watcher};
 
-/// Why no server can answer for a file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why no server can answer for a file (the tools word it).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unavailable {
-    /// The file's extension names no language tether knows.
-    #[error("no language server handles `{0}` files")]
+    /// The file's extension names no language tether knows: the
+    /// extension (`.xyz`), or the file when it has none.
     NoLanguage(String),
     /// No table entry serves the language.
-    #[error("no language server is configured for {0}; add one to tether.toml")]
     NotConfigured(String),
     /// Entries exist, but none is usable here.
-    #[error("no {language} server is usable for {file}: {}", reasons.iter().map(Unusable::sentence).collect::<Vec<_>>().join("; "))]
     NotUsable {
         /// The language.
         language: String,
@@ -49,8 +47,7 @@ pub enum Unavailable {
         /// One reason per candidate.
         reasons: Vec<Unusable>,
     },
-    /// `tether.toml` is broken.
-    #[error("{0}")]
+    /// `tether.toml` is broken: its reader's error.
     BadConfig(String),
 }
 
@@ -143,7 +140,7 @@ pub struct ReloadFor {
 }
 
 impl Message for ReloadFor {
-    type Result = Result<Vec<String>, String>;
+    type Result = Result<Vec<String>, ReloadFailed>;
 }
 
 /// Makes sure every change on disk made before it was sent has reached
@@ -195,8 +192,10 @@ pub struct LanguageStatus {
     pub files: usize,
     /// Server instances of this language, as the tree describes them.
     pub running: Vec<ActorNode>,
-    /// For each candidate, whether it can start here and why not.
-    pub candidates: Vec<String>,
+    /// Each candidate, main servers first, then helpers: whether it can
+    /// start here and why not (the tool words them into the data).
+    #[serde(skip)]
+    pub candidates: Vec<Candidate>,
     /// Whether some server can serve this language here.
     pub usable: bool,
 }
@@ -319,13 +318,34 @@ impl LspSupervisor {
     }
 }
 
-/// One language's servers probed here: each main candidate's state in
-/// words and whether it is usable, then each helper's state.
-type Probed = (Vec<(String, bool)>, Vec<String>);
+/// One candidate server of a language, as probed here: the roots its
+/// markers give the language's files, and its program.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its id.
+    pub id: String,
+    /// The features it alone is asked for, for a helper (empty for a
+    /// main server).
+    pub only_for: Vec<String>,
+    /// The language probed.
+    pub language: String,
+    /// Its root markers.
+    pub markers: Vec<String>,
+    /// The roots found, relative to the working directory.
+    pub roots: Vec<String>,
+    /// Its program, or why none was found.
+    pub binary: Result<PathBuf, Unusable>,
+}
 
-/// One candidate's state here, in words after its id, and whether it is usable: the
-/// roots its markers give the language's files, and its binary.
-fn candidate_status(workdir: &Path, config: &ServerConfig, present: &census::Present) -> (String, bool) {
+impl Candidate {
+    /// Whether it can start here: a root and its program.
+    pub fn usable(&self) -> bool {
+        self.binary.is_ok() && !self.roots.is_empty()
+    }
+}
+
+/// `config` probed for `present`'s files.
+fn candidate(workdir: &Path, config: &ServerConfig, present: &census::Present) -> Candidate {
     let mut roots: Vec<PathBuf> = present
         .samples
         .iter()
@@ -333,27 +353,15 @@ fn candidate_status(workdir: &Path, config: &ServerConfig, present: &census::Pre
         .collect();
     roots.sort();
     roots.dedup();
-    let binary = discovery::resolve_binary(&config.command, workdir, workdir);
-    let roots_text = if roots.is_empty() {
-        format!(
-            "no {} in the directory of any {} file or above it",
-            config.root_markers.join(", "),
-            present.id
-        )
-    } else {
-        let mut rels: Vec<String> = roots.iter().take(5).map(|r| crate::fs::relative(workdir, r)).collect();
-        if roots.len() > 5 {
-            rels.push(format!("and {} more", roots.len() - 5));
-        }
-        format!("{} at {}", if roots.len() == 1 { "root" } else { "roots" }, rels.join(", "))
-    };
-    match binary {
-        Ok(path) if !roots.is_empty() => (format!("usable ({roots_text}; {})", path.display()), true),
-        Ok(path) => (format!("{roots_text} (binary {} found)", path.display()), false),
-        Err(tried) => {
-            let why = discovery::why_not_binary(config, &tried).reason(true);
-            (format!("{why}; {roots_text}"), false)
-        }
+    let binary = discovery::resolve_binary(&config.command, workdir, workdir)
+        .map_err(|tried| discovery::why_not_binary(config, &tried));
+    Candidate {
+        id: config.id.clone(),
+        only_for: config.only_features.clone(),
+        language: present.id.clone(),
+        markers: config.root_markers.clone(),
+        roots: roots.iter().map(|r| crate::fs::relative(workdir, r)).collect(),
+        binary,
     }
 }
 
@@ -545,14 +553,23 @@ impl Handler<Running> for LspSupervisor {
     }
 }
 
+/// Why `lsp reload` did not reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReloadFailed {
+    /// The file asked for has no server here.
+    Unavailable(Unavailable),
+    /// A server did not reload: which (`id (root)`), and the error.
+    Server { name: String, error: String },
+}
+
 impl Handler<ReloadFor> for LspSupervisor {
-    type Result = ResponseFuture<Result<Vec<String>, String>>;
+    type Result = ResponseFuture<Result<Vec<String>, ReloadFailed>>;
 
     fn handle(&mut self, msg: ReloadFor, ctx: &mut Self::Context) -> Self::Result {
         let targets: Vec<(ServerKey, Addr<LspServerActor>)> = match msg.file {
             Some(file) => match <Self as Handler<Route>>::handle(self, Route { file }, ctx) {
                 Ok(routed) => vec![(routed.key, routed.addr)],
-                Err(e) => return Box::pin(std::future::ready(Err(e.to_string()))),
+                Err(e) => return Box::pin(std::future::ready(Err(ReloadFailed::Unavailable(e)))),
             },
             None => self.servers.iter().map(|(k, a)| (k.clone(), a.clone())).collect(),
         };
@@ -563,8 +580,8 @@ impl Handler<ReloadFor> for LspSupervisor {
                 let name = format!("{} ({})", key.server, crate::fs::relative(&workdir, &key.root));
                 match addr.send(Reload).await {
                     Ok(Ok(())) => done.push(name),
-                    Ok(Err(e)) => return Err(format!("{name}: {e}")),
-                    Err(e) => return Err(format!("{name}: {e}")),
+                    Ok(Err(e)) => return Err(ReloadFailed::Server { name, error: e.to_string() }),
+                    Err(e) => return Err(ReloadFailed::Server { name, error: e.to_string() }),
                 }
             }
             Ok(done)
@@ -601,25 +618,19 @@ impl Handler<Status> for LspSupervisor {
             let probe_table = table.clone();
             let (in_tree, probed) = tokio::task::spawn_blocking(move || {
                 let in_tree = census::scan(&workdir, &probe_table.languages);
-                let probed: Vec<Probed> = in_tree
+                let probed: Vec<(Vec<Candidate>, Vec<Candidate>)> = in_tree
                     .languages
                     .iter()
                     .map(|present| {
                         let main = probe_table
                             .candidates(&present.id)
                             .into_iter()
-                            .map(|c| {
-                                let (text, usable) = candidate_status(&workdir, c, present);
-                                (format!("{}: {text}", c.id), usable)
-                            })
+                            .map(|c| Candidate { only_for: Vec::new(), ..candidate(&workdir, c, present) })
                             .collect();
                         let helpers = probe_table
                             .all_helpers(&present.id)
                             .into_iter()
-                            .map(|h| {
-                                let (text, _) = candidate_status(&workdir, h, present);
-                                format!("{} (asked only for {}): {text}", h.id, h.only_features.join(", "))
-                            })
+                            .map(|h| candidate(&workdir, h, present))
                             .collect();
                         (main, helpers)
                     })
@@ -658,9 +669,9 @@ impl Handler<Status> for LspSupervisor {
                     }
                 }
                 let live = nodes.iter().any(|n| !n.state.starts_with("crashed"));
-                let usable = statuses.iter().any(|(_, ok)| *ok) || live;
                 // Helpers do not make a language usable: they answer no navigation.
-                let candidates = statuses.into_iter().map(|(text, _)| text).chain(helpers).collect();
+                let usable = statuses.iter().any(Candidate::usable) || live;
+                let candidates = statuses.into_iter().chain(helpers).collect();
                 languages.push(LanguageStatus {
                     language: present.id.clone(),
                     files: present.files,

@@ -74,7 +74,9 @@ fn start_failure(failure: &StartFailure) -> String {
         }
         StartFailure::NoAdapterFor { file, missing: None } => format!("no debug adapter handles `{file}`"),
         StartFailure::Table(why) => why.clone(),
-        StartFailure::Unavailable(why) => format!("adapter unavailable: {why}"),
+        StartFailure::Unavailable(why) => {
+            format!("adapter unavailable: {}", crate::tools::unusable::sentence(why))
+        }
         StartFailure::AttachesByPortOnly { adapter } => format!("{adapter} attaches by `port` only"),
         StartFailure::LaunchesFileOnly { adapter, extension } => {
             format!("{adapter} launches a `program` (a .{extension} file)")

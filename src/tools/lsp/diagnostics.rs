@@ -509,7 +509,12 @@ impl LspAfterWrite {
         let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
             Ok(routed) => routed,
             Err(Unavailable::NoLanguage(_) | Unavailable::NotConfigured(_)) => return None,
-            Err(e) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
+            Err(e) => {
+                return Some(Baseline::Unknown(format!(
+                    "its server is unavailable ({})",
+                    crate::tools::unusable::unavailable(&e)
+                )));
+            }
         };
         let open = routed.addr.send(Open { file: Some(path.clone()), save: false });
         let session = match tokio::time::timeout(BASELINE_WAIT, open).await {
@@ -546,7 +551,12 @@ impl LspAfterWrite {
         let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
             Ok(routed) => routed,
             Err(Unavailable::NoLanguage(_) | Unavailable::NotConfigured(_)) => return None,
-            Err(e) => return Some(format!("diagnostics unavailable for `{rel}`: {e}")),
+            Err(e) => {
+                return Some(format!(
+                    "diagnostics unavailable for `{rel}`: {}",
+                    crate::tools::unusable::unavailable(&e)
+                ));
+            }
         };
         let open = routed.addr.send(Open { file: Some(path.clone()), save: true });
         let session = match tokio::time::timeout(AFTER_WRITE_WAIT, open).await {

@@ -471,7 +471,7 @@ pub(crate) async fn open_after(
 ) -> Result<(Opened, Synced), String> {
     let routed = match sup.send(Route { file: path.to_path_buf() }).await {
         Ok(Ok(routed)) => routed,
-        Ok(Err(e)) => return Err(format!("server unavailable: {e}")),
+        Ok(Err(e)) => return Err(format!("server unavailable: {}", crate::tools::unusable::unavailable(&e))),
         Err(e) => return Err(format!("the language-server supervisor is not running ({e})")),
     };
     open_routed(routed, path, save, synced).await

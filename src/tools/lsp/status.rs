@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use actix::Addr;
 use tether_actors::describe::format_size;
-use tether_actors::lsp::supervisor::{LspSupervisor, ReloadFor, Status};
+use tether_actors::lsp::supervisor::{Candidate, LspSupervisor, ReloadFailed, ReloadFor, Status};
 
 use crate::result::ToolResult;
 
@@ -59,7 +59,7 @@ pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
             }
         }
         for c in &lang.candidates {
-            let _ = writeln!(text, "  {c}");
+            let _ = writeln!(text, "  {}", candidate(c));
         }
     }
     if report.capped {
@@ -74,7 +74,40 @@ pub(super) async fn status(sup: Addr<LspSupervisor>) -> ToolResult {
     }
     let _ = writeln!(text, "{}", report.limits.describe(Some(report.memory_held)));
     text.push_str(RESOURCES_HINT);
-    ToolResult::text(text).with_data(&report)
+    // The candidates are typed; the data holds each as its line reads.
+    let mut data = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(rows) = data["languages"].as_array_mut() {
+        for (row, lang) in rows.iter_mut().zip(&report.languages) {
+            row["candidates"] = lang.candidates.iter().map(candidate).collect();
+        }
+    }
+    ToolResult::text(text).with_data(&data)
+}
+
+/// Most roots a candidate's line names.
+const ROOTS_SHOWN: usize = 5;
+
+/// One candidate's line: whether it can start here, and why not — the
+/// roots its markers give the language's files, and its program.
+fn candidate(c: &Candidate) -> String {
+    let who = match c.only_for.is_empty() {
+        true => c.id.clone(),
+        false => format!("{} (asked only for {})", c.id, c.only_for.join(", ")),
+    };
+    let roots = if c.roots.is_empty() {
+        format!("no {} in the directory of any {} file or above it", c.markers.join(", "), c.language)
+    } else {
+        let mut rels: Vec<String> = c.roots.iter().take(ROOTS_SHOWN).cloned().collect();
+        if c.roots.len() > ROOTS_SHOWN {
+            rels.push(format!("and {} more", c.roots.len() - ROOTS_SHOWN));
+        }
+        format!("{} at {}", if c.roots.len() == 1 { "root" } else { "roots" }, rels.join(", "))
+    };
+    match &c.binary {
+        Ok(path) if !c.roots.is_empty() => format!("{who}: usable ({roots}; {})", path.display()),
+        Ok(path) => format!("{who}: {roots} (binary {} found)", path.display()),
+        Err(why) => format!("{who}: {}; {roots}", crate::tools::unusable::reason(why, true)),
+    }
 }
 
 /// Where `status` sends the model for everything else the run holds.
@@ -86,7 +119,12 @@ pub(super) async fn reload(sup: Addr<LspSupervisor>, path: Option<PathBuf>) -> T
             ToolResult::text("no server was running; servers start on first use")
         }
         Ok(Ok(done)) => ToolResult::text(format!("restarted {}", done.join(", "))),
-        Ok(Err(e)) => ToolResult::error(format!("lsp reload: {e}")),
+        Ok(Err(ReloadFailed::Unavailable(e))) => {
+            ToolResult::error(format!("lsp reload: {}", crate::tools::unusable::unavailable(&e)))
+        }
+        Ok(Err(ReloadFailed::Server { name, error })) => {
+            ToolResult::error(format!("lsp reload: {name}: {error}"))
+        }
         Err(e) => ToolResult::error(format!("lsp reload: the supervisor is not running ({e})")),
     }
 }

@@ -232,9 +232,9 @@ async fn plan_asks(sup: &Addr<LspSupervisor>, root: &Path, table: &Table, presen
                     unrouted += 1;
                     why_not.get_or_insert_with(|| match e {
                         Unavailable::NotUsable { reasons, .. } => {
-                            reasons.iter().map(|r| r.brief()).collect::<Vec<_>>()
+                            reasons.iter().map(crate::tools::unusable::brief).collect::<Vec<_>>()
                         }
-                        other => vec![other.to_string()],
+                        other => vec![crate::tools::unusable::unavailable(&other)],
                     });
                 }
                 Err(e) => {
