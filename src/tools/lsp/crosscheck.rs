@@ -15,7 +15,10 @@
 //! any server's `references` answer against the files written around it.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use tether_actors::project_walk::{self, DEPENDENCIES, Entry, Rules};
 
 /// Files read for the check; past this it says it stopped.
 const MAX_FILES: usize = 5_000;
@@ -53,29 +56,31 @@ pub(super) fn unlisted(
         .map(|package| format!("import {package}."));
     let mut files = Vec::new();
     let (mut seen, mut bytes, mut capped) = (0usize, 0u64, false);
-    for entry in ignore::WalkBuilder::new(server_root).build().flatten() {
-        let path: PathBuf = entry.into_path();
-        if path.extension() != Some(ext.as_os_str()) || !path.is_file() {
-            continue;
+    let rules = Rules { ignore_files: true, skip: DEPENDENCIES, max_depth: None };
+    project_walk::walk(server_root, rules, |entry| {
+        let Entry::File(path) = entry else { return ControlFlow::Continue(()) };
+        if path.extension() != Some(ext.as_os_str()) {
+            return ControlFlow::Continue(());
         }
         seen += 1;
-        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         if seen > MAX_FILES || bytes + len > MAX_BYTES {
             capped = true;
-            break;
+            return ControlFlow::Break(());
         }
         bytes += len;
-        let rel = tether_actors::fs::relative(workdir, &path);
+        let rel = tether_actors::fs::relative(workdir, path);
         if answered.contains(&rel) {
-            continue;
+            return ControlFlow::Continue(());
         }
-        let Ok(text) = std::fs::read(&path) else { continue };
-        let sees = path.parent().map(Path::to_path_buf) == home
+        let Some(text) = read_written(path) else { return ControlFlow::Continue(()) };
+        let sees = path.parent() == home.as_deref()
             || import.as_ref().is_some_and(|i| text.windows(i.len()).any(|w| w == i.as_bytes()));
         if sees && in_code(&text, symbol.as_bytes()) {
             files.push(rel);
         }
-    }
+        ControlFlow::Continue(())
+    });
     files.sort();
     Unlisted { files, capped }
 }
@@ -86,6 +91,28 @@ fn package_of(text: &str) -> Option<String> {
         .map(str::trim)
         .find_map(|l| l.strip_prefix("package "))
         .map(|p| p.trim_end_matches(';').trim().to_string())
+}
+
+/// How often a file caught empty just after a write is read again.
+const REREAD_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// `path`'s bytes, not caught between a writer's truncation and its
+/// write: an empty file modified within
+/// [`super::changed_under::HALF_WRITTEN_WINDOW`] is read again until it
+/// holds something or that window has passed since its change (a writer
+/// descheduled on a busy machine leaves it empty for that long). Blocks:
+/// for a blocking task.
+pub(super) fn read_written(path: &Path) -> Option<Vec<u8>> {
+    let window = super::changed_under::HALF_WRITTEN_WINDOW;
+    loop {
+        let text = std::fs::read(path).ok()?;
+        let changed = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+        let since = std::time::SystemTime::now().duration_since(changed).unwrap_or_default();
+        if !text.is_empty() || since >= window {
+            return Some(text);
+        }
+        std::thread::sleep(REREAD_EVERY.min(window - since));
+    }
 }
 
 /// Whether a line of `text` that is not a comment line (`//`, `/*`, `*`,
@@ -152,6 +179,31 @@ impl Unlisted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_caught_between_truncation_and_write_is_read_once_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("M0.java");
+        std::fs::write(&path, "").unwrap();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                std::fs::write(&path, "return Core.target(0);\n").unwrap();
+            })
+        };
+        let text = read_written(&path).unwrap();
+        writer.join().unwrap();
+        assert_eq!(count_in_code(&text, b"target"), 1, "{}", String::from_utf8_lossy(&text));
+        // An empty file no one wrote lately is empty.
+        let old = dir.path().join("old.java");
+        std::fs::write(&old, "").unwrap();
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&old).unwrap().set_modified(long_ago).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(read_written(&old).unwrap(), b"");
+        assert!(started.elapsed() < super::super::changed_under::HALF_WRITTEN_WINDOW);
+    }
 
     #[test]
     fn uses_are_counted_on_code_lines_only() {

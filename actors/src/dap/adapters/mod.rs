@@ -603,17 +603,16 @@ impl MarkerWalk {
     /// stopped at (`src/main/java/com/…`), looking at most
     /// [`DEEPER_LOOK_ENTRIES`] entries; a look it could not finish counts.
     fn deeper_holds(&self, dir: &Path, languages: &[&str]) -> bool {
-        for (seen, entry) in ignore::WalkBuilder::new(dir).build().flatten().enumerate() {
-            if seen == DEEPER_LOOK_ENTRIES {
-                return true;
-            }
-            if entry.file_type().is_some_and(|t| t.is_file())
-                && self.languages.of(entry.path()).is_some_and(|l| languages.contains(&l.id.as_str()))
-            {
-                return true;
-            }
-        }
-        false
+        let (mut seen, mut holds) = (0, false);
+        let rules = Rules { ignore_files: true, skip: DEPENDENCIES, max_depth: None };
+        project_walk::walk(dir, rules, |entry| {
+            seen += 1;
+            holds = seen > DEEPER_LOOK_ENTRIES
+                || matches!(entry, Entry::File(path)
+                    if self.languages.of(path).is_some_and(|l| languages.contains(&l.id.as_str())));
+            if holds { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        });
+        holds
     }
 }
 

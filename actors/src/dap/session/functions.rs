@@ -179,20 +179,23 @@ const MAX_PLACES: usize = 3;
 /// the Python files under `workdir` — not installed packages — as
 /// `(path, line)` sorted by path; a name defined nowhere is absent.
 pub(super) fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Vec<(String, u32)>> {
-    const SKIPPED: &[&str] =
-        &["site-packages", "dist-packages", "node_modules", ".venv", "venv", "__pycache__"];
+    use crate::project_walk::{self, Entry, Rules};
+    use std::ops::ControlFlow;
+    const SKIPPED: &[&str] = &["site-packages", "dist-packages", "node_modules", "venv", "__pycache__"];
     let mut found: BTreeMap<String, Vec<(String, u32)>> = BTreeMap::new();
-    let walk = ignore::WalkBuilder::new(workdir)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| SKIPPED.contains(&n)))
-        .build();
-    let files = walk
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
-        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.len() <= MAX_SCAN_BYTES))
-        .take(MAX_SCAN_FILES);
-    for entry in files {
-        let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+    let mut files = Vec::new();
+    let rules = Rules { ignore_files: true, skip: SKIPPED, max_depth: None };
+    project_walk::walk(workdir, rules, |entry| {
+        if let Entry::File(path) = entry
+            && path.extension().is_some_and(|x| x == "py")
+            && std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_SCAN_BYTES)
+        {
+            files.push(path.to_path_buf());
+        }
+        if files.len() < MAX_SCAN_FILES { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
+    });
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
         for (i, line) in text.lines().enumerate() {
             let line = line.trim_start();
             let Some(rest) = line.strip_prefix("async ").unwrap_or(line).strip_prefix("def ") else {
@@ -203,7 +206,7 @@ pub(super) fn python_defs(workdir: &Path, names: &[&str]) -> BTreeMap<String, Ve
                 rest.strip_prefix(**n).is_some_and(|after| after.trim_start().starts_with(['(', '[']))
             });
             if let Some(name) = defined {
-                let rel = crate::fs::relative(workdir, entry.path());
+                let rel = crate::fs::relative(workdir, &path);
                 found.entry(name.to_string()).or_default().push((rel, i as u32 + 1));
             }
         }

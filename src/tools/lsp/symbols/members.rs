@@ -104,19 +104,24 @@ pub(super) async fn from_documents(
 /// The files `serves` covers under `root` whose text holds `wanted`
 /// (lower case), in path order; the walk keeps to what git would.
 fn files_holding(root: &Path, serves: &tether_actors::lsp::server::Serves, wanted: &str) -> Vec<PathBuf> {
+    use std::ops::ControlFlow;
+    use tether_actors::project_walk::{self, DEPENDENCIES, Entry, Rules};
     let mut out = Vec::new();
-    for (walked, entry) in ignore::WalkBuilder::new(root).build().flatten().enumerate() {
-        if walked >= MAX_FILES_READ {
-            break;
+    let mut walked = 0;
+    let rules = Rules { ignore_files: true, skip: DEPENDENCIES, max_depth: None };
+    project_walk::walk(root, rules, |entry| {
+        walked += 1;
+        if walked > MAX_FILES_READ {
+            return ControlFlow::Break(());
         }
-        let path = entry.path();
-        if !entry.file_type().is_some_and(|t| t.is_file()) || !serves.file(path) {
-            continue;
-        }
-        if std::fs::read_to_string(path).is_ok_and(|t| t.to_lowercase().contains(wanted)) {
+        if let Entry::File(path) = entry
+            && serves.file(path)
+            && std::fs::read_to_string(path).is_ok_and(|t| t.to_lowercase().contains(wanted))
+        {
             out.push(path.to_path_buf());
         }
-    }
+        ControlFlow::Continue(())
+    });
     out.sort();
     out
 }
