@@ -67,7 +67,7 @@ fn start_failure(failure: &StartFailure) -> String {
         StartFailure::NothingToStart => "nothing to launch: give `program` or `module`".into(),
         StartFailure::NoAdapterAttaches { form } => format!(
             "no adapter in the table attaches this way ({}); `debug adapters` lists how each attaches",
-            super::render::attach_forms(std::slice::from_ref(form))
+            super::attach::attach_forms(std::slice::from_ref(form))
         ),
         StartFailure::NoAdapterFor { file, missing: Some(why) } => {
             format!("no debug adapter handles `{file}`: {why}")

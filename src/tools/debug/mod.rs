@@ -17,6 +17,7 @@ use crate::handler::{CallContext, ToolError, ToolFuture, ToolHandler, schema_of}
 use crate::result::ToolResult;
 use crate::spec::{Level, ToolSpec};
 
+mod attach;
 mod bound;
 mod failure;
 mod listing;

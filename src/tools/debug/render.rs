@@ -6,11 +6,11 @@
 //! breakpoints by `bound` (its sibling modules).
 
 use serde_json::{Value, json};
-use tether_actors::dap::asked::AttachForm;
 use tether_actors::dap::session::{
     Answer, Blind, BoundView, DebugReply, ExceptionsSet, Lead, MAX_OUTPUT, NotSet, Note, SessionNow, Settled,
 };
 
+use super::attach::attach_forms;
 use super::failure::{self, failure, unfit};
 use super::snapshot::{reason, snapshot};
 use super::{bound, listing};
@@ -307,31 +307,6 @@ fn exceptions(set: &ExceptionsSet) -> (String, Value) {
             (text, json!({"filters": filters}))
         }
     }
-}
-
-/// How an adapter attaches, in the `attach` op's own arguments.
-pub(super) fn attach_forms(forms: &[AttachForm]) -> String {
-    let ways: Vec<&str> = forms
-        .iter()
-        .map(|form| match form {
-            AttachForm::DebugpyPort => "`port` of a program started with `python -m debugpy --listen PORT`",
-            AttachForm::LldbPid => "`pid` of a running native process",
-            AttachForm::DelvePid => "`pid` of a running Go process",
-            AttachForm::DelveServer => {
-                "`port` with `adapter: \"delve\"` for a `dlv --headless --listen 127.0.0.1:PORT` server"
-            }
-            AttachForm::DartVmService => {
-                "`vm_service_uri` of a program started with `dart run --observe` (the ws:// or http:// address it prints, on loopback)"
-            }
-            AttachForm::NodeInspectPort => {
-                "`port` with `adapter: \"js-debug\"` of a program started with `node --inspect=127.0.0.1:PORT`"
-            }
-            AttachForm::RdbgPort => {
-                "`port` with `adapter: \"rdbg\"` of a program started with `rdbg --open --port PORT` (or `RUBY_DEBUG_PORT=PORT ruby -rdebug/open`)"
-            }
-        })
-        .collect();
-    if ways.is_empty() { "attach: not offered".into() } else { format!("attach: {}", ways.join(", or ")) }
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ pub(crate) async fn shortfalls(
             .into_iter()
             .filter_map(|path| {
                 // A file deleted since holds nothing: the vanished check covers it.
-                let text = super::crosscheck::read_written(&path)?;
+                let text = super::crosscheck::read_written(&path, HALF_WRITTEN_WINDOW)?;
                 let holds = super::crosscheck::count_in_code(&text, word.as_bytes());
                 let listed = listed.get(&path).copied().unwrap_or(0);
                 let content = {

@@ -44,6 +44,7 @@ pub(super) fn unlisted(
     file: &Path,
     symbol: &str,
     answered: &BTreeSet<String>,
+    window: std::time::Duration,
 ) -> Unlisted {
     let Some(ext) = file.extension().map(|e| e.to_os_string()) else {
         return Unlisted { files: Vec::new(), capped: false };
@@ -73,7 +74,7 @@ pub(super) fn unlisted(
         if answered.contains(&rel) {
             return ControlFlow::Continue(());
         }
-        let Some(text) = read_written(path) else { return ControlFlow::Continue(()) };
+        let Some(text) = read_written(path, window) else { return ControlFlow::Continue(()) };
         let sees = path.parent() == home.as_deref()
             || import.as_ref().is_some_and(|i| text.windows(i.len()).any(|w| w == i.as_bytes()));
         if sees && in_code(&text, symbol.as_bytes()) {
@@ -97,13 +98,11 @@ fn package_of(text: &str) -> Option<String> {
 const REREAD_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// `path`'s bytes, not caught between a writer's truncation and its
-/// write: an empty file modified within
-/// [`super::changed_under::HALF_WRITTEN_WINDOW`] is read again until it
-/// holds something or that window has passed since its change (a writer
-/// descheduled on a busy machine leaves it empty for that long). Blocks:
-/// for a blocking task.
-pub(super) fn read_written(path: &Path) -> Option<Vec<u8>> {
-    let window = super::changed_under::HALF_WRITTEN_WINDOW;
+/// write: an empty file modified within `window` (the callers'
+/// `HALF_WRITTEN_WINDOW`) is read again until it holds something or the
+/// window has passed since its change (a writer descheduled on a busy
+/// machine leaves it empty for that long). Blocks: for a blocking task.
+pub(super) fn read_written(path: &Path, window: std::time::Duration) -> Option<Vec<u8>> {
     loop {
         let text = std::fs::read(path).ok()?;
         let changed = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
@@ -192,7 +191,8 @@ mod tests {
                 std::fs::write(&path, "return Core.target(0);\n").unwrap();
             })
         };
-        let text = read_written(&path).unwrap();
+        let window = std::time::Duration::from_secs(1);
+        let text = read_written(&path, window).unwrap();
         writer.join().unwrap();
         assert_eq!(count_in_code(&text, b"target"), 1, "{}", String::from_utf8_lossy(&text));
         // An empty file no one wrote lately is empty.
@@ -201,8 +201,8 @@ mod tests {
         let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
         std::fs::File::options().write(true).open(&old).unwrap().set_modified(long_ago).unwrap();
         let started = std::time::Instant::now();
-        assert_eq!(read_written(&old).unwrap(), b"");
-        assert!(started.elapsed() < super::super::changed_under::HALF_WRITTEN_WINDOW);
+        assert_eq!(read_written(&old, window).unwrap(), b"");
+        assert!(started.elapsed() < window);
     }
 
     #[test]
@@ -237,7 +237,14 @@ mod tests {
         write("other/F.java", "package other;\nclass F { PluginCall c; }");
         write("app/d.txt", "PluginCall");
         let answered: BTreeSet<String> = ["app/A.java".to_string()].into();
-        let u = unlisted(root, root, &root.join("app/A.java"), "PluginCall", &answered);
+        let u = unlisted(
+            root,
+            root,
+            &root.join("app/A.java"),
+            "PluginCall",
+            &answered,
+            std::time::Duration::from_secs(1),
+        );
         assert_eq!(u, Unlisted { files: vec!["app/B.java".into(), "app/x/E.java".into()], capped: false });
         let note = u.note("jdtls", "PluginCall").unwrap();
         assert!(

@@ -307,7 +307,14 @@ pub(super) async fn navigate(
         let (workdir, server_root, file, word) =
             (root.clone(), session.key.root.clone(), path.clone(), symbol.to_string());
         let unlisted = tokio::task::spawn_blocking(move || {
-            crosscheck::unlisted(&workdir, &server_root, &file, &word, &answered)
+            crosscheck::unlisted(
+                &workdir,
+                &server_root,
+                &file,
+                &word,
+                &answered,
+                changed_under::HALF_WRITTEN_WINDOW,
+            )
         })
         .await;
         if let Some(note) = unlisted.ok().and_then(|u| u.note(&session.key.server, symbol)) {

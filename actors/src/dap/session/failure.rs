@@ -43,7 +43,7 @@ pub enum Failure {
     RunToUnbound { file: String, line: u32, why: String },
     /// No session: how the last one ended, and whether the caller hears
     /// of that end for the first time (an expiry, which no answer told).
-    NoSession { last: Option<super::outcome::SessionEnd>, unheard: bool },
+    NoSession { last: Option<super::ending::SessionEnd>, unheard: bool },
     /// A launch or attach while a session runs.
     AlreadyRunning(SessionHead),
     /// The call was cancelled while it waited for the session.

@@ -20,7 +20,7 @@
 //!   evaluate) and waiting for the program to settle.
 //! - `outcome`: what an op answers — typed ([`Answer`]: a stop's
 //!   [`Snapshot`], where a run [`Settled`], listings, where breakpoints
-//!   bound), which the `debug` tool writes out; a failure's sentence.
+//!   bound), which the `debug` tool writes out.
 //! - [`snapshot`]: reading a stop (frames, source, locals, the reason).
 //! - [`breakpoints`], `functions`: breakpoints by line and by function
 //!   name as asked, and one answer's element; `bindings`: where each bound,
@@ -30,9 +30,10 @@
 //! - `stopping`: the ops that change where the program stops during a
 //!   session (`breakpoints`, `exceptions`, `run_to`), sent to every live
 //!   target.
-//! - `node`: the session in the supervision tree.
+//! - `node`: the session in the supervision tree; `ending`: why a
+//!   session is over ([`SessionEnd`]).
 //! - `replies`: reading an adapter's typed answers; `failure`: why an op
-//!   failed.
+//!   failed (why a session could not start is `crate::dap::start_failure`).
 //!
 //! What each adapter needs of its own — launch arguments, exception
 //! filters, js-debug's child sessions, rdbg's command line — is
@@ -154,15 +155,17 @@ pub mod breakpoints;
 mod failure;
 mod outcome;
 pub use bindings::BoundView;
+pub use ending::SessionEnd;
 pub use failure::{Failure, Refusal, SessionHead, Unfit};
 pub use functions::{FunctionBinding, FunctionFound};
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
-    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionEnd, SessionNow, Settled,
-    ShownVariable, Snapshot, StackFrameAt, StopWhy,
+    LinesSet, Locals, NoLocals, NotSet, Note, RunState, ScopeAt, SessionNow, Settled, ShownVariable,
+    Snapshot, StackFrameAt, StopWhy,
 };
 mod bindings;
 mod configure;
+mod ending;
 mod functions;
 mod node;
 mod ops;

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::bindings::BoundView;
 use super::breakpoints::BreakpointSpec;
+use super::ending::SessionEnd;
 use super::failure::{Failure, Refusal, SessionHead, Unfit};
 
 /// An op's answer.
@@ -191,22 +192,6 @@ pub enum Answer {
     NoSession { last: Option<SessionEnd>, held_breakpoints: usize },
     /// `status` of a running session.
     Status { head: SessionHead, now: Box<SessionNow> },
-}
-
-/// Why a session is over.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SessionEnd {
-    /// The caller terminated it (or detached from an attached program).
-    Requested,
-    /// Its time-to-live passed; adapter and program were killed.
-    Expired { ttl: Duration },
-    /// The program exited with this code.
-    Exited(i64),
-    /// The program ended and its adapter gave no exit code (delve,
-    /// js-debug).
-    Terminated,
-    /// The connection to the adapter ended, as the transport saw it.
-    AdapterGone(crate::wire::dap::Ended),
 }
 
 /// What `breakpoints` did with a file's (`file`: relative to the

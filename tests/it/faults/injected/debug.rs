@@ -41,8 +41,12 @@ async fn launch_stopped(h: &Harness, program: &str, line: u32, ledger: &mut Ledg
         launched.starts_with(&format!("launched; stopped (breakpoint) at {program}:{line}")),
         "{launched}"
     );
-    let session =
-        node(h, "debug-session", |n| pid(n).is_some()).await.expect("a session with an adapter pid");
+    let Some(session) = node(h, "debug-session", |n| pid(n).is_some()).await else {
+        let seen = nodes(h, "debug-session").await;
+        panic!(
+            "a session with an adapter pid, after the launch answered {launched:?}; the tree shows {seen:?}"
+        );
+    };
     let adapter = pid(&session).unwrap();
     let mut debuggees = Vec::new();
     collect(&session, "debuggee", &mut debuggees);
@@ -173,9 +177,10 @@ async fn debug_debuggee_exits_during_continue() {
 async fn debug_session_ends_at_its_ttl() {
     let t_all = Instant::now();
     debugpy();
-    // Long enough that a launch on a loaded machine (several seconds) is
-    // still inside it when the test reads the session's pids.
-    const TTL: Duration = Duration::from_secs(8);
+    // Long enough that a launch on a loaded machine (several seconds;
+    // more than 8 under the full test command) is still inside it when
+    // the test reads the session's pids.
+    const TTL: Duration = Duration::from_secs(15);
     let h = Harness::with(&[("requirements.txt", ""), ("prog.py", SLOW_PROG)], |b| {
         b.connect_all().debug_ttl(TTL)
     });
