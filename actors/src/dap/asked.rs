@@ -109,17 +109,6 @@ impl AttachSpec {
             Self::RdbgPort(_) => AttachForm::RdbgPort,
         }
     }
-
-    pub(super) fn describe(&self) -> String {
-        match self {
-            Self::DebugpyPort(p) => format!("the program listening for debugpy on port {p}"),
-            Self::DelvePort(p) => format!("the delve server on port {p}"),
-            Self::LldbPid(pid) | Self::DelvePid(pid) => format!("process {pid}"),
-            Self::DartVmService(uri) => format!("the Dart VM service at {uri}"),
-            Self::NodeInspectPort(p) => format!("the node program inspected on port {p}"),
-            Self::RdbgPort(p) => format!("the Ruby program listening for rdbg on port {p}"),
-        }
-    }
 }
 
 /// One breakpoint as asked for.

@@ -50,7 +50,7 @@ pub(super) fn failure(failure: &Failure) -> String {
         Failure::AlreadyRunning(head) => format!(
             "a debug session ({}) on {} is already running (up {} s); terminate it first — a second launch never replaces the first",
             head.adapter,
-            head.program,
+            super::attach::debuggee(&head.program),
             head.up.as_secs()
         ),
         Failure::CancelledBeforeRun => {
@@ -200,7 +200,8 @@ mod tests {
         assert_eq!(failure(&during), "run_to: continue failed: no answer");
         let step = Failure::Request { during: None, request: "next".into(), error: "gone".into() };
         assert_eq!(failure(&step), "next failed: gone");
-        let head = SessionHead { adapter: "debugpy", program: "prog.py".into(), up: Duration::from_secs(3) };
+        let program = tether_actors::dap::session::Debuggee::Launched("prog.py".into());
+        let head = SessionHead { adapter: "debugpy", program, up: Duration::from_secs(3) };
         assert!(
             failure(&Failure::AlreadyRunning(head))
                 .starts_with("a debug session (debugpy) on prog.py is already running (up 3 s)")

@@ -88,7 +88,7 @@ fn note(note: &Note) -> Option<String> {
 fn lead(lead: &Lead) -> String {
     match lead {
         Lead::Launched => "launched".into(),
-        Lead::Attached(to) => format!("attached to {to}"),
+        Lead::Attached(to) => format!("attached to {}", super::attach::attached_to(to)),
         Lead::RunToMissed { target } => {
             format!("run_to: {target} was not reached (its temporary breakpoint is removed)")
         }
@@ -105,7 +105,8 @@ fn answer(answer: &Answer) -> (String, Value) {
     let (text, mut data) = match answer {
         Answer::Settled(s) => settled(s),
         Answer::Status { head, now } => {
-            let head = format!("{} session on {} (up {} s)", head.adapter, head.program, head.up.as_secs());
+            let on = super::attach::debuggee(&head.program);
+            let head = format!("{} session on {on} (up {} s)", head.adapter, head.up.as_secs());
             match now.as_ref() {
                 SessionNow::Exited(code) => {
                     (format!("{head}: the program exited with code {code}"), json!({}))

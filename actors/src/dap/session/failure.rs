@@ -84,6 +84,16 @@ pub struct Unfit {
 pub struct SessionHead {
     pub adapter: &'static str,
     /// What runs: the program (with its arguments) or what was attached.
-    pub program: String,
+    pub program: Debuggee,
     pub up: Duration,
+}
+
+/// What a session debugs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Debuggee {
+    /// A program it launched, as a command line reads it (`prog.py`,
+    /// `-m pkg`, `node --test tests`, `npm run test`).
+    Launched(String),
+    /// A running program it attached to.
+    Attached(crate::dap::asked::AttachSpec),
 }

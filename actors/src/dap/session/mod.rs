@@ -156,7 +156,7 @@ mod failure;
 mod outcome;
 pub use bindings::BoundView;
 pub use ending::SessionEnd;
-pub use failure::{Failure, Refusal, SessionHead, Unfit};
+pub use failure::{Debuggee, Failure, Refusal, SessionHead, Unfit};
 pub use functions::{FunctionBinding, FunctionFound};
 pub use outcome::{
     AdapterRow, Answer, Blind, ChainFrame, DebugReply, Evaluated, ExceptionsSet, FrameAt, FunctionsSet, Lead,
@@ -185,7 +185,7 @@ struct Connection {
     caps: dap_types::Capabilities,
     /// The exception filters in force.
     exceptions: Vec<String>,
-    program: String,
+    program: Debuggee,
     client: DapClient,
     /// The connection the session was launched on, when the debuggee runs
     /// as a child session on another (js-debug): kept open for as long.

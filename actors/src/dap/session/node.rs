@@ -3,7 +3,7 @@
 
 use actix::prelude::*;
 
-use super::{DebugSessionActor, SessionEnd};
+use super::{DebugSessionActor, Debuggee, SessionEnd};
 use crate::describe::{ActorNode, Describe};
 use crate::process::KillGuard;
 
@@ -16,7 +16,7 @@ impl Handler<Describe> for DebugSessionActor {
                 let mut n = ActorNode::new(
                     "debug-session",
                     &self.conversation,
-                    &format!("{} on {}", s.adapter.id, s.program),
+                    &format!("{} on {}", s.adapter.id, in_brief_debuggee(&s.program)),
                     s.started.elapsed().as_millis() as u64,
                     0,
                 );
@@ -26,7 +26,7 @@ impl Handler<Describe> for DebugSessionActor {
                 if let Some(pid) = state.debuggee_pid {
                     let mut debuggee = ActorNode::new(
                         "debuggee",
-                        &s.program,
+                        &in_brief_debuggee(&s.program),
                         if state.running { "running" } else { "stopped" },
                         s.started.elapsed().as_millis() as u64,
                         0,
@@ -75,5 +75,22 @@ fn in_brief(end: &SessionEnd) -> String {
         SessionEnd::Exited(code) => format!("program exited with code {code}"),
         SessionEnd::Terminated => "program terminated".into(),
         SessionEnd::AdapterGone(why) => format!("adapter went away: {}", why.reason()),
+    }
+}
+
+/// What a session debugs, in the tree's few words: the command line, or
+/// where it attached (`pid 4242`, `port 5678`).
+fn in_brief_debuggee(debuggee: &Debuggee) -> String {
+    use crate::dap::asked::AttachSpec;
+    match debuggee {
+        Debuggee::Launched(line) => line.clone(),
+        Debuggee::Attached(AttachSpec::LldbPid(pid) | AttachSpec::DelvePid(pid)) => format!("pid {pid}"),
+        Debuggee::Attached(
+            AttachSpec::DebugpyPort(p)
+            | AttachSpec::DelvePort(p)
+            | AttachSpec::NodeInspectPort(p)
+            | AttachSpec::RdbgPort(p),
+        ) => format!("port {p}"),
+        Debuggee::Attached(AttachSpec::DartVmService(uri)) => uri.clone(),
     }
 }

@@ -34,8 +34,8 @@ pub struct DebugReply {
 pub enum Lead {
     /// A launch.
     Launched,
-    /// An attach, to what (`pid 4242`).
-    Attached(String),
+    /// An attach, to what.
+    Attached(crate::dap::asked::AttachSpec),
     /// `run_to` never reached `target` (`prog.py:7`).
     RunToMissed { target: String },
     /// `run_to` stopped elsewhere before reaching `target`.

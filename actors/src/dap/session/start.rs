@@ -238,8 +238,11 @@ impl DebugSessionActor {
             }
             (Some(LaunchSpec { program: Some(p), .. }), _) => self.rel(p),
             (Some(LaunchSpec { module: Some(m), .. }), _) => format!("-m {m}"),
-            (_, Some(spec)) => spec.describe(),
             _ => String::new(),
+        };
+        let program_text = match &attach {
+            Some(spec) => super::Debuggee::Attached(spec.clone()),
+            None => super::Debuggee::Launched(program_text),
         };
         let (pipes, waiting, guard, stderr) = match spawned {
             Some(s) => (s.pipes, s.waiting, Some(s.guard), s.stderr),
@@ -499,7 +502,7 @@ async fn handshake(
         // launch does; without, the program runs on and the answer is at
         // once (stopped only if attaching stopped it).
         Some(spec) if has_breakpoints || matches!(spec, AttachSpec::RdbgPort(_)) => {
-            settle(shared, client, 0, workdir, RUN_WAIT).await.led(Lead::Attached(spec.describe()))
+            settle(shared, client, 0, workdir, RUN_WAIT).await.led(Lead::Attached(spec.clone()))
         }
         Some(spec) => {
             let stop = shared.state.lock().stop.clone();
@@ -507,7 +510,7 @@ async fn handshake(
                 Some(stop) => DebugReply::settled(snapshot(client, &stop, workdir).await),
                 None => DebugReply::settled(Settled::Attached),
             }
-            .led(Lead::Attached(spec.describe()))
+            .led(Lead::Attached(spec.clone()))
         }
         None => settle(shared, client, 0, workdir, RUN_WAIT).await.led(Lead::Launched),
     };
