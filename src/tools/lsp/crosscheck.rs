@@ -105,9 +105,14 @@ const REREAD_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 pub(super) fn read_written(path: &Path, window: std::time::Duration) -> Option<Vec<u8>> {
     loop {
         let text = std::fs::read(path).ok()?;
+        // Only an empty file is asked when it changed: the walk of the
+        // cross-check reads thousands, and a stat each would double that.
+        if !text.is_empty() {
+            return Some(text);
+        }
         let changed = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
         let since = std::time::SystemTime::now().duration_since(changed).unwrap_or_default();
-        if !text.is_empty() || since >= window {
+        if since >= window {
             return Some(text);
         }
         std::thread::sleep(REREAD_EVERY.min(window - since));
