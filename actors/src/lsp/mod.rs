@@ -22,6 +22,7 @@ pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod entry;
+pub mod in_use;
 pub mod key;
 pub mod languages;
 pub mod limits;

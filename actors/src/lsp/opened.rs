@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
+use super::in_use::Hold;
 use super::key::ServerKey;
 use super::languages::Languages;
 use super::shared::{DiagEntry, Held, Progress, ServerState};
@@ -69,6 +70,8 @@ pub struct Opened {
     /// Set for the first call after the server was stopped to keep the
     /// run small and started again: what stopped it, to be said.
     pub restarted: Option<String>,
+    /// Keeps the server from counting as idle while the caller holds this.
+    pub(crate) _hold: Hold,
 }
 
 /// Which files a server reads: those of its languages under its root.

@@ -75,6 +75,23 @@ pub const MAX_SUPERSEDED: usize = 2;
 pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long starting a server and syncing a file may take.
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest one call of the LSP tools can take: every bounded wait it
+/// may make, added up — starting the server and taking the file in, the
+/// three waits for it to be ready (loaded, done indexing, changed files
+/// re-read), the request with its "content modified" retries — for the
+/// question and each time it is asked anew (tether replaced the server, or
+/// a file changed under a `references` answer), then a write's diagnostics
+/// before and after. A host or a test that bounds a call bounds it by
+/// this, never by less: a cold machine may use every one of these waits.
+pub const CALL_BOUND: Duration = Duration::from_secs(
+    (OPEN_TIMEOUT.as_secs()
+        + 3 * READY_WAIT.as_secs()
+        + REQUEST_TIMEOUT.as_secs()
+        + tether_actors::lsp::opened::CONTENT_MODIFIED_RETRY.as_secs())
+        * (1 + MAX_SUPERSEDED as u64 + changed_under::MAX_REASKS as u64)
+        + diagnostics::BASELINE_WAIT.as_secs()
+        + diagnostics::AFTER_WRITE_WAIT.as_secs(),
+);
 /// A file modified this recently, whose line is not where a call says, may
 /// be in the middle of being written (truncated, not yet refilled): it is
 /// read again until it holds still.

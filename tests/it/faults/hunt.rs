@@ -47,19 +47,10 @@ const BRANCH_EXTRAS: usize = 3;
 /// The rounds in which the Rust API run's language server is killed.
 const KILL_ROUNDS: [usize; 3] = [11, 21, 31];
 /// Longest one call may take before it counts as a hang: every bounded
-/// wait an `lsp` call may make, added up — starting the server and taking
-/// the file in, waiting for its index, the request, asking again while
-/// the server says the content changed — for the question and each time it
-/// is asked anew because tether replaced the server meanwhile. Under a
-/// full test run's load a cold jdtls takes most of a minute to start, and
-/// one killed in the middle of a round starts again in the next.
-const CALL_BOUND: Duration = Duration::from_secs(
-    (tether::tools::lsp::OPEN_TIMEOUT.as_secs()
-        + tether::tools::lsp::READY_WAIT.as_secs()
-        + tether::tools::lsp::REQUEST_TIMEOUT.as_secs()
-        + tether_actors::lsp::opened::CONTENT_MODIFIED_RETRY.as_secs())
-        * (1 + tether::tools::lsp::MAX_SUPERSEDED as u64),
-);
+/// wait an `lsp` call may make, added up (the product's own bound). Under
+/// a full test run's load a cold jdtls takes most of a minute to start,
+/// and one killed in the middle of a round starts again in the next.
+const CALL_BOUND: Duration = tether::tools::lsp::CALL_BOUND;
 /// Longest one round may take before it counts as a hang.
 const ROUND_BOUND: Duration = Duration::from_secs(CALL_BOUND.as_secs() + 30);
 /// How long `tether serve --http` may take to say it listens.

@@ -210,10 +210,13 @@ async fn caller(h: Arc<Harness>, me: usize, phase: usize, evals_before: usize, c
         };
         let started = Instant::now();
         let result =
-            tokio::time::timeout(common::CALL_TIMEOUT, h.rt.call_in(&conversation, tool, args.clone()))
+            tokio::time::timeout(common::call_bound(tool), h.rt.call_in(&conversation, tool, args.clone()))
                 .await
                 .unwrap_or_else(|_| {
-                    panic!("caller {me}: `{tool}` {args} did not answer within {:?}", common::CALL_TIMEOUT)
+                    panic!(
+                        "caller {me}: `{tool}` {args} did not answer within {:?}",
+                        common::call_bound(tool)
+                    )
                 });
         let took = started.elapsed();
         tally.longest = tally.longest.max(took);

@@ -95,6 +95,24 @@ async fn a_cancelled_call_cancels_its_request_and_disturbs_nothing_else() {
 }
 
 #[tokio::test]
+async fn a_server_a_call_waits_on_is_never_idle_however_long_it_takes_to_load() {
+    // Idle after 3 s; the document loads in 6.
+    let h = fake_server_run_with("\n[lsp]\nidle_limit_minutes = 0.05\n");
+    h.write("slow_load", "6");
+    let hover = json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"});
+    let started = Instant::now();
+    let answer = lsp_ok(&h, hover.clone()).await;
+    assert_eq!(answer, "fake hover", "answered by the server it waited for, never stopped under it");
+    assert!(started.elapsed() >= Duration::from_secs(6), "the call waited for the load");
+    let pid = common::server_pid(&h).await;
+
+    // Once the call has let go, the limit runs from then.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(common::pid_of(&h, "lsp-server").await, None, "stopped 3 s after its last call let go");
+    assert!(common::group_gone(pid).await, "its process group is gone");
+}
+
+#[tokio::test]
 async fn an_answer_the_server_logged_as_partial_is_asked_again_and_never_passed_on() {
     let h = fake_server_run();
     let hover = json!({"action": "hover", "file": "app.py", "line": 3, "symbol": "unit"});

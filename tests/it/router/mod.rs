@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::common::{Harness, Rng};
 use serde_json::{Map, Value, json};

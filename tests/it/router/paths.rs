@@ -568,7 +568,8 @@ async fn path_confinement_fuzz_for_every_path_argument() {
 }
 
 pub(super) async fn call(rt: &Runtime, tool: &str, args: Value) -> ToolResult {
-    tokio::time::timeout(Duration::from_secs(60), rt.call(tool, args))
+    let bound = crate::common::call_bound(tool);
+    tokio::time::timeout(bound, rt.call(tool, args))
         .await
-        .unwrap_or_else(|_| panic!("`{tool}` did not answer within 60 s"))
+        .unwrap_or_else(|_| panic!("`{tool}` did not answer within {bound:?}"))
 }

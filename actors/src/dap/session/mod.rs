@@ -57,7 +57,7 @@ use state::AdapterState;
 
 pub use crate::dap::asked::{AttachSpec, LaunchSpec, NODE_TEST, NPM_SCRIPT};
 
-/// The hard time-to-live of a session, from launch.
+/// The hard time-to-live of a session, from when its launch or attach answered.
 pub const SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// How long a run op — `launch`, `attach`, `continue`, `pause`, the
 /// steps — waits for the program to stop (or exit) before answering that
@@ -420,7 +420,7 @@ impl Handler<Expire> for DebugSessionActor {
 impl Handler<Cancellable> for DebugSessionActor {
     type Result = AtomicResponse<Self, DebugReply>;
 
-    fn handle(&mut self, msg: Cancellable, ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: Cancellable, _ctx: &mut Self::Context) -> Self::Result {
         if msg.cancel.is_cancelled() {
             return AtomicResponse::new(Box::pin(fut::ready(DebugReply::failed(
                 Failure::CancelledBeforeRun,
@@ -430,7 +430,7 @@ impl Handler<Cancellable> for DebugSessionActor {
         if let Some(s) = &self.session {
             *s.shared.op_cancel.lock() = msg.cancel;
         }
-        self.run_op(msg.op, ctx)
+        self.run_op(msg.op)
     }
 }
 
@@ -447,7 +447,7 @@ impl Handler<DebugOp> for DebugSessionActor {
 }
 
 impl DebugSessionActor {
-    fn run_op(&mut self, op: DebugOp, ctx: &mut Context<Self>) -> AtomicResponse<Self, DebugReply> {
+    fn run_op(&mut self, op: DebugOp) -> AtomicResponse<Self, DebugReply> {
         let ready = |r: DebugReply| AtomicResponse::new(Box::pin(fut::ready(r)));
         // A session whose TTL passed ends before anything else happens.
         if let Some(s) = &self.session
@@ -540,12 +540,12 @@ impl DebugSessionActor {
                     self.functions = names;
                 }
                 self.mark_earlier();
-                self.start_session(ctx, Some(spec), None, kept)
+                self.start_session(Some(spec), None, kept)
             }
             DebugOp::Attach(spec) => {
                 let kept = self.kept(None, false);
                 self.mark_earlier();
-                self.start_session(ctx, None, Some(spec), kept)
+                self.start_session(None, Some(spec), kept)
             }
             DebugOp::Output => {
                 let Some(s) = &self.session else {

@@ -65,6 +65,28 @@ struct Handshaken {
 }
 
 impl DebugSessionActor {
+    /// Starts the session's time-to-live, once its start has answered: the
+    /// time an adapter takes to start on a busy machine is not the caller's
+    /// to lose. Returns when it started, which the timer names so that a
+    /// later session's is not ended by it.
+    fn arm_ttl(&mut self, ctx: &mut Context<Self>) -> Instant {
+        let started = Instant::now();
+        let ttl = self.ttl;
+        // Not `ctx.run_later`: a pending timer keeps an actor alive after
+        // its conversation let go of it, and the adapter and debuggee with it.
+        let me = ctx.address().downgrade();
+        let timer = actix::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(me) = me.upgrade() {
+                me.do_send(Expire { started });
+            }
+        });
+        if let Some(earlier) = self.ttl_timer.replace(timer) {
+            earlier.abort();
+        }
+        started
+    }
+
     /// The adapter for a launch: by the program's extension, or debugpy
     /// for a module.
     fn launch_adapter(&self, spec: &LaunchSpec) -> Result<Usable, StartFailure> {
@@ -95,7 +117,6 @@ impl DebugSessionActor {
     /// `kept` names the breakpoints it keeps from before.
     pub(super) fn start_session(
         &mut self,
-        ctx: &mut Context<Self>,
         launch: Option<LaunchSpec>,
         attach: Option<AttachSpec>,
         kept: Option<Note>,
@@ -248,20 +269,6 @@ impl DebugSessionActor {
             Some(s) => (s.pipes, s.waiting, Some(s.guard), s.stderr),
             None => (None, None, None, Default::default()),
         };
-        let started = Instant::now();
-        let ttl = self.ttl;
-        // Not `ctx.run_later`: a pending timer keeps an actor alive after
-        // its conversation let go of it, and the adapter and debuggee with it.
-        let me = ctx.address().downgrade();
-        let timer = actix::spawn(async move {
-            tokio::time::sleep(ttl).await;
-            if let Some(me) = me.upgrade() {
-                me.do_send(Expire { started });
-            }
-        });
-        if let Some(earlier) = self.ttl_timer.replace(timer) {
-            earlier.abort();
-        }
         let work = async move {
             let (client, mut events) = match (port, pipes) {
                 (None, Some((stdout, stdin))) => DapClient::connect(&name, stdout, stdin),
@@ -365,9 +372,10 @@ impl DebugSessionActor {
                 }
             }
         };
-        AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, _ctx| {
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(move |(result, guard, shared), act, ctx| {
             match result {
                 Ok((client, parent, Handshaken { mut reply, caps, exceptions })) => {
+                    let started = act.arm_ttl(ctx);
                     reply.notes.extend(kept);
                     act.ended = None;
                     act.unheard = false;

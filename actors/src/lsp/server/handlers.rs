@@ -44,6 +44,7 @@ impl LspServerActor {
             omits_unresolved: self.usable.config.omits_unresolved,
             serves: self.serves.clone(),
             restarted: None,
+            _hold: self.holds.hold(),
         })
     }
 }

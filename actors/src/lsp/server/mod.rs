@@ -55,6 +55,7 @@ mod stop;
 mod sync;
 
 use super::discovery::Usable;
+use super::in_use::Holds;
 pub use super::limits::UsageReport;
 pub use super::opened::{
     BARRIER_FLOOR, BARRIER_WAIT, CONTENT_MODIFIED_RETRY, OnError, Opened, Serves, SyncedDoc,
@@ -189,6 +190,8 @@ pub struct LspServerActor {
     created: Instant,
     /// When a caller last opened a session on it: it is idle since.
     last_used: Instant,
+    /// The sessions callers hold on it: in use while any is held.
+    holds: Holds,
     /// How long it may sit idle before it is stopped (`None`: never).
     idle_limit: Option<Duration>,
     /// Why it was last stopped to keep the run small, until it starts again.
@@ -235,6 +238,7 @@ impl LspServerActor {
             last_crash: None,
             created: Instant::now(),
             last_used: Instant::now(),
+            holds: Holds::default(),
             idle_limit,
             stopped: None,
             restart_note: None,
@@ -245,6 +249,17 @@ impl LspServerActor {
             unmanaged: None,
             serves,
         }
+    }
+
+    /// How long it has been idle: `None` while a caller holds a session
+    /// on it or it owes an answer, else since the last session was opened
+    /// or let go, whichever was later.
+    fn idle_for(&self) -> Option<Duration> {
+        let pending = self.running.as_ref().map_or(0, |r| r.client.pending());
+        if pending > 0 || self.holds.held() > 0 {
+            return None;
+        }
+        Some(self.last_used.max(self.holds.released()).elapsed())
     }
 
     fn name(&self) -> String {

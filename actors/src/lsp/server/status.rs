@@ -39,9 +39,13 @@ impl Handler<Describe> for LspServerActor {
         if let Some(r) = &self.running {
             // Its whole process group: the server and what it started.
             node = node.with_detail("memory_bytes", crate::process::group_rss(r.guard.pid()));
-            // Idle: no caller has opened a session on it, and it owes none an answer.
-            let idle = if pending == 0 { self.last_used.elapsed().as_millis() as u64 } else { 0 };
+            // Idle: no caller holds a session on it, and it owes none an answer.
+            let idle = self.idle_for().map_or(0, |idle| idle.as_millis() as u64);
             node = node.with_detail("idle_ms", idle);
+            let held = self.holds.held();
+            if held > 0 {
+                node = node.with_detail("sessions_held", held);
+            }
             node = node.with_detail("file_watchers", r.shared.watchers());
             let rereading = r.shared.rereading().len();
             if rereading > 0 {

@@ -63,8 +63,9 @@ impl Handler<Usage> for LspServerActor {
         Some(UsageReport {
             key: self.key.clone(),
             memory,
-            last_used: self.last_used,
-            pending: running.client.pending() as u64,
+            last_used: self.last_used.max(self.holds.released()),
+            // A held session is a caller about to ask.
+            pending: (running.client.pending() + self.holds.held()) as u64,
         })
     }
 }
@@ -73,8 +74,7 @@ impl Handler<Stop> for LspServerActor {
     type Result = ResponseActFuture<Self, bool>;
 
     fn handle(&mut self, msg: Stop, _ctx: &mut Self::Context) -> Self::Result {
-        let busy = self.running.as_ref().is_none_or(|r| r.client.pending() > 0);
-        if busy {
+        if self.running.is_none() || self.idle_for().is_none() {
             return Box::pin(fut::ready(false));
         }
         Box::pin(self.stop(msg.why).map(|(), _, _| true))
@@ -87,9 +87,12 @@ impl LspServerActor {
     pub(super) fn watch_idle(&self, ctx: &mut Context<Self>) {
         let Some(limit) = self.idle_limit else { return };
         ctx.run_interval(idle_check_every(limit), move |act, ctx| {
-            let Some(running) = &act.running else { return };
-            let idle = act.last_used.elapsed();
-            if running.client.pending() > 0 || idle < limit {
+            if act.running.is_none() {
+                return;
+            }
+            // Held by a caller (waiting for it to start or load) is in use.
+            let Some(idle) = act.idle_for() else { return };
+            if idle < limit {
                 return;
             }
             let why = format!("after {} idle (the run's idle limit is {})", minutes(idle), minutes(limit));
