@@ -38,17 +38,38 @@ pub(super) async fn settle(
 async fn settle_once(
     shared: &AdapterState,
     client: &DapClient,
-    before: u64,
+    mut before: u64,
     workdir: &Path,
     wait: Duration,
 ) -> Settled {
     let cancel = shared.op_cancel.lock().clone();
-    let until_settled = shared
-        .wait_for(wait, |s| s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some());
-    let done = tokio::select! {
-        done = until_settled => done,
-        () = cancel.cancelled() => return Settled::Cancelled,
+    let deadline = std::time::Instant::now() + wait;
+    let mut ran_on = false;
+    let done = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let until_settled = shared.wait_for(left, |s| {
+            s.stops > before || s.terminated || s.exit_code.is_some() || s.closed.is_some()
+        });
+        let done = tokio::select! {
+            done = until_settled => done,
+            () = cancel.cancelled() => return Settled::Cancelled,
+        };
+        // A stop the program ran on from before it could be read (js-debug
+        // pausing a TypeScript loader's file as it loads, then resuming it;
+        // another thread's step) is not where it settled: the next stop or
+        // end is waited for within the same bound.
+        let s = shared.state.lock();
+        let gone = s.stop.is_none() && !s.terminated && s.exit_code.is_none() && s.closed.is_none();
+        if done && s.stops > before && gone {
+            ran_on = true;
+            before = s.stops;
+            continue;
+        }
+        break done;
     };
+    if !done && ran_on {
+        return Settled::RanOn;
+    }
     // js-debug: the program's last output (a test runner's verdict) comes
     // on the parent connection, which says the run ended after the child.
     let ended_before_parent = {
