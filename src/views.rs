@@ -188,6 +188,18 @@ pub struct Moved {
     pub who: Who,
 }
 
+/// Where a line of a file, as a conversation last saw it, stands now.
+#[derive(Debug, Clone)]
+pub enum LineNow {
+    /// As seen: the file is what the conversation saw, or the view kept no
+    /// text of it to hold the line against.
+    AsSeen,
+    /// The file changed since, the line itself did not: its number now.
+    Moved { now: u32, moved: Moved },
+    /// The file changed since, and so did the line (or it is gone).
+    Changed { moved: Moved },
+}
+
 /// Every conversation's view and the run's write log.
 #[derive(Default)]
 pub struct Views {
@@ -245,6 +257,19 @@ impl Views {
         let seen = self.seen(conversation, path)?;
         let digest = Digest::of(now);
         (seen.digest != digest).then(|| Moved { seen, who: self.who_wrote(conversation, path, digest) })
+    }
+
+    /// Where line `line` (1-based) of `path`, as `conversation` last saw
+    /// it, stands in the content `now`: a write tool given a line holds it
+    /// against what its caller read, never against whatever stands at
+    /// that number after another changed the file.
+    pub fn line_now(&self, conversation: &str, path: &Path, line: u32, now: &[u8]) -> LineNow {
+        let Some(moved) = self.moved(conversation, path, now) else { return LineNow::AsSeen };
+        let Some(seen) = moved.seen.text.clone() else { return LineNow::AsSeen };
+        match tether_actors::text::line_now(&seen, &String::from_utf8_lossy(now), line) {
+            Some(now) => LineNow::Moved { now, moved },
+            None => LineNow::Changed { moved },
+        }
     }
 
     /// Who left `path` holding the content `digest` ([`Digest::DELETED`]:
@@ -306,6 +331,29 @@ pub fn what_moved(seen: &Seen, now: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_is_held_against_what_its_conversation_read() {
+        let views = Views::default();
+        let path = Path::new("/w/dup.py");
+        let read = b"class A:\n    def close(self):\n        pass\n";
+        views.saw("A", path, read);
+        assert!(matches!(views.line_now("A", path, 2, read), LineNow::AsSeen));
+        let shifted = b"import os\n\nclass A:\n    def close(self):\n        pass\n";
+        views.wrote("B", path, Some(shifted));
+        match views.line_now("A", path, 2, shifted) {
+            LineNow::Moved { now, moved } => {
+                assert_eq!(now, 4);
+                assert_eq!(moved.who, Who::Conversation("B".into()));
+            }
+            other => panic!("{other:?}"),
+        }
+        let renamed = b"class A:\n    def shut(self):\n        pass\n";
+        views.wrote("B", path, Some(renamed));
+        assert!(matches!(views.line_now("A", path, 2, renamed), LineNow::Changed { .. }));
+        // B's own view is what B wrote.
+        assert!(matches!(views.line_now("B", path, 2, renamed), LineNow::AsSeen));
+    }
 
     #[test]
     fn who_changed_a_file_is_known_or_said_unknown() {

@@ -41,6 +41,22 @@ pub fn line_diff(before: &str, after: &str, context: usize) -> String {
     similar::TextDiff::from_lines(before, after).unified_diff().context_radius(context).to_string()
 }
 
+/// Where line `line` (1-based) of `before` stands in `after`: its number
+/// there when the line itself is unchanged (lines inserted or removed
+/// elsewhere only moved it), `None` when it was changed or removed.
+pub fn line_now(before: &str, after: &str, line: u32) -> Option<u32> {
+    let at = (line as usize).checked_sub(1)?;
+    let diff = similar::TextDiff::from_lines(before, after);
+    diff.ops().iter().find_map(|op| match *op {
+        similar::DiffOp::Equal { old_index, new_index, len }
+            if (old_index..old_index + len).contains(&at) =>
+        {
+            Some((new_index + at - old_index + 1) as u32)
+        }
+        _ => None,
+    })
+}
+
 /// The longest prefix of `s` that is at most `max` bytes and ends on a
 /// character boundary: for buffers whose bound is memory, not reading.
 pub fn byte_prefix(s: &str, max: usize) -> &str {
@@ -90,5 +106,16 @@ mod tests {
         assert_eq!(human_duration(Duration::from_millis(300)), "300 ms");
         assert_eq!(plural(1), "");
         assert_eq!(plural(2), "s");
+    }
+
+    #[test]
+    fn a_line_moved_by_an_insertion_above_is_found_and_a_changed_one_is_not() {
+        let before = "a\nb\nc\nd\n";
+        let after = "x\ny\na\nb\nC\nd\n";
+        assert_eq!(super::line_now(before, after, 2), Some(4));
+        assert_eq!(super::line_now(before, after, 3), None, "changed");
+        assert_eq!(super::line_now(before, after, 4), Some(6));
+        assert_eq!(super::line_now(before, after, 9), None, "past the end");
+        assert_eq!(super::line_now(before, after, 0), None);
     }
 }

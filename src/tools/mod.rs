@@ -10,6 +10,7 @@ pub mod ast_grep;
 pub mod debug;
 pub mod edit;
 pub mod eval;
+mod held_line;
 pub mod lsp;
 pub mod patch;
 pub mod read;

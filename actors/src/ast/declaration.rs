@@ -70,6 +70,64 @@ pub struct Declaration {
     pub gap_before: Option<usize>,
     /// See `gap_before`.
     pub gap_after: Option<usize>,
+    /// The parts it is written in, when it is a property or an overload
+    /// group ([`super::parts`]); `None` for a declaration of one part.
+    pub group: Option<Group>,
+}
+
+impl Declaration {
+    /// Where each of its parts' names starts (its own name alone, for a
+    /// declaration of one part).
+    pub fn names_at(&self) -> Vec<usize> {
+        match &self.group {
+            Some(g) => g.parts.iter().map(|p| p.name_at).collect(),
+            None => vec![self.name_at],
+        }
+    }
+}
+
+/// A declaration written in several parts ([`super::parts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub kind: GroupKind,
+    /// In the file's order.
+    pub parts: Vec<Part>,
+}
+
+/// Which kind of group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKind {
+    /// A getter with its setter or deleter: its body is the getter's.
+    Property,
+    /// Overload signatures, with the implementation if there is one: its
+    /// body is the implementation's.
+    Overloads,
+}
+
+/// One part of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub role: Role,
+    /// Where its name starts.
+    pub name_at: usize,
+    /// Its own body.
+    pub body: Option<(usize, usize)>,
+}
+
+/// What a part is in its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A property's getter.
+    Getter,
+    /// A property's setter.
+    Setter,
+    /// A property's deleter.
+    Deleter,
+    /// An overload signature.
+    Signature,
+    /// An overload group's implementation (or any plain definition that
+    /// may end one).
+    Implementation,
 }
 
 /// What names a declaration: the name node, where the name as written
@@ -172,6 +230,12 @@ pub fn all(lang: Lang, text: &str) -> Vec<Declaration> {
         stack.extend(children.into_iter().rev());
     }
     out
+}
+
+/// Every declaration of `text`, in order, a property or an overload
+/// group as one ([`super::parts`]): what an edit by name may take.
+pub fn whole(lang: Lang, text: &str) -> Vec<Declaration> {
+    super::parts::grouped(lang, text, all(lang, text))
 }
 
 /// The declaration whose name is at byte `at`, or what stands there.
@@ -286,6 +350,7 @@ fn read(node: &Node<'_>, text: &str) -> Option<Declaration> {
         indent,
         gap_before,
         gap_after,
+        group: None,
     })
 }
 

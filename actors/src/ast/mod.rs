@@ -11,6 +11,7 @@ pub mod coverage;
 pub mod declaration;
 mod ladder;
 pub mod lang;
+pub mod parts;
 pub mod pattern;
 mod reading;
 pub mod renamed;

@@ -103,7 +103,20 @@ impl ToolHandler for LspRename {
         let sup = self.supervisor.clone();
         let ast = self.ast.clone();
         let ctx = ctx.clone();
-        Ok(Box::pin(async move { rename(sup, ast, ctx, path, args).await }))
+        Ok(Box::pin(async move {
+            let mut args = args;
+            // The line given is the file as this conversation read it.
+            let held = match crate::tools::held_line::hold(&ctx, &path, args.line) {
+                Ok(held) => held,
+                Err(why) => return ToolResult::error(format!("lsp_rename: {why}")),
+            };
+            args.line = held.line;
+            let mut result = rename(sup, ast, ctx, path, args).await;
+            if let Some(note) = held.note {
+                result.append(&note);
+            }
+            result
+        }))
     }
 }
 

@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use super::tool::{pyright, tsls};
 use crate::common::{Harness, copy_dir, corpus};
 
-async fn edit(h: &Harness, args: Value) -> tether::ToolResult {
+pub(super) async fn edit(h: &Harness, args: Value) -> tether::ToolResult {
     h.call("lsp_edit", args).await
 }
 
-async fn edit_ok(h: &Harness, args: Value) -> String {
+pub(super) async fn edit_ok(h: &Harness, args: Value) -> String {
     let r = edit(h, args.clone()).await;
     assert!(!r.is_error, "{args}: {}", r.text);
     r.text

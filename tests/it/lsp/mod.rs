@@ -3,6 +3,7 @@
 
 mod budget;
 mod edit;
+mod edit_parts;
 mod edit_symbol;
 mod exactly;
 mod fake_server;

@@ -22,7 +22,7 @@ use tether_actors::lsp::server::Opened;
 use tether_actors::lsp::supervisor::LspSupervisor;
 use tether_actors::lsp::workspace_edit::Played;
 
-use super::{Computed, EditArgs, NAME, failed, finish, moved_since, play_all};
+use super::{Computed, EditArgs, NAME, failed, finish, moved_since, play_all, undo_made};
 use crate::handler::CallContext;
 use crate::result::ToolResult;
 use crate::tools::lsp::diagnostics::{self, Freshness};
@@ -333,20 +333,27 @@ pub(super) async fn apply(
     if files.is_empty() {
         return ToolResult::error(format!("{NAME}: {what} changes nothing here; nothing was written"));
     }
+    let since = moved_since(&sup, &root, &synced, &files).await;
     if let Some(asked) = files.iter().find(|f| f.path == path)
         && asked.before.as_deref() != Some(doc.text.as_str())
     {
+        undo_made(&since.made);
         return ToolResult::error(format!(
             "{NAME}: `{rel}` changed on disk while {} computed the edit; nothing was written. Call it again",
             session.key.server
         ));
     }
-    if let Some(why) = moved_since(&sup, &root, &synced, &files).await {
+    if let Some(why) = since.moved {
+        undo_made(&since.made);
         return ToolResult::error(format!("{NAME}: {why}; nothing was written. Call it again"));
     }
     notes.extend(named_by_the_server(&root, &files, &hints));
     let computed = Computed { what, server: session.key.server.clone(), files, notes };
-    finish(ctx, computed, args.preview).await
+    let result = finish(ctx, computed, args.preview).await;
+    if args.preview || result.is_error {
+        undo_made(&since.made);
+    }
+    result
 }
 
 /// What `session` offers at `range` of the document `uri`: it is waited

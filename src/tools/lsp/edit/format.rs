@@ -128,7 +128,7 @@ pub(super) async fn format(
     }
     let files =
         vec![Played { path, before: Some(doc.text.to_string()), after: Some(after), edits: edits.len() }];
-    if let Some(why) = moved_since(&sup, &root, &synced, &files).await {
+    if let Some(why) = moved_since(&sup, &root, &synced, &files).await.moved {
         return ToolResult::error(format!("{NAME}: {why}; nothing was written. Call it again"));
     }
     let what = format!("formatting of {scope} ({}, {indent})", session.key.server);

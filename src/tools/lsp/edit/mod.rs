@@ -31,7 +31,7 @@ use tether_actors::lsp::server::OnError;
 use tether_actors::lsp::supervisor::{ChangedBetween, LspSupervisor};
 use tether_actors::lsp::workspace_edit::{Played, play};
 
-use tether_actors::watch::Synced;
+use tether_actors::watch::{ChangeKind, Synced};
 
 use super::sync_disk;
 use crate::args::parse;
@@ -91,7 +91,8 @@ impl ToolHandler for LspEdit {
             name: NAME.into(),
             level: Level::Write,
             parallel_safe: false,
-            description: "Apply a code action, format, or edit a symbol.\n\nApply a code action the language server offers, or format with it; the answer is the diff and the diagnostics the edit fixed and introduced, every file written or none. `preview: true` answers the diff and writes nothing.\n- apply: `file`, `line`, and optionally `symbol` (the text to select on the line, such as an expression to extract; default the whole line). Pick the action by `title` (exact, or a unique substring) or `kind` (quickfix, source.organizeImports, source.fixAll, refactor.extract.function, refactor.extract.constant, refactor.inline, …); with neither, or a pick that matches several, the answer lists what is offered there and writes nothing.\n- format: `file`, and optionally `lines` [first, last] (1-based, inclusive); indentation from `.editorconfig`, else the file's own.\n- replace, insert_before, insert_after, delete: `file` and `symbol` — on `line`, or a `Container.member` name. `replace` puts `text` in place of the whole declaration (decorators and attributes included; its doc comment too when `text` starts with one), or with `body_only: true` of its body alone (a Python docstring is kept unless `text` brings one; for braces, the statements or the whole block). `insert_before`/`insert_after` add `text` as a sibling, separated as its neighbours are. `delete` removes it with its decorators and doc comment, refused while references remain (listed) unless `force: true`. `text` may come at any indentation: it is written at the symbol's, with the file's tabs or spaces, line endings and final newline. The symbol is found by the language server's document symbols, else the syntax tree (the answer says which); an edit that would leave a syntax error is refused.".into(),
+            description: "Apply a code action, format, or edit a symbol.\n\nApply a code action the language server offers, or format with it; the answer is the diff and the diagnostics the edit fixed and introduced, every file written or none. `preview: true` answers the diff and writes nothing.\n- apply: `file`, `line`, and optionally `symbol` (the text to select on the line, such as an expression to extract; default the whole line). Pick the action by `title` (exact, or a unique substring) or `kind` (quickfix, source.organizeImports, source.fixAll, refactor.extract.function, refactor.extract.constant, refactor.inline, …); with neither, or a pick that matches several, the answer lists what is offered there and writes nothing.\n- format: `file`, and optionally `lines` [first, last] (1-based, inclusive); indentation from `.editorconfig`, else the file's own.\n- replace, insert_before, insert_after, delete: `file` and `symbol` — on `line`, or a `Container.member` name. `replace` puts `text` in place of the whole declaration (decorators and attributes included; its doc comment too when `text` starts with one), or with `body_only: true` of its body alone (a Python docstring is kept unless `text` brings one; for braces, the statements or the whole block). `insert_before`/`insert_after` add `text` as a sibling, separated as its neighbours are. `delete` removes it with its decorators and doc comment, refused while references remain (listed) unless `force: true`. `text` may come at any indentation: it is written at the symbol's, with the file's tabs or spaces, line endings and final newline. A property (getter, setter, deleter) and an overload group (signatures, doc comment, implementation) are one declaration; their body is the getter's, the implementation's. The symbol is found by the language server's document symbols, else the syntax tree (the answer says which); a name several declarations match is refused, each listed; an edit that would leave a syntax error is refused.
+`line` is the file as this conversation last read it: moved by another since, the edit goes where that line is now (the answer says so); changed, it is refused.".into(),
             input_schema: schema_of::<EditArgs>(),
             ..ToolSpec::default()
         }
@@ -142,11 +143,29 @@ impl ToolHandler for LspEdit {
         let sup = self.supervisor.clone();
         let ctx = ctx.clone();
         Ok(Box::pin(async move {
-            match args.action {
+            let mut args = args;
+            // The lines given are the file as this conversation read it.
+            let mut notes = Vec::new();
+            let mut hold = |line: &mut u32| -> Result<(), String> {
+                let held = crate::tools::held_line::hold(&ctx, &path, *line)?;
+                *line = held.line;
+                notes.extend(held.note);
+                Ok(())
+            };
+            let held = args.line.iter_mut().chain(args.lines.iter_mut().flatten()).try_for_each(&mut hold);
+            if let Err(why) = held {
+                return ToolResult::error(format!("{NAME}: {why}"));
+            }
+            notes.dedup();
+            let mut result = match args.action {
                 EditAction::Apply => apply::apply(sup, ctx, path, args).await,
                 EditAction::Format => format::format(sup, ctx, path, args).await,
                 _ => symbol::edit_symbol(sup, ctx, path, args).await,
+            };
+            for note in notes {
+                result.append(&note);
             }
+            result
         }))
     }
 }
@@ -249,32 +268,53 @@ fn play_all(root: &Path, edits: &[WorkspaceEdit]) -> Result<Vec<Played>, String>
     Ok(state.into_values().filter(|f| f.before != f.after).collect())
 }
 
-/// Whether a file the edit touches changed on disk after `synced`, when the
-/// server computed the edit from what it held then: its ranges would point
-/// into content that moved.
-async fn moved_since(
-    sup: &Addr<LspSupervisor>,
-    root: &Path,
-    synced: &Synced,
-    files: &[Played],
-) -> Option<String> {
+/// What happened on disk, to the files an edit touches, while the server
+/// computed it (after `synced`).
+struct Since {
+    /// Why the edit is no longer right: a file it touches changed, its
+    /// ranges pointing into content that moved.
+    moved: Option<String>,
+    /// Files the server itself created, empty, for the edit to fill
+    /// (tsserver's "Move to a new file" writes the new file, then sends
+    /// the text to put in it): the edit's own, removed again when nothing
+    /// is written ([`undo_made`]).
+    made: Vec<PathBuf>,
+}
+
+async fn moved_since(sup: &Addr<LspSupervisor>, root: &Path, synced: &Synced, files: &[Played]) -> Since {
     let after = sync_disk(sup).await;
     let changes = match sup.send(ChangedBetween { after: synced.seq, upto: after.seq }).await {
         Ok(Some(changes)) => changes,
         _ => {
-            return Some(
-                "too many files changed on disk while the server computed the edit to tell whether it is still right"
-                    .into(),
-            );
+            let why = "too many files changed on disk while the server computed the edit to tell whether it is still right";
+            return Since { moved: Some(why.into()), made: Vec::new() };
         }
     };
+    let made: Vec<PathBuf> = changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Created)
+        .filter(|c| files.iter().any(|f| f.path == c.path && f.before.as_deref() == Some("")))
+        .map(|c| c.path.clone())
+        .collect();
     let hit: Vec<String> = changes
         .iter()
-        .filter(|c| files.iter().any(|f| f.path == c.path))
+        .filter(|c| !made.contains(&c.path) && files.iter().any(|f| f.path == c.path))
         .map(|c| format!("`{}`", tether_actors::fs::relative(root, &c.path)))
         .collect();
-    (!hit.is_empty())
-        .then(|| format!("{} changed on disk while the server computed the edit", hit.join(", ")))
+    let moved = (!hit.is_empty())
+        .then(|| format!("{} changed on disk while the server computed the edit", hit.join(", ")));
+    Since { moved, made }
+}
+
+/// Removes the files the server created for an edit that was not written
+/// (refused, previewed, failed), so a refusal leaves the tree as it was —
+/// each only while it is still empty: anything put in it since is kept.
+fn undo_made(made: &[PathBuf]) {
+    for path in made {
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// The answer for `computed`: the diff, and either "nothing was written"

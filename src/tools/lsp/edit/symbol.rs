@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use actix::Addr;
 use lsp_types::Position;
 use serde_json::json;
-use tether_actors::ast::declaration::{self, Declaration, row_of};
+use tether_actors::ast::declaration::{self, Declaration, GroupKind, Role, row_of};
 use tether_actors::ast::lang::Lang;
 use tether_actors::ast::splice::{self, Side};
 use tether_actors::ast::syntax;
@@ -81,16 +81,48 @@ async fn run(
         None => decl.name.clone(),
     };
     let line = row_of(&text, decl.name_at) + 1;
+    if let Some(group) = &decl.group
+        && !(args.action == EditAction::Replace && args.body_only)
+    {
+        notes.push(format!(
+            "note: `{shown_name}` is {}, taken whole: {}",
+            group_words(group.kind),
+            parts_of(&text, group)
+        ));
+    }
     let new_text = args.text.clone().unwrap_or_default();
     let (after, what) = match args.action {
         EditAction::Replace if args.body_only => {
+            // A group's body is one part's: the getter's, the implementation's.
+            let (whose, at) = match &decl.group {
+                Some(g) => {
+                    let role = body_role(g.kind);
+                    let Some(part) = g.parts.iter().find(|p| p.role == role) else {
+                        return Err(format!(
+                            "`{shown_name}` is {} without an implementation ({}), so it has no body; replace it whole without `body_only`",
+                            group_words(g.kind),
+                            parts_of(&text, g)
+                        ));
+                    };
+                    (format!("{} of ", role_words(role)), row_of(&text, part.name_at) + 1)
+                }
+                None => (String::new(), line),
+            };
             let (after, body) = splice::replace_body(&text, decl, &new_text, python).map_err(|e| {
                 format!("{e}: `body_only` replaces a body; give the whole declaration without `body_only`")
             })?;
             if body.kept_docstring {
                 notes.push("note: its docstring was kept (the new body brought none)".into());
             }
-            (after, format!("a new body for `{shown_name}` ({rel}:{line})"))
+            if let Some(g) = &decl.group {
+                notes.push(format!(
+                    "note: `{shown_name}` is {} ({}); `body_only` replaced {}'s body",
+                    group_words(g.kind),
+                    parts_of(&text, g),
+                    role_words(body_role(g.kind))
+                ));
+            }
+            (after, format!("a new body for {whose}`{shown_name}` ({rel}:{at})"))
         }
         EditAction::Replace => (
             splice::replace(&text, decl, &new_text),
@@ -149,6 +181,13 @@ fn check_syntax(lang: Lang, before: &str, after: &str) -> Result<(), String> {
 }
 
 /// The symbol named by `symbol` (on `line`, or as `Container.member`).
+///
+/// Every declaration the syntax tree reads for the name counts, a property
+/// or an overload group as one ([`declaration::whole`]), whatever the
+/// server lists (pyright lists a property once): one is taken, several are
+/// refused the same way on every path, each with its line. The server's
+/// document symbols still find a declaration the tree does not name the
+/// same way, and say by whom it was found.
 async fn find(
     lang: Lang,
     text: &str,
@@ -164,60 +203,124 @@ async fn find(
     let (containers, name) = path.split_at(path.len() - 1);
     let (containers, name): (Vec<String>, &str) =
         (containers.iter().map(|c| c.to_string()).collect(), name[0]);
-    // The server's document symbols, where it answers.
+    let on_line = |d: &Declaration| {
+        line.is_none_or(|l| d.names_at().iter().any(|at| row_of(text, *at) + 1 == l as usize))
+    };
+    let all = declaration::whole(lang, text);
+    let mut hits: Vec<Declaration> = all
+        .iter()
+        .filter(|d| d.name == name && d.containers.ends_with(&containers) && on_line(d))
+        .cloned()
+        .collect();
+    // The server's document symbols, where it answers: where it lists the
+    // name, each read as the declaration (all its parts) the tree has there.
     let mut server_said = None;
+    let mut server_at = Vec::new();
     if let Ok(s) = session {
         match server_symbols(s).await {
             Ok(listed) => {
-                let hits: Vec<&(Vec<String>, String, Position)> = listed
+                let listed: Vec<&(Vec<String>, String, Position)> = listed
                     .iter()
                     .filter(|(within, n, at)| {
                         n == name && within.ends_with(&containers) && line.is_none_or(|l| at.line + 1 == l)
                     })
                     .collect();
-                if let [(_, _, at)] = hits.as_slice()
-                    && let Some(offset) = offset_of(text, *at)
-                    && let Ok(decl) = declaration::named_at(lang, text, offset)
-                {
-                    return Ok(Found { decl, by: format!("{}'s document symbols", s.key.server) });
+                for (_, _, at) in &listed {
+                    let Some(decl) =
+                        offset_of(text, *at).and_then(|o| declaration::named_at(lang, text, o).ok())
+                    else {
+                        continue;
+                    };
+                    server_at.push(decl.name_at);
+                    // One the tree names otherwise (its containers) is still a candidate.
+                    if let Some(whole) = all.iter().find(|d| d.names_at().contains(&decl.name_at))
+                        && !hits.contains(whole)
+                    {
+                        hits.push(whole.clone());
+                    }
                 }
-                server_said = Some(match hits.len() {
+                server_said = Some(match listed.len() {
                     0 => format!("{} lists no such symbol", s.key.server),
-                    1 => format!("the syntax tree reads no declaration where {} lists it", s.key.server),
+                    _ if server_at.is_empty() => {
+                        format!("the syntax tree reads no declaration where {} lists it", s.key.server)
+                    }
                     n => format!("{} lists {n} of that name", s.key.server),
                 });
             }
             Err(e) => server_said = Some(e),
         }
     }
-    let all = declaration::all(lang, text);
-    let hits: Vec<&Declaration> = all
-        .iter()
-        .filter(|d| {
-            d.name == name
-                && d.containers.ends_with(&containers)
-                && line.is_none_or(|l| row_of(text, d.name_at) + 1 == l as usize)
-        })
-        .collect();
-    // Why the server's word was not taken: what it said, or why it could not be asked.
-    let why = server_said
-        .or_else(|| session.err().map(|e| e.trim_start_matches("server unavailable: ").to_string()));
-    let by = format!("the syntax tree ({})", why.as_deref().unwrap_or("no language server serves this file"));
+    let server_found =
+        matches!(hits.as_slice(), [one] if server_at.iter().any(|a| one.names_at().contains(a)));
+    let by = match (&session, server_found) {
+        (Ok(s), true) => format!("{}'s document symbols", s.key.server),
+        _ => {
+            // Why the server's word was not taken: what it said, or why it could not be asked.
+            let why = server_said
+                .or_else(|| session.err().map(|e| e.trim_start_matches("server unavailable: ").to_string()));
+            format!("the syntax tree ({})", why.as_deref().unwrap_or("no language server serves this file"))
+        }
+    };
+    hits.sort_by_key(|d| d.start);
     match hits.as_slice() {
-        [one] => Ok(Found { decl: (*one).clone(), by }),
+        [one] => Ok(Found { decl: one.clone(), by }),
         [] => Err(not_found(text, symbol, line, &all, rel)),
         many => {
             let listed: Vec<String> = many
                 .iter()
                 .take(MAX_CANDIDATES)
-                .map(|d| format!("{}{} at line {}", prefix(d), d.name, row_of(text, d.name_at) + 1))
+                .map(|d| format!("{}{} at {}", prefix(d), d.name, lines_of(text, d)))
                 .collect();
             Err(format!(
-                "{} declarations match `{symbol}` in `{rel}`: {}; give `line`, or `Container.member`",
+                "{} declarations match `{symbol}` in `{rel}`: {}; give `line`, or `Container.member`; nothing was written",
                 many.len(),
                 listed.join(", ")
             ))
         }
+    }
+}
+
+/// "line 12", or for a declaration in parts "lines 12, 20 (a property)".
+fn lines_of(text: &str, d: &Declaration) -> String {
+    let rows: Vec<String> = d.names_at().iter().map(|at| (row_of(text, *at) + 1).to_string()).collect();
+    match &d.group {
+        None => format!("line {}", rows.join(", ")),
+        Some(g) => format!("lines {} ({})", rows.join(", "), group_words(g.kind)),
+    }
+}
+
+/// Its parts with their lines: "getter at line 649, setter at line 671".
+fn parts_of(text: &str, group: &declaration::Group) -> String {
+    let parts: Vec<String> = group
+        .parts
+        .iter()
+        .map(|p| format!("{} at line {}", role_words(p.role), row_of(text, p.name_at) + 1))
+        .collect();
+    parts.join(", ")
+}
+
+/// Which part's body is a group's body.
+fn body_role(kind: GroupKind) -> Role {
+    match kind {
+        GroupKind::Property => Role::Getter,
+        GroupKind::Overloads => Role::Implementation,
+    }
+}
+
+fn role_words(role: Role) -> &'static str {
+    match role {
+        Role::Getter => "the getter",
+        Role::Setter => "the setter",
+        Role::Deleter => "the deleter",
+        Role::Signature => "a signature",
+        Role::Implementation => "the implementation",
+    }
+}
+
+fn group_words(kind: GroupKind) -> &'static str {
+    match kind {
+        GroupKind::Property => "a property",
+        GroupKind::Overloads => "an overload group",
     }
 }
 
