@@ -19,6 +19,12 @@ use crate::views::Digest;
 /// it wrote; on failure the error says how the files are left and, for
 /// files that moved since the snapshot, who moved each.
 pub fn commit(ctx: &CallContext, changes: &[FileChange]) -> Result<Committed, String> {
+    if let Some(change) = changes.iter().find(|c| in_version_control(ctx.root(), &c.path)) {
+        return Err(format!(
+            "nothing was written: `{}` is inside `.git/`, the repository's own files (a hook there runs on the next commit, a config names programs git runs); write tools change the working tree only",
+            tether_actors::fs::relative(ctx.root(), &change.path)
+        ));
+    }
     match commit_changes(ctx, changes) {
         Ok(committed) => Ok(committed),
         Err(CommitError::Drift { moved }) => Err(format!(
@@ -37,6 +43,12 @@ pub fn commit_changes(ctx: &CallContext, changes: &[FileChange]) -> Result<Commi
         ctx.wrote(&change.path, change.after.as_deref());
     }
     Ok(committed)
+}
+
+/// Whether `path` lies in a `.git` directory (or is a `.git` file) under
+/// `root`: what git runs (hooks, the config's programs) lives there.
+fn in_version_control(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| rel.components().any(|c| c.as_os_str() == ".git"))
 }
 
 /// "`a.py` (by conversation B), `b.py` (by a program outside tether)".
@@ -98,5 +110,24 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "three\n", "all or nothing");
         // What a conversation wrote is what it saw.
         assert!(views.moved("B", &a, b"two\n").is_none());
+    }
+
+    #[test]
+    fn nothing_under_dot_git_is_written_with_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let hook = root.join(".git/hooks/post-commit");
+        let a = root.join("a.py");
+        let new = |path: &Path| FileChange {
+            path: path.to_path_buf(),
+            before: None,
+            after: Some(b"echo hi\n".to_vec()),
+            mode: None,
+        };
+        let err = commit(&ctx(&root, "A", Default::default()), &[new(&a), new(&hook)]).unwrap_err();
+        assert!(err.contains("`.git/hooks/post-commit` is inside `.git/`"), "{err}");
+        assert!(!hook.exists() && !a.exists(), "nothing written");
+        assert!(!in_version_control(&root, &root.join("src/git.rs")));
+        assert!(in_version_control(&root, &root.join("sub/.git/config")));
     }
 }

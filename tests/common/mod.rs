@@ -545,3 +545,34 @@ impl Drop for KillOnDrop {
         }
     }
 }
+
+/// Checks that the unified diff an answer shows applies, with `git apply
+/// --check`, to the files as they were (`before`: relative path, text): a
+/// diff an agent hands to `git apply` or `apply_patch` must be whole, each
+/// hunk holding the lines its header counts.
+pub fn diff_applies(before: &[(&str, &str)], answer: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (rel, text) in before {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let diff: String = answer
+        .lines()
+        .skip_while(|l| !l.starts_with("--- "))
+        .take_while(|l| ["--- ", "+++ ", "@@ ", " ", "+", "-", "\\"].iter().any(|p| l.starts_with(p)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(!diff.is_empty(), "the answer shows no diff: {answer}");
+    std::fs::write(dir.path().join("answer.diff"), &diff).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["apply", "--check", "answer.diff"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git runs (the README's test command installs it)");
+    assert!(
+        out.status.success(),
+        "the diff does not apply: {}\n{diff}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

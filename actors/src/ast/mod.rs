@@ -9,6 +9,7 @@
 pub mod actor;
 pub mod coverage;
 pub mod declaration;
+pub mod indentation;
 mod ladder;
 pub mod lang;
 pub mod parts;

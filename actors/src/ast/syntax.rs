@@ -13,9 +13,17 @@ pub fn parse(lang: Lang, text: &str) -> Option<Tree> {
     parser.parse(text, None)
 }
 
-/// The 1-based lines of the syntax errors in `text` (empty when it parses).
+/// The 1-based lines of the syntax errors in `text` (empty when it
+/// parses): the grammar's, and for Python its indentation's, which the
+/// grammar does not check ([`super::indentation`]).
 pub fn error_lines(lang: Lang, text: &str) -> Vec<usize> {
-    parse(lang, text).map(|tree| errors_in(&tree)).unwrap_or_default()
+    let mut lines = parse(lang, text).map(|tree| errors_in(&tree)).unwrap_or_default();
+    if lang == Lang::PYTHON {
+        lines.extend(super::indentation::errors(text));
+        lines.sort_unstable();
+        lines.dedup();
+    }
+    lines
 }
 
 /// The lines (1-based) of the syntax errors of a tree, in order.

@@ -222,6 +222,11 @@ async fn ruff_beside_pyright_organizes_imports_fixes_all_and_formats() {
         "the unused imports are gone: {}",
         h.read("a.py")
     );
+    // Nothing left to fix: done, as a format of a formatted file is.
+    let fixed = h.read("a.py");
+    let r = edit(&h, json!({"action": "apply", "file": "a.py", "line": 1, "kind": "source.fixAll"})).await;
+    assert!(!r.is_error && r.text.contains("nothing was written"), "{}", r.text);
+    assert_eq!(h.read("a.py"), fixed);
     let r = edit(&h, json!({"action": "format", "file": "a.py"})).await;
     assert!(!r.is_error, "{}", r.text);
     assert!(r.text.starts_with("applied formatting of `a.py` (ruff, 4 spaces)"), "{}", r.text);

@@ -76,6 +76,7 @@ async fn a_python_property_is_one_declaration_and_its_body_is_the_getters() {
         1,
     );
     assert_eq!(h.read("models.py"), expected, "{text}");
+    crate::common::diff_applies(&[("models.py", MODELS)], &text);
     assert!(text.contains("a new body for the getter of `Response.encoding` (models.py:6)"), "{text}");
     assert!(
         text.contains("is a property (the getter at line 6, the setter at line 11); `body_only` replaced the getter's body"),
@@ -165,7 +166,16 @@ async fn a_name_declared_twice_is_refused_with_each_line_whatever_the_server_lis
     // With `line`, the one there.
     edit_ok(&h, json!({"action": "replace", "file": "twice.py", "symbol": "f", "line": 8, "body_only": true, "text": "return 3"}))
         .await;
-    assert_eq!(h.read("twice.py"), src.replacen("return 2", "return 3", 1));
+    let second = src.replacen("return 2", "return 3", 1);
+    assert_eq!(h.read("twice.py"), second);
+    // The hunk ends in two blank context lines: the diff shown keeps them.
+    let text = edit_ok(
+        &h,
+        json!({"action": "replace", "file": "twice.py", "symbol": "f", "line": 1, "body_only": true, "text": "return 0", "preview": true}),
+    )
+    .await;
+    assert!(text.contains("@@ -1,4 +1,4 @@\n def f():\n-    return 1\n+    return 0\n \n \n"), "{text}");
+    crate::common::diff_applies(&[("twice.py", &second)], &text);
 }
 
 const OVERLOADS: &str = "/** Gets it. */\nexport function get(a: string): string;\nexport function get(a: number): number;\nexport function get(a: any): any {\n  return a;\n}\n\nexport function after(): number {\n  return 1;\n}\n\nexport class Box {\n  private v = 0;\n\n  get value(): number {\n    return this.v;\n  }\n\n  set value(x: number) {\n    this.v = x;\n  }\n\n  put(a: string): void;\n  put(a: number): void;\n  put(a: any): void {\n    this.v = Number(a);\n  }\n}\n";
@@ -325,4 +335,21 @@ async fn a_move_to_a_new_file_completes_and_a_preview_leaves_nothing_behind() {
     assert!(!h.read("src/list.ts").contains("addToEnd"), "{}", h.read("src/list.ts"));
     assert!(h.read("src/main.ts").contains("./addToEnd"), "its importer follows: {}", h.read("src/main.ts"));
     assert!(!r.text.contains("changed on disk"), "{}", r.text);
+    assert!(r.text.contains("--- /dev/null\n+++ b/src/addToEnd.ts\n"), "shown as created: {}", r.text);
+    crate::common::diff_applies(&[("src/list.ts", list), ("src/main.ts", main)], &r.text);
+}
+
+#[tokio::test]
+async fn text_that_would_leave_a_python_indentation_error_is_refused() {
+    pyright();
+    let src = "class P:\n    def reset(self):\n        self.x = 0\n";
+    let h = python(&[("p.py", src)]);
+    let r = edit(
+        &h,
+        json!({"action": "replace", "file": "p.py", "symbol": "P.reset", "body_only": true,
+               "text": "self.y = 0\n  return None"}),
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("would leave a syntax error at line 4"), "{}", r.text);
+    assert_eq!(h.read("p.py"), src, "nothing written");
 }

@@ -32,6 +32,7 @@ use crate::tools::lsp::{REQUEST_TIMEOUT, Spot, open, open_at, open_helper, ready
 pub const MAX_LISTED: usize = 30;
 
 /// One offered action, as the listing and the choice see it.
+#[derive(Clone)]
 struct Offer {
     title: String,
     kind: Option<String>,
@@ -110,6 +111,13 @@ impl Offer {
     }
 }
 
+/// Whether `kind` asks for a whole-file source action (`source.fixAll`,
+/// `source.organizeImports`): none offered, or one changing nothing, means
+/// the file needs none — a success, as a format of a formatted file is.
+fn whole_file_kind(kind: Option<&str>) -> bool {
+    kind.is_some_and(|k| k == "source" || k.starts_with("source."))
+}
+
 /// What `title` and `kind` pick among `offers`: one index, or every
 /// matching one (none, or several) for the answer to list.
 fn choose(offers: &[Offer], title: Option<&str>, kind: Option<&str>) -> Result<usize, Vec<usize>> {
@@ -129,6 +137,14 @@ fn choose(offers: &[Offer], title: Option<&str>, kind: Option<&str>) -> Result<u
     };
     match picked.as_slice() {
         [one] if title.is_some() || kind.is_some() => Ok(*one),
+        // Several of the kind asked for, one of them preferred: that one, as
+        // an editor's auto-fix takes it.
+        [_, _, ..] if title.is_none() && kind.is_some() => {
+            match picked.iter().filter(|&&i| offers[i].preferred).collect::<Vec<_>>().as_slice() {
+                [one] => Ok(**one),
+                _ => Err(picked),
+            }
+        }
         _ => Err(picked),
     }
 }
@@ -255,7 +271,25 @@ pub(super) async fn apply(
     }
     let at = format!("{rel}:{line}");
     let chosen = match choose(&offers, args.title.as_deref(), args.kind.as_deref()) {
-        Ok(i) => offers.swap_remove(i),
+        Ok(i) => {
+            let others: Vec<&str> = (0..offers.len())
+                .filter(|&j| {
+                    j != i
+                        && args.title.is_none()
+                        && args.kind.as_deref().is_some_and(|k| offers[j].of_kind(k))
+                })
+                .map(|j| offers[j].title.as_str())
+                .collect();
+            if !others.is_empty() {
+                notes.push(format!(
+                    "note: {} actions of kind `{}` are offered here; the one the server prefers was applied, not: {}",
+                    others.len() + 1,
+                    args.kind.as_deref().unwrap_or_default(),
+                    others.join("; ")
+                ));
+            }
+            offers.swap_remove(i)
+        }
         Err(matching) => {
             let asked = match (&args.title, &args.kind) {
                 (None, None) => None,
@@ -263,6 +297,18 @@ pub(super) async fn apply(
                 (None, Some(k)) => Some(format!("kind `{k}`")),
                 (Some(t), Some(k)) => Some(format!("title `{t}` of kind `{k}`")),
             };
+            if matching.is_empty()
+                && args.title.is_none()
+                && let Some(kind) = args.kind.as_deref().filter(|k| whole_file_kind(Some(k)))
+            {
+                let mut result = ToolResult::text(format!(
+                    "{servers} no `{kind}` action for `{rel}`: nothing to change; nothing was written"
+                ));
+                for note in &notes {
+                    result.append(note);
+                }
+                return result;
+            }
             if offers.is_empty() {
                 // With why it may be empty: a server that had not loaded the file.
                 let mut result = ToolResult::error(format!(
@@ -331,6 +377,11 @@ pub(super) async fn apply(
         Err(why) => return ToolResult::error(format!("{NAME}: {what}: {why}; nothing was written")),
     };
     if files.is_empty() {
+        // A source action with nothing to do is done, as a format of a
+        // formatted file is.
+        if whole_file_kind(args.kind.as_deref()) {
+            return ToolResult::text(format!("{what} has nothing to change in `{rel}`; nothing was written"));
+        }
         return ToolResult::error(format!("{NAME}: {what} changes nothing here; nothing was written"));
     }
     let since = moved_since(&sup, &root, &synced, &files).await;
@@ -348,12 +399,8 @@ pub(super) async fn apply(
         return ToolResult::error(format!("{NAME}: {why}; nothing was written. Call it again"));
     }
     notes.extend(named_by_the_server(&root, &files, &hints));
-    let computed = Computed { what, server: session.key.server.clone(), files, notes };
-    let result = finish(ctx, computed, args.preview).await;
-    if args.preview || result.is_error {
-        undo_made(&since.made);
-    }
-    result
+    let computed = Computed { what, server: session.key.server.clone(), files, notes, made: since.made };
+    finish(ctx, computed, args.preview).await
 }
 
 /// What `session` offers at `range` of the document `uri`: it is waited
@@ -564,7 +611,10 @@ mod tests {
         assert_eq!(choose(&offers, Some("./util"), None), Ok(0), "a unique substring");
         assert_eq!(choose(&offers, Some("add import"), None), Err(vec![0, 1]), "two match: listed");
         assert_eq!(choose(&offers, None, Some("refactor.extract")), Ok(3), "a kind holds its sub-kinds");
-        assert_eq!(choose(&offers, None, Some("quickfix")), Err(vec![0, 1]));
+        assert_eq!(choose(&offers, None, Some("quickfix")), Ok(0), "the preferred of several");
+        let mut both = offers.clone();
+        both[1].preferred = true;
+        assert_eq!(choose(&both, None, Some("quickfix")), Err(vec![0, 1]), "two preferred: listed");
         assert_eq!(choose(&offers, Some("util"), Some("quickfix")), Ok(0));
         assert_eq!(choose(&offers, Some("nothing like it"), None), Err(vec![]));
         assert!(choose(&offers, None, None).is_err(), "no choice: the list");

@@ -132,8 +132,12 @@ pub(super) async fn format(
         return ToolResult::error(format!("{NAME}: {why}; nothing was written. Call it again"));
     }
     let what = format!("formatting of {scope} ({}, {indent})", session.key.server);
-    finish(ctx, Computed { what, server: session.key.server.clone(), files, notes: Vec::new() }, args.preview)
-        .await
+    finish(
+        ctx,
+        Computed { what, server: session.key.server.clone(), files, notes: Vec::new(), made: Vec::new() },
+        args.preview,
+    )
+    .await
 }
 
 /// A formatter a user could install for `path`'s language.

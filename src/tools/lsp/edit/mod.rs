@@ -219,6 +219,9 @@ struct Computed {
     files: Vec<Played>,
     /// Notes to append (the symbol used, changes the server may have missed).
     notes: Vec<String>,
+    /// Files the server created, empty, for the edit to fill: shown as
+    /// created, and removed again when nothing is written.
+    made: Vec<PathBuf>,
 }
 
 /// What a failed request says, for an answer.
@@ -327,10 +330,16 @@ async fn finish(ctx: CallContext, computed: Computed, preview: bool) -> ToolResu
         .files
         .iter()
         .zip(&rels)
-        .map(|(f, rel)| DiffFile { rel, before: f.before.as_deref(), after: f.after.as_deref() })
+        .map(|(f, rel)| DiffFile {
+            rel,
+            before: f.before.as_deref().filter(|_| !computed.made.contains(&f.path)),
+            after: f.after.as_deref(),
+        })
         .collect();
     let diff = unified(&shown, MAX_DIFF_LINES);
-    let mut diff_text = diff.text.trim_end().to_string();
+    // Only the last line's end goes: a blank context line (" ") ending the
+    // last hunk is part of it, and a hunk short of its count does not apply.
+    let mut diff_text = diff.text.trim_end_matches('\n').to_string();
     if diff.omitted > 0 {
         diff_text.push_str(&format!("\n… {} more diff lines not shown", diff.omitted));
     }
@@ -355,8 +364,14 @@ async fn finish(ctx: CallContext, computed: Computed, preview: bool) -> ToolResu
         let committed = tokio::task::spawn_blocking(move || crate::writes::commit(&writer, &changes)).await;
         let committed = match committed {
             Ok(Ok(c)) => c,
-            Ok(Err(e)) => return ToolResult::error(format!("{NAME}: {e}")),
-            Err(e) => return ToolResult::error(format!("{NAME}: the writer stopped unexpectedly ({e})")),
+            Ok(Err(e)) => {
+                undo_made(&computed.made);
+                return ToolResult::error(format!("{NAME}: {e}"));
+            }
+            Err(e) => {
+                undo_made(&computed.made);
+                return ToolResult::error(format!("{NAME}: the writer stopped unexpectedly ({e})"));
+            }
         };
         let mut result = ToolResult::text(format!("applied {}:\n{diff_text}", computed.what)).with_data(data);
         for note in &computed.notes {
@@ -370,6 +385,7 @@ async fn finish(ctx: CallContext, computed: Computed, preview: bool) -> ToolResu
     for note in &computed.notes {
         result.append(note);
     }
+    undo_made(&computed.made);
     result
 }
 

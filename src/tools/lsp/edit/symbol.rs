@@ -165,7 +165,7 @@ async fn run(
     let server = session.as_ref().map(|s| s.key.server.clone()).unwrap_or_else(|_| "syntax tree".into());
     let files =
         vec![Played { path: path.to_path_buf(), before: Some(text.clone()), after: Some(after), edits: 1 }];
-    Ok(finish(ctx.clone(), Computed { what, server, files, notes }, args.preview).await)
+    Ok(finish(ctx.clone(), Computed { what, server, files, notes, made: Vec::new() }, args.preview).await)
 }
 
 /// Refuses `after` when it has a syntax error `before` did not.
