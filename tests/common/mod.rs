@@ -576,3 +576,20 @@ pub fn diff_applies(before: &[(&str, &str)], answer: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Calls `tool` with `args` until its answer satisfies `wanted`, and
+/// returns that answer: a test that starts from a state a cold server
+/// reaches in its own time on a busy machine (its first check done, its
+/// index built) waits for that state, bounded by the product's own bound,
+/// never for a fixed time. The answers in between may say "pending".
+pub async fn until_answer(h: &Harness, tool: &str, args: Value, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + call_bound(tool);
+    loop {
+        let r = h.call(tool, args.clone()).await;
+        if !r.is_error && wanted(&r.text) {
+            return r.text;
+        }
+        assert!(std::time::Instant::now() < deadline, "{tool} {args} never answered as wanted: {}", r.text);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

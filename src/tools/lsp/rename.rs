@@ -28,7 +28,7 @@ use tether_actors::ast::lang::Lang;
 use tether_actors::ast::renamed;
 use tether_actors::ast::rewrite::{FileRewrite, RewritePlan};
 use tether_actors::ast::scan::Coverage;
-use tether_actors::fs::FileChange;
+use tether_actors::fs::{DiffFile, FileChange, unified};
 use tether_actors::lsp::edits::{apply_edits, check_rename_edit, edits_by_file, renamed_places};
 use tether_actors::lsp::server::{OnError, Opened};
 use tether_actors::lsp::shared::Held;
@@ -325,6 +325,7 @@ async fn rename(
     for (f, n) in &counts {
         let _ = writeln!(summary, "  {f}: {n}");
     }
+    let left = left_behind(&files, &old_name);
     if args.stage {
         let plan = RewritePlan { files, coverage: Coverage::default() };
         let staged = match ast
@@ -350,7 +351,20 @@ async fn rename(
         if let Some(note) = &note {
             result.append(note);
         }
+        if let Some(left) = &left {
+            result.append(left);
+        }
         return result;
+    }
+    // The diff of what is written, as `lsp_edit` shows one.
+    let shown: Vec<DiffFile<'_>> = files
+        .iter()
+        .map(|f| DiffFile { rel: &f.rel, before: Some(&f.before), after: Some(&f.after) })
+        .collect();
+    let diff = unified(&shown, super::edit::MAX_DIFF_LINES);
+    let mut diff_text = diff.text.trim_end_matches('\n').to_string();
+    if diff.omitted > 0 {
+        diff_text.push_str(&format!("\n… {} more diff lines not shown", diff.omitted));
     }
     let changes: Vec<FileChange> = files
         .iter()
@@ -370,24 +384,60 @@ async fn rename(
         Ok(Err(e)) => return ToolResult::error(format!("lsp_rename: {e}")),
         Err(e) => return ToolResult::error(format!("lsp_rename: the writer stopped unexpectedly ({e})")),
     };
-    let mut result = ToolResult::text(
-        format!(
-            "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}",
-            old_name,
-            args.new_name,
-            counts.len()
-        )
-        .trim_end()
-        .to_string(),
-    )
+    let mut result = ToolResult::text(format!(
+        "renamed `{}` → `{}`: {total} edit(s) in {} file(s):\n{summary}{diff_text}",
+        old_name,
+        args.new_name,
+        counts.len()
+    ))
     .with_data(json!({"files": counts}));
     if let Some(note) = note {
         result.append(&note);
+    }
+    if let Some(left) = left {
+        result.append(&left);
     }
     if let Some(note) = crate::tools::committed_note(&root, &committed) {
         result.append(&note);
     }
     ctx.report_write(written, baseline, result).await
+}
+
+/// Most places a rename left the old name in that its answer lists.
+const MAX_LEFT_LISTED: usize = 10;
+
+/// Where the old name still stands, as a whole word, in the files the
+/// rename rewrote: strings and comments the server does not rename (a
+/// `repr` a test compares, a log message), said so an agent updates them
+/// or knows why a test now fails.
+fn left_behind(files: &[FileRewrite], old: &str) -> Option<String> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut places = Vec::new();
+    for f in files {
+        for (n, line) in f.after.lines().enumerate() {
+            let whole_word = line.match_indices(old).any(|(at, _)| {
+                !line[..at].chars().next_back().is_some_and(is_word)
+                    && !line[at + old.len()..].chars().next().is_some_and(is_word)
+            });
+            if whole_word {
+                places.push(format!("{}:{}: {}", f.rel, n + 1, line.trim()));
+            }
+        }
+    }
+    if places.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "note: `{old}` is still written in {} place(s) of these files, which the server does not rename (strings, comments):",
+        places.len()
+    );
+    for place in places.iter().take(MAX_LEFT_LISTED) {
+        note.push_str(&format!("\n  {place}"));
+    }
+    if places.len() > MAX_LEFT_LISTED {
+        note.push_str(&format!("\n  … {} more", places.len() - MAX_LEFT_LISTED));
+    }
+    Some(note)
 }
 
 /// Files whose document symbols are read for the declaration the rename

@@ -27,22 +27,6 @@ async fn edit(h: &Harness, args: Value) -> tether::ToolResult {
     h.call("lsp_edit", args).await
 }
 
-/// Asks for `file`'s diagnostics until they list `needle`: a cold server's
-/// first on-save check can outlast one call's wait on a busy machine (the
-/// answer then says it is pending), and a test about an edit waits for the
-/// state it starts from, bounded by the product's own bound, not a time.
-async fn until_listed(h: &Harness, file: &str, needle: &str) {
-    let deadline = std::time::Instant::now() + tether::tools::lsp::CALL_BOUND;
-    loop {
-        let r = h.call("lsp", json!({"action": "diagnostics", "file": file})).await;
-        if !r.is_error && r.text.contains(needle) {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "`{needle}` never listed for {file}: {}", r.text);
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_missing_import_is_added_in_one_call_with_its_diff_and_the_error_it_fixed() {
     need_tsls();
@@ -265,7 +249,8 @@ async fn rust_analyzer_imports_a_name_extracts_a_variable_and_formats_with_rustf
     ]);
     // The error the import fixes is known before the edit: the answer
     // can then say the edit fixed it.
-    until_listed(&h, "src/lib.rs", "cannot find type `HashSet` in this scope").await;
+    let listed = json!({"action": "diagnostics", "file": "src/lib.rs"});
+    common::until_answer(&h, "lsp", listed, |t| t.contains("cannot find type `HashSet` in this scope")).await;
     let r = edit(&h, json!({"action": "apply", "file": "src/lib.rs", "line": 13, "symbol": "HashSet", "kind": "quickfix", "title": "Import"})).await;
     assert!(!r.is_error, "{}", r.text);
     assert!(

@@ -353,3 +353,25 @@ async fn text_that_would_leave_a_python_indentation_error_is_refused() {
     assert!(r.is_error && r.text.contains("would leave a syntax error at line 4"), "{}", r.text);
     assert_eq!(h.read("p.py"), src, "nothing written");
 }
+
+#[tokio::test]
+async fn a_rename_shows_its_diff_and_names_the_strings_and_comments_it_left() {
+    pyright();
+    let limits = "class Limits:\n    \"\"\"Limits of a pool.\"\"\"\n\n    def __repr__(self):\n        return \"Limits()\"\n";
+    let test = "from limits import Limits\n\n\ndef test_repr():\n    # Limits reads back as written.\n    assert repr(Limits()) == \"Limits()\"\n";
+    let h = python(&[("limits.py", limits), ("test_limits.py", test)]);
+    let r = h
+        .ok("lsp_rename", json!({"file": "limits.py", "line": 1, "symbol": "Limits", "new_name": "Bounds"}))
+        .await;
+    assert!(r.text.contains("-class Limits:\n+class Bounds:"), "the diff is shown: {}", r.text);
+    crate::common::diff_applies(&[("limits.py", limits), ("test_limits.py", test)], &r.text);
+    assert!(r.text.contains("note: `Limits` is still written in 4 place(s)"), "{}", r.text);
+    for place in [
+        "limits.py:2: \"\"\"Limits of a pool.\"\"\"",
+        "limits.py:5: return \"Limits()\"",
+        "test_limits.py:5: # Limits reads back as written.",
+        "test_limits.py:6: assert repr(Bounds()) == \"Limits()\"",
+    ] {
+        assert!(r.text.contains(place), "{place}: {}", r.text);
+    }
+}
