@@ -148,6 +148,55 @@ fn depth_of(value: &Value) -> usize {
     deepest
 }
 
+/// Most bytes a call's arguments may hold, whatever the host: the same as
+/// a request's body over HTTP (`serve::http::MAX_REQUEST_BYTES`). A larger
+/// argument (a 5 MiB file's content) is no edit a language server answers
+/// in time, and over stdio it was taken and then served for minutes.
+pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Refuses arguments holding more than [`MAX_ARGUMENT_BYTES`] (their
+/// strings, keys and numbers), naming the largest field and its size.
+pub fn too_large(tool: &str, args: &Value) -> Option<ToolError> {
+    let total = size_of(args);
+    if total <= MAX_ARGUMENT_BYTES {
+        return None;
+    }
+    let (field, size) = args
+        .as_object()?
+        .iter()
+        .map(|(key, value)| (key.as_str(), size_of(value)))
+        .max_by_key(|(_, size)| *size)?;
+    let mib = |bytes: usize| format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0));
+    Some(ToolError::new(format!(
+        "{tool}: argument `{field}` holds {} (the arguments {}); a call's arguments hold at most {} (over every host, as an HTTP request's body). Send the change in parts (`edit`, `apply_patch`), or have a program write the file",
+        mib(size),
+        mib(total),
+        mib(MAX_ARGUMENT_BYTES)
+    )))
+}
+
+/// About how many bytes `value` holds as JSON: its strings, keys and
+/// scalars, counted without recursion.
+fn size_of(value: &Value) -> usize {
+    let mut total = 0;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        total += match value {
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len()
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                2 + map.keys().map(|k| k.len() + 4).sum::<usize>()
+            }
+            other => other.to_string().len(),
+        };
+    }
+    total
+}
+
 /// Drops `value` without recursion: dropping a deeply nested `Value`
 /// the ordinary way recurses once per level and can overflow the stack.
 pub fn dismantle(value: Value) {
@@ -211,6 +260,16 @@ pub fn in_range(field: &str, value: usize, min: usize, max: usize) -> Result<usi
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn arguments_past_the_limit_are_refused_naming_the_largest_field() {
+        let big = "x".repeat(super::MAX_ARGUMENT_BYTES + 10);
+        let args = serde_json::json!({"path": "a.py", "content": big});
+        let e = super::too_large("write", &args).expect("refused").0;
+        assert!(e.starts_with("write: argument `content` holds 4.0 MiB"), "{e}");
+        assert!(e.contains("at most 4.0 MiB"), "{e}");
+        assert!(super::too_large("write", &serde_json::json!({"content": "small"})).is_none());
+    }
+
     use super::*;
     use serde::Deserialize;
 

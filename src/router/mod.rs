@@ -238,6 +238,9 @@ impl RouterActor {
         if let Some(e) = crate::args::take_too_deep(&call.tool, &mut call.args) {
             return Err(e.into());
         }
+        if let Some(e) = crate::args::too_large(&call.tool, &call.args) {
+            return Err(e.into());
+        }
         let Some((spec, handler)) = self.registry.tools.get(&call.tool) else {
             return Err(self.not_registered(&call));
         };

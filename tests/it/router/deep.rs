@@ -48,3 +48,27 @@ pub(super) async fn deep_arguments_denied_by_the_policy_do_not_overflow_the_rout
 pub(super) async fn deep_arguments_on_a_permission_card_do_not_overflow_the_router() {
     refused_deep(tether::ApprovalPolicy::Ask, Surface::Full, "write").await;
 }
+
+// --- arguments past the size every host allows ------------------------------
+
+#[tokio::test]
+async fn arguments_larger_than_a_request_may_be_are_refused_naming_the_field() {
+    let h = Harness::new(&[("a.py", "x\n")]);
+    let big = "x".repeat(tether::args::MAX_ARGUMENT_BYTES + 1);
+    let r = h.call("write", json!({"path": "big.py", "content": big})).await;
+    assert!(
+        r.is_error && r.text.contains("argument `content` holds 4.0 MiB"),
+        "{}",
+        &r.text[..r.text.len().min(400)]
+    );
+    assert!(!h.path("big.py").exists(), "nothing written");
+    let r = h
+        .call("edit", json!({"path": "a.py", "old_string": "x", "new_string": "y".repeat(5 * 1024 * 1024)}))
+        .await;
+    assert!(
+        r.is_error && r.text.contains("argument `new_string` holds 5.0 MiB"),
+        "{}",
+        &r.text[..r.text.len().min(400)]
+    );
+    assert_eq!(h.read("a.py"), "x\n");
+}
