@@ -169,6 +169,16 @@ fn naming<'t>(node: &Node<'t>) -> Option<Naming<'t>> {
     if kind.ends_with("_specifier") && node.child_by_field_name("body").is_some() {
         return node.child_by_field_name("name").map(plain);
     }
+    // JSON: a key declares its member (`"include": [...]`), named by the
+    // key's text inside its quotes — as a JSON server's document symbols
+    // list it.
+    if kind == "pair" && node.parent().is_some_and(|p| p.kind() == "object") {
+        let key = node.child_by_field_name("key")?;
+        let mut cursor = key.walk();
+        let content = key.named_children(&mut cursor).find(|c| c.kind() == "string_content");
+        // A server's position may be the opening quote: the name as written starts there.
+        return content.map(|name| Naming { name, from: key.start_byte(), qualifier: None });
+    }
     // Python: `NAME = value` at module or class level.
     if kind == "assignment" {
         let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
@@ -453,6 +463,18 @@ mod tests {
             "total",
             "the qualifier is part of the name as written"
         );
+    }
+
+    #[test]
+    fn a_json_key_declares_its_member_within_its_parents_keys() {
+        let text = "{\n  \"compilerOptions\": {\n    \"strict\": true\n  },\n  \"include\": [\"src\"]\n}\n";
+        let all = all(Lang::JSON, text);
+        let include = find(&all, "include");
+        assert_eq!(&text[include.start..include.end], "\"include\": [\"src\"]");
+        assert!(include.containers.is_empty());
+        assert_eq!(find(&all, "strict").containers, vec!["compilerOptions".to_string()]);
+        let quote = text.find("\"include").unwrap();
+        assert_eq!(named_at(Lang::JSON, text, quote).unwrap().name, "include", "from its opening quote");
     }
 
     #[test]

@@ -156,6 +156,20 @@ async fn the_html_json_and_yaml_servers_answer_what_they_offer_and_say_what_they
 
     let syms = lsp(&h, json!({"action": "symbols", "file": "package.json"})).await;
     assert!(syms.contains("version (string) 3:3") && syms.contains("  test (string) 4:16"), "{syms}");
+    // What `symbols` lists, `lsp_edit` finds: one rule for both.
+    let edited = h
+        .ok("lsp_edit", json!({"action": "replace", "file": "package.json", "symbol": "scripts.test", "text": "\"test\": \"node --test\""}))
+        .await;
+    assert!(
+        edited.text.contains("found by vscode-json-language-server's document symbols"),
+        "{}",
+        edited.text
+    );
+    assert!(
+        h.read("package.json").contains("\"scripts\": { \"test\": \"node --test\" }"),
+        "{}",
+        h.read("package.json")
+    );
     let def = h
         .err("lsp", json!({"action": "definition", "file": "package.json", "line": 2, "symbol": "name"}))
         .await;
