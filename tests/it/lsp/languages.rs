@@ -51,8 +51,10 @@ pub(super) fn fixture_with(name: &str, extra: &[(&str, &str)]) -> Harness {
 /// A root marker for servers that take a git checkout as a project.
 pub(super) const GIT: (&str, &str) = (".git/HEAD", "ref: refs/heads/main\n");
 
+/// One `lsp` call that must succeed; asked again while the server, busy
+/// beside the suite's others, said nothing within the request's bound.
 pub(super) async fn lsp(h: &Harness, args: Value) -> String {
-    h.ok("lsp", args).await.text
+    crate::common::ok_once_answered(h, "lsp", args).await.text
 }
 
 /// `write`s `content` to `path`, read first when it exists (a write
