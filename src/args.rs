@@ -148,8 +148,9 @@ fn depth_of(value: &Value) -> usize {
     deepest
 }
 
-/// Most bytes a call's arguments may hold, whatever the host: the same as
-/// a request's body over HTTP (`serve::http::MAX_REQUEST_BYTES`). A larger
+/// Most bytes a call's arguments may hold, whatever the host (over HTTP a
+/// body has room for more, `serve::http::MAX_REQUEST_BYTES`, so that this
+/// refusal, naming the field, is what a client sees). A larger
 /// argument (a 5 MiB file's content) is no edit a language server answers
 /// in time, and over stdio it was taken and then served for minutes.
 pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
@@ -168,7 +169,7 @@ pub fn too_large(tool: &str, args: &Value) -> Option<ToolError> {
         .max_by_key(|(_, size)| *size)?;
     let mib = |bytes: usize| format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0));
     Some(ToolError::new(format!(
-        "{tool}: argument `{field}` holds {} (the arguments {}); a call's arguments hold at most {} (over every host, as an HTTP request's body). Send the change in parts (`edit`, `apply_patch`), or have a program write the file",
+        "{tool}: argument `{field}` holds {} (the arguments {}); a call's arguments hold at most {} (on every host). Send the change in parts (`edit`, `apply_patch`), or have a program write the file",
         mib(size),
         mib(total),
         mib(MAX_ARGUMENT_BYTES)

@@ -108,15 +108,22 @@ async def bad_requests():
         check(400 <= r.status_code < 500, "a wrong content type: a 4xx", (r.status_code, r.text))
         r = await h.post(URL, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={**ACCEPT, **AUTH, "Mcp-Session-Id": "no-such-session"})
         check(r.status_code == 404, "an unknown session: 404", (r.status_code, r.text))
-        big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}}
+        big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (17 * 1024 * 1024)}}
         r = await h.post(URL, json=big, headers={**ACCEPT, **AUTH})
         check(r.status_code == 413, "an oversized body: 413", (r.status_code, r.text[:200]))
+        error = r.json().get("error", {})
+        check(error.get("code") == -32600 and "at most 16 MiB" in error.get("message", ""),
+              "answered as a JSON-RPC error a client shows", r.text[:300])
         r = await h.post(URL.replace("/mcp", "/other"), json=init, headers={**ACCEPT, **AUTH})
         check(r.status_code == 404, "another path: 404", r.status_code)
-    # …and the run still serves a session.
+    # …and the run still serves a session, where a call whose argument is
+    # over 4 MiB is refused as over stdio, naming the field.
     async with session(name="after") as c:
         names = [t.name for t in (await c.list_tools()).tools]
         check("eval" in names, "the run keeps serving", names)
+        r = await c.call_tool("write", {"path": "huge.txt", "content": "x" * (5 * 1024 * 1024)})
+        check(r.is_error and "argument `content` holds 5.0 MiB" in text_of(r) and "at most 4.0 MiB" in text_of(r),
+              "a 5 MiB argument: the router's refusal naming the field", text_of(r)[:300])
     async with session(URL + "?surface=read-only", name="planner") as c:
         names = {t.name for t in (await c.list_tools()).tools}
         check(names and not names & {"eval", "debug", "write", "edit"}, "a read-only session lists read tools only", names)
@@ -137,7 +144,7 @@ async def bad_requests_at_once():
     over its own keep-alive connection, round after round: each gets its
     error, and none a dropped connection."""
     init = initialize("raw")
-    big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}}
+    big = {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": "x" * (17 * 1024 * 1024)}}
     kinds = [
         ("no token", dict(json=init, headers=ACCEPT), {401}),
         ("a wrong token", dict(json=init, headers={**ACCEPT, "Authorization": "Bearer wrong-token-wrong-token"}), {401}),

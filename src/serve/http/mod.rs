@@ -41,8 +41,11 @@ pub use sessions::{SessionSlots, SessionState, asked_surface, conversation_id};
 pub const MCP_PATH: &str = "/mcp";
 /// Sessions open at once; past it a new session is refused (503).
 pub const MAX_SESSIONS: usize = 64;
-/// A request body's size, at most.
-pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+/// A request body's size, at most: room for a call whose arguments are
+/// over [`crate::args::MAX_ARGUMENT_BYTES`] (and escaped as JSON), so that
+/// the router refuses it naming its largest field, as over stdio. A larger
+/// body is answered with a JSON-RPC error ([`too_large`]), never read whole.
+pub const MAX_REQUEST_BYTES: usize = 4 * crate::args::MAX_ARGUMENT_BYTES;
 /// Calls one session may have running at once; past it a call is refused.
 pub const MAX_CALLS_IN_FLIGHT: usize = 16;
 /// A session idle this long ends, and its conversation with it (the
@@ -75,6 +78,28 @@ type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible
 /// The `Mcp-Session-Id` of a request or response.
 fn session_id(headers: &http::HeaderMap) -> Option<String> {
     headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
+
+/// A body over [`MAX_REQUEST_BYTES`], answered as a JSON-RPC error (with
+/// status 413): what a client library shows its caller, which a plain-text
+/// status is not. Its id is unknown (the body was not read whole): `null`.
+fn too_large(size: &str) -> http::Response<Body> {
+    let message = format!(
+        "tether: a request body may hold at most {} MiB; this one {size}. A call's arguments hold at most {} MiB on every host: send the change in parts (`edit`, `apply_patch`), or have a program write the file",
+        MAX_REQUEST_BYTES / (1024 * 1024),
+        crate::args::MAX_ARGUMENT_BYTES / (1024 * 1024),
+    );
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": message},
+    });
+    let mut response = http::Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+    *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
 }
 
 fn plain(status: http::StatusCode, text: &str) -> http::Response<Body> {
@@ -169,12 +194,7 @@ pub async fn serve(
                 if len <= DRAIN_AT_MOST {
                     drain(req.into_body(), DRAIN_AT_MOST).await;
                 }
-                return Ok(plain(
-                    http::StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!(
-                        "tether: a request body may hold at most {MAX_REQUEST_BYTES} bytes; this one declared {len}"
-                    ),
-                ));
+                return Ok(too_large(&format!("declared {len} bytes")));
             }
             // rmcp answers some refusals (a foreign Origin or Host, a wrong
             // content type, an unknown session) before it reads the body:
@@ -183,12 +203,7 @@ pub async fn serve(
             let body = match read_whole(body).await {
                 Ok(body) => body,
                 Err(read) => {
-                    return Ok(plain(
-                        http::StatusCode::PAYLOAD_TOO_LARGE,
-                        &format!(
-                            "tether: a request body may hold at most {MAX_REQUEST_BYTES} bytes; this one sent {read} or more"
-                        ),
-                    ));
+                    return Ok(too_large(&format!("sent {read} bytes or more")));
                 }
             };
             let req = http::Request::from_parts(parts, Full::new(body));
