@@ -14,7 +14,9 @@
 //! import failed is started on; [`edits`] turns positions into offsets and applies text
 //! edits, [`workspace_edit`] plays a whole `WorkspaceEdit` (files created,
 //! renamed, deleted) on a copy of what it touches; [`limits`] holds the
-//! run's memory budget and idle limit for its servers.
+//! run's memory budget and idle limit for its servers; [`formatting`] reads
+//! the formatting options a file asks for (`.editorconfig`, its own
+//! indentation), sent with `format` and answered to servers that ask.
 
 pub mod census;
 pub mod checker;
@@ -22,6 +24,7 @@ pub mod config;
 pub mod discovery;
 pub mod edits;
 pub mod entry;
+pub mod formatting;
 pub mod in_use;
 pub mod key;
 pub mod languages;

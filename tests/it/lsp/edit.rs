@@ -127,8 +127,8 @@ async fn a_constant_and_a_function_are_extracted_and_the_made_up_name_is_said() 
     let main = h.read("src/main.ts");
     assert!(main.contains("const a = newFunction(newLocal) + 2;"), "{main}");
     assert!(
-        main.contains("function newFunction(newLocal: number) {"),
-        "appended past the last line's end: {main}"
+        main.contains("function newFunction(newLocal: number) {\n  return newLocal + 1;\n}"),
+        "appended past the last line's end, at the file's 2 spaces (tsserver's own 4 otherwise): {main}"
     );
 }
 

@@ -109,6 +109,7 @@ impl LspServerActor {
         })?;
         let shared =
             Arc::new(ServerState::with_checker(config.settings.clone(), config.check_progress.clone()));
+        shared.formats_under(&self.key.root);
         let client = Client::connect(&self.name(), spawned.stdout, spawned.stdin, shared.clone());
         let _ = slot.set((client.clone(), shared.clone()));
         if config.indexes_at_start {

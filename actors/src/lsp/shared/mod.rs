@@ -165,6 +165,9 @@ pub struct ServerState {
     rereading: Mutex<BTreeMap<PathBuf, i32>>,
     /// The edits it asks the client to apply (`workspace/applyEdit`).
     pub applied: AppliedEdits,
+    /// The root whose files' formatting options are answered when asked
+    /// (`formattingOptions`), `.editorconfig` read no higher than it.
+    formatting_root: std::sync::OnceLock<PathBuf>,
 }
 
 impl ServerState {
@@ -206,7 +209,14 @@ impl ServerState {
             watched: Mutex::new(WatchedFiles::default()),
             rereading: Mutex::new(BTreeMap::new()),
             applied: AppliedEdits::default(),
+            formatting_root: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Answers a server asking for the formatting options of a file under
+    /// `root` with the file's own ([`super::formatting::options_for`]).
+    pub fn formats_under(&self, root: &Path) {
+        let _ = self.formatting_root.set(root.to_path_buf());
     }
 
     /// Whether the server asked to hear about `kind` at `path` (`None`:
@@ -436,6 +446,27 @@ impl ServerState {
         .flatten()
     }
 
+    /// One item a server asks for by `workspace/configuration`: from the
+    /// settings, but a file's `formattingOptions`, which no settings hold,
+    /// from the file itself — `.editorconfig`, else its own indentation.
+    fn configuration(&self, item: &Value) -> Value {
+        let section = item["section"].as_str();
+        let said = self.section(section);
+        if !said.is_null() || section != Some("formattingOptions") {
+            return said;
+        }
+        let file = item["scopeUri"].as_str().and_then(|u| lsp_types::Url::parse(u).ok()?.to_file_path().ok());
+        let (Some(file), Some(root)) = (file, self.formatting_root.get()) else {
+            return said;
+        };
+        if !file.starts_with(root) {
+            return said;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let options = super::formatting::options_for(root, &file, &text);
+        serde_json::json!({"tabSize": options.tab_size, "insertSpaces": options.insert_spaces})
+    }
+
     fn section(&self, section: Option<&str>) -> Value {
         let Some(settings) = &self.settings else {
             return Value::Null;
@@ -544,7 +575,7 @@ impl PeerEvents for ServerState {
         match method {
             "workspace/configuration" => {
                 let items = params["items"].as_array().cloned().unwrap_or_default();
-                Ok(Value::Array(items.iter().map(|i| self.section(i["section"].as_str())).collect()))
+                Ok(Value::Array(items.iter().map(|i| self.configuration(i)).collect()))
             }
             "client/registerCapability" => {
                 let added = self.watched.lock().register(params);

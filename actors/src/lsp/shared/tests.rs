@@ -30,6 +30,39 @@ fn configuration_sections_are_looked_up_by_path() {
 }
 
 #[test]
+fn a_files_formatting_options_are_its_own_when_asked_and_nothing_outside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("web");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.ts"), "function f() {\n  if (x) {\n    y();\n  }\n}\n").unwrap();
+    std::fs::write(dir.path().join("b.ts"), "\tx();\n").unwrap();
+    let shared = ServerState::new(None);
+    shared.formats_under(&root);
+    let uri = |p: &Path| lsp_types::Url::from_file_path(p).unwrap().to_string();
+    let answer = shared
+        .request(
+            "workspace/configuration",
+            &json!({"items": [
+                {"scopeUri": uri(&root.join("a.ts")), "section": "formattingOptions"},
+                {"scopeUri": uri(&dir.path().join("b.ts")), "section": "formattingOptions"},
+                {"section": "formattingOptions"},
+            ]}),
+        )
+        .unwrap();
+    assert_eq!(answer, json!([{"tabSize": 2, "insertSpaces": true}, null, null]));
+    // What the settings say wins.
+    let said = ServerState::new(Some(json!({"formattingOptions": {"tabSize": 8}})));
+    said.formats_under(&root);
+    let answer = said
+        .request(
+            "workspace/configuration",
+            &json!({"items": [{"scopeUri": uri(&root.join("a.ts")), "section": "formattingOptions"}]}),
+        )
+        .unwrap();
+    assert_eq!(answer, json!([{"tabSize": 8}]));
+}
+
+#[test]
 fn announced_progress_counts_and_progress_on_tethers_own_requests_does_not() {
     let shared = ServerState::new(None);
     shared.notification(
