@@ -438,6 +438,20 @@ pub fn spawn_with_env(
 ) -> std::io::Result<Spawned> {
     let tag = child_tag();
     let mut command = Command::new(program);
+    // SAFETY: between fork and exec only signal(2) runs, which is
+    // async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            // A run started with SIGINT ignored (under `nohup`, or as a
+            // background job of a shell without job control) would hand
+            // that on, and an ignored SIGINT stays ignored across exec: a
+            // Python kernel then installs no KeyboardInterrupt handler and
+            // can never be interrupted, only killed with its state.
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child: Child = without_withheld(&mut command)
         .args(args)
         .env(RUN_ID_VAR, run_id())

@@ -47,6 +47,23 @@ fn call_prints_text_and_exits_by_outcome() {
 }
 
 #[test]
+fn a_run_started_with_sigint_ignored_still_starts_kernels_that_can_be_interrupted() {
+    // `nohup`, or a background job of a shell without job control, starts
+    // tether with SIGINT ignored; its kernels must not inherit that.
+    let dir = workdir();
+    let code = "import signal; print('interruptible:', signal.getsignal(signal.SIGINT) is signal.default_int_handler)";
+    let args = json!({"code": code, "description": "how the kernel takes SIGINT"}).to_string();
+    let out = Command::new("sh")
+        .args(["-c", r#"trap '' INT QUIT; exec "$0" "$@""#, env!("CARGO_BIN_EXE_tether")])
+        .args(["call", "eval", &args, "--workdir"])
+        .arg(dir.path())
+        .output()
+        .expect("sh runs tether");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("interruptible: True"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn call_json_is_the_result_object() {
     let dir = workdir();
     let (code, out, _) = tether(dir.path(), &["call", "--json", "ast_grep", r#"{"pattern": "old($A)"}"#]);
