@@ -21,6 +21,7 @@ use tether_actors::lsp::server::{BARRIER_WAIT, Open, Opened};
 use tether_actors::lsp::shared::ServerState;
 use tether_actors::lsp::supervisor::{LspSupervisor, Route, SyncDisk, Unavailable};
 
+use super::reach::Reach;
 use crate::handler::{AfterWrite, WriteBaseline};
 
 /// How long a write waits for the server's diagnostics of the new content
@@ -437,8 +438,12 @@ pub enum Baseline {
 
 /// Each written file's [`Baseline`], by path: what
 /// [`LspAfterWrite::before_write`] hands to `after_write`.
-#[derive(Debug, Default)]
-pub struct Baselines(HashMap<PathBuf, Baseline>);
+#[derive(Default)]
+pub struct Baselines {
+    files: HashMap<PathBuf, Baseline>,
+    /// Each server's lists of every file, for the write's reach.
+    reach: Vec<Reach>,
+}
 
 /// What a write introduced and resolved, comparing the diagnostics
 /// `before` (of the text `was`) with those `after` (of the text `now`) by
@@ -502,41 +507,55 @@ pub const BASELINE_WAIT: Duration = Duration::from_secs(15);
 impl LspAfterWrite {
     /// The baseline of one file about to be written; `None` for a file no
     /// server serves.
-    async fn baseline(supervisor: Addr<LspSupervisor>, path: PathBuf) -> Option<Baseline> {
+    /// With the baseline, the lists its server holds of every file.
+    async fn baseline(supervisor: Addr<LspSupervisor>, path: PathBuf) -> Option<(Baseline, Option<Reach>)> {
         if !path.exists() {
-            return Some(Baseline::Known { text: String::new(), items: Vec::new(), unconfirmed: None });
+            return Some((
+                Baseline::Known { text: String::new(), items: Vec::new(), unconfirmed: None },
+                None,
+            ));
         }
         let routed = match supervisor.send(Route { file: path.clone() }).await.ok()? {
             Ok(routed) => routed,
             Err(Unavailable::NoLanguage(_) | Unavailable::NotConfigured(_)) => return None,
             Err(e) => {
-                return Some(Baseline::Unknown(format!(
-                    "its server is unavailable ({})",
-                    crate::tools::unusable::unavailable(&e)
-                )));
+                return Some((
+                    Baseline::Unknown(format!(
+                        "its server is unavailable ({})",
+                        crate::tools::unusable::unavailable(&e)
+                    )),
+                    None,
+                ));
             }
         };
         let open = routed.addr.send(Open { file: Some(path.clone()), save: false });
         let session = match tokio::time::timeout(BASELINE_WAIT, open).await {
             Ok(Ok(Ok(session))) => session,
-            Ok(Ok(Err(e))) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
-            Ok(Err(e)) => return Some(Baseline::Unknown(format!("its server is unavailable ({e})"))),
+            Ok(Ok(Err(e))) => {
+                return Some((Baseline::Unknown(format!("its server is unavailable ({e})")), None));
+            }
+            Ok(Err(e)) => return Some((Baseline::Unknown(format!("its server is unavailable ({e})")), None)),
             Err(_) => {
-                return Some(Baseline::Unknown(format!(
-                    "{} did not start within {} s",
-                    routed.key.server,
-                    BASELINE_WAIT.as_secs()
-                )));
+                return Some((
+                    Baseline::Unknown(format!(
+                        "{} did not start within {} s",
+                        routed.key.server,
+                        BASELINE_WAIT.as_secs()
+                    )),
+                    None,
+                ));
             }
         };
+        let reach = Reach::taken(&session.key.server, routed.addr.clone(), session.shared.clone());
         let (items, freshness) = fresh(&session, BASELINE_WAIT).await;
         let text = session.doc.as_ref().map(|d| d.text.to_string()).unwrap_or_default();
         let freshness = still_on_disk(&path, &text, freshness, &session.key.server);
-        Some(match freshness {
+        let baseline = match freshness {
             Freshness::Fresh => Baseline::Known { text, items, unconfirmed: None },
             Freshness::Unconfirmed(why) => Baseline::Known { text, items, unconfirmed: Some(why) },
             Freshness::Pending(why) | Freshness::Stale { why, .. } => Baseline::Unknown(why),
-        })
+        };
+        Some((baseline, Some(reach)))
     }
 
     async fn one(
@@ -643,8 +662,13 @@ impl AfterWrite for LspAfterWrite {
                 .collect();
             let mut baselines = Baselines::default();
             for task in tasks {
-                if let Ok((path, Some(baseline))) = task.await {
-                    baselines.0.insert(path, baseline);
+                if let Ok((path, Some((baseline, reach)))) = task.await {
+                    baselines.files.insert(path, baseline);
+                    if let Some(reach) = reach
+                        && !baselines.reach.iter().any(|r| r.same_server(&reach))
+                    {
+                        baselines.reach.push(reach);
+                    }
                 }
             }
             Some(Box::new(baselines) as Box<dyn std::any::Any + Send>)
@@ -658,16 +682,16 @@ impl AfterWrite for LspAfterWrite {
     ) -> Pin<Box<dyn std::future::Future<Output = Option<String>> + Send>> {
         let supervisor = self.supervisor.clone();
         let workdir = self.workdir.clone();
-        let mut baselines =
-            before.and_then(|b| b.downcast::<Baselines>().ok()).map(|b| b.0).unwrap_or_default();
+        let Baselines { files: mut baselines, reach } =
+            before.and_then(|b| b.downcast::<Baselines>().ok()).map(|b| *b).unwrap_or_default();
         Box::pin(async move {
             // Files are checked side by side (a patch may touch many, each
             // waiting up to AFTER_WRITE_WAIT), and reported in order.
             let tasks: Vec<_> = paths
-                .into_iter()
+                .iter()
                 .map(|path| {
-                    let before = baselines.remove(&path);
-                    tokio::spawn(Self::one(supervisor.clone(), workdir.clone(), path, before))
+                    let before = baselines.remove(path);
+                    tokio::spawn(Self::one(supervisor.clone(), workdir.clone(), path.clone(), before))
                 })
                 .collect();
             let mut blocks = Vec::new();
@@ -675,6 +699,10 @@ impl AfterWrite for LspAfterWrite {
                 if let Ok(Some(block)) = task.await {
                     blocks.push(block);
                 }
+            }
+            // Then what the write did to the files it did not write.
+            for reach in reach {
+                blocks.push(reach.report(&workdir, &paths).await);
             }
             (!blocks.is_empty()).then(|| blocks.join("\n"))
         })

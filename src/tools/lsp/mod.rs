@@ -15,7 +15,8 @@
 //! `vanished` against files deleted or cut short before the server caught
 //! up, `crosscheck` holds an answer against the text for servers that drop
 //! what they cannot resolve, [`symbols`] and [`diagnostics`] their
-//! actions, `project` what the tree holds and the project checkers,
+//! actions ([`reach`]: what a write did to the files it did not write),
+//! `project` what the tree holds and the project checkers,
 //! `status` status and reload, [`rename`] `lsp_rename`, [`edit`]
 //! `lsp_edit` (code actions and formatting, a language's helper server
 //! asked beside its main one).
@@ -31,6 +32,7 @@ mod navigate;
 pub(crate) mod outline;
 pub mod position;
 mod project;
+pub mod reach;
 pub mod rename;
 pub mod render;
 mod status;

@@ -523,6 +523,37 @@ async fn rust_analyzer_diagnostics_wait_for_its_cargo_check_of_the_content_on_di
     }
 }
 
+#[tokio::test]
+async fn a_write_rust_analyzers_check_finds_broke_another_file_says_so() {
+    common::require("rust-analyzer", &["--version"], "rustup component add rust-analyzer");
+    common::require("cargo", &["--version"], "install a Rust toolchain with rustup");
+    let h = Harness::new(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"reach\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        ("src/lib.rs", "pub mod a;\npub mod b;\n"),
+        ("src/a.rs", "pub fn f() -> u32 {\n    1\n}\n"),
+        ("src/b.rs", "pub fn g() -> u32 {\n    crate::a::f()\n}\n"),
+    ]);
+    let ask = json!({"action": "diagnostics", "file": "src/a.rs"});
+    let first = common::until_answer(&h, "lsp", ask, |t| !t.contains("(pending")).await;
+    assert_eq!(first, "no diagnostics for `src/a.rs` (fresh)");
+    h.ok("read", json!({"path": "src/a.rs"})).await;
+    let r = h
+        .ok("edit", json!({"path": "src/a.rs", "old_string": "-> u32 {\n    1", "new_string": "-> String {\n    String::new()"}))
+        .await;
+    assert!(
+        // With the error, its related place as a hint of its own.
+        r.text.contains(
+            "other files: rust-analyzer's check of its workspace after the write: 2 new, 0 resolved in them"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("+ src/b.rs:2:5: error [E0308] mismatched types"), "{}", r.text);
+}
+
 /// Two CPU-bound processes, killed when dropped.
 struct Busy(Vec<std::process::Child>);
 

@@ -318,6 +318,45 @@ async fn diagnostics_on_write_report_new_problems_once_and_resolutions() {
 }
 
 #[tokio::test]
+async fn a_write_says_what_it_broke_in_the_other_files_the_server_checked_and_that_no_other_was() {
+    pyright();
+    let models = "class Response:\n    @classmethod\n    def from_text(cls, text: str) -> \"Response\":\n        return cls()\n";
+    let client = "from models import Response\n\nr = Response.from_text(\"x\")\n";
+    let files =
+        [("pyproject.toml", "[project]\nname = \"m\"\n"), ("models.py", models), ("client.py", client)];
+    // No other file open in pyright: nothing else was checked, and the
+    // answer says so rather than reading as a clean project.
+    let h = Harness::new(&files);
+    h.ok("read", json!({"path": "models.py"})).await;
+    let drop = json!({"path": "models.py", "old_string": "    @classmethod\n", "new_string": ""});
+    let r = h.ok("edit", drop.clone()).await;
+    assert!(r.text.contains("diagnostics (fresh) for `models.py`: 2 new"), "{}", r.text);
+    assert!(
+        r.text.contains("other files: not checked (pyright has none open; `lsp references` finds the uses)"),
+        "{}",
+        r.text
+    );
+    // The caller open in pyright: the call the write broke is the write's.
+    let h = Harness::new(&files);
+    let listed = lsp_ok(&h, json!({"action": "diagnostics", "file": "client.py"})).await;
+    assert!(listed.contains("no diagnostics"), "{listed}");
+    h.ok("read", json!({"path": "models.py"})).await;
+    let r = h.ok("edit", drop).await;
+    assert!(
+        r.text.contains(
+            "other files: pyright checked 1 again (`client.py`): 1 new, 0 resolved; no other file was (`lsp references` finds the uses)"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("+ client.py:3:5: error [reportCallIssue]"), "{}", r.text);
+    let back = json!({"path": "models.py", "old_string": "    def from_text", "new_string": "    @classmethod\n    def from_text"});
+    let r = h.ok("edit", back).await;
+    assert!(r.text.contains("pyright checked 1 again (`client.py`): 0 new, 1 resolved"), "{}", r.text);
+    assert!(r.text.contains("− client.py:3:5: error [reportCallIssue]"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn a_project_checker_that_did_not_check_is_an_error_never_zero_diagnostics() {
     let entry = |checker: &str| {
         format!(

@@ -21,6 +21,18 @@ impl Message for Open {
     type Result = Result<Opened, LspError>;
 }
 
+/// Send a file open in the server again as a new version, though it did
+/// not change, so that the server checks it anew (a file it depends on
+/// was written); `None` when the file is not open in it.
+pub struct Recheck {
+    /// The file.
+    pub file: PathBuf,
+}
+
+impl Message for Recheck {
+    type Result = Result<Option<Opened>, LspError>;
+}
+
 /// Restart the server now.
 pub struct Reload;
 
@@ -71,6 +83,18 @@ impl Handler<Open> for LspServerActor {
             session.restarted = act.restart_note.take();
             Ok(session)
         })))
+    }
+}
+
+impl Handler<Recheck> for LspServerActor {
+    type Result = Result<Option<Opened>, LspError>;
+
+    fn handle(&mut self, msg: Recheck, _ctx: &mut Self::Context) -> Self::Result {
+        // A server not running has nothing open to check again.
+        let Some(running) = &self.running else { return Ok(None) };
+        let (client, shared) = (running.client.clone(), running.shared.clone());
+        let Some(doc) = self.recheck(&msg.file, &client, &shared)? else { return Ok(None) };
+        Ok(self.session(Some(doc)))
     }
 }
 

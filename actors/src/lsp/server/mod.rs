@@ -65,7 +65,7 @@ use super::unmanaged;
 use crate::process::{ExitInfo, KillGuard};
 use crate::wire::client::Client;
 use crate::wire::pending::RequestError;
-pub use handlers::{Open, Reload, Shutdown};
+pub use handlers::{Open, Recheck, Reload, Shutdown};
 pub use start::{Exited, ServerCrashed, client_capabilities};
 pub use stop::{MakeRoom, Stop, Usage};
 pub use sync::FilesChanged;

@@ -85,30 +85,10 @@ impl LspServerActor {
         shared: &ServerState,
     ) -> Result<bool, LspError> {
         let seq = shared.seq();
-        match self.docs.get_mut(file) {
-            Some(doc) if *doc.text == text => Ok(false),
-            Some(doc) => {
-                // What the server said about the content being replaced,
-                // if it was about that content: the previous fresh state.
-                let fresh = shared.diagnostics(uri.as_str()).filter(|e| match e.version {
-                    Some(v) => v == doc.version,
-                    None => e.seq > doc.synced_seq,
-                });
-                if fresh.is_some() {
-                    doc.previous = fresh;
-                }
-                doc.version += 1;
-                self.versions.insert(file.to_path_buf(), doc.version);
-                doc.text = Arc::new(text);
-                doc.synced_seq = seq;
-                doc.changed_at = SystemTime::now();
-                let held = Held { version: doc.version, text: doc.text.clone() };
-                shared.send_held(uri.as_str(), Some(held), || {
-                    client.notify(
-                        "textDocument/didChange",
-                        json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
-                    )
-                })?;
+        match self.docs.get(file).map(|doc| *doc.text == text) {
+            Some(true) => Ok(false),
+            Some(false) => {
+                self.send_again(file, uri, Arc::new(text), client, shared)?;
                 Ok(true)
             }
             None => {
@@ -141,6 +121,66 @@ impl LspServerActor {
                 Ok(true)
             }
         }
+    }
+
+    /// Sends `text` as `file`'s next version (a `didChange`): new content,
+    /// or the same content again so that the server checks the file anew
+    /// against the files it depends on, and publishes for that version.
+    fn send_again(
+        &mut self,
+        file: &Path,
+        uri: &lsp_types::Url,
+        text: Arc<String>,
+        client: &Client,
+        shared: &ServerState,
+    ) -> Result<(), LspError> {
+        let seq = shared.seq();
+        let Some(doc) = self.docs.get_mut(file) else { return Ok(()) };
+        // What the server said about the content being replaced, if it
+        // was about that content: the previous fresh state.
+        let fresh = shared.diagnostics(uri.as_str()).filter(|e| match e.version {
+            Some(v) => v == doc.version,
+            None => e.seq > doc.synced_seq,
+        });
+        if fresh.is_some() {
+            doc.previous = fresh;
+        }
+        doc.version += 1;
+        self.versions.insert(file.to_path_buf(), doc.version);
+        doc.text = text;
+        doc.synced_seq = seq;
+        doc.changed_at = SystemTime::now();
+        let held = Held { version: doc.version, text: doc.text.clone() };
+        shared.send_held(uri.as_str(), Some(held), || {
+            client.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": doc.version}, "contentChanges": [{"text": *doc.text}]}),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Sends `file`, open in the server, again as a new version though it
+    /// did not change (a file another was written under: its list may be
+    /// stale), and returns it as synced. A file not open is left alone:
+    /// `None`.
+    pub(super) fn recheck(
+        &mut self,
+        file: &Path,
+        client: &Client,
+        shared: &ServerState,
+    ) -> Result<Option<SyncedDoc>, LspError> {
+        if self.docs.get(file).is_none_or(|d| d.transient) {
+            return Ok(None);
+        }
+        let text = self.read_text(file)?;
+        let rel = crate::fs::relative(&self.workdir, file);
+        let uri = lsp_types::Url::from_file_path(file)
+            .map_err(|()| LspError::File(format!("`{rel}` has no file URI")))?;
+        self.send_again(file, &uri, Arc::new(text), client, shared)?;
+        let mut doc = self.sync(file, false, client, shared)?;
+        doc.changed = true;
+        Ok(Some(doc))
     }
 
     /// Whether `path` is this server's: its language, under its root.

@@ -417,6 +417,17 @@ impl ServerState {
         self.diags.lock().get(&doc_key(uri)).cloned()
     }
 
+    /// Every file's last published list, by path: what a write's reach
+    /// is measured against.
+    pub fn published(&self) -> HashMap<PathBuf, DiagEntry> {
+        self.diags.lock().iter().map(|(path, entry)| (PathBuf::from(path), entry.clone())).collect()
+    }
+
+    /// The files open in the server, by path.
+    pub fn open_files(&self) -> Vec<PathBuf> {
+        self.held.lock().keys().map(PathBuf::from).collect()
+    }
+
     /// The server is gone: waiters stop waiting.
     pub fn close(&self, reason: &str) {
         self.closed.lock().get_or_insert_with(|| reason.to_string());
