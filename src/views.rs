@@ -84,6 +84,10 @@ struct View {
     text_bytes: usize,
     /// The watcher's batch number at the end of its latest call.
     call_seq: Option<u64>,
+    /// Files it wrote over content it had not seen (another changed them
+    /// since it read them), with who had: named in its next change note,
+    /// though the file now holds its own write.
+    replaced_unseen: HashMap<PathBuf, Who>,
 }
 
 impl View {
@@ -213,6 +217,27 @@ impl Views {
         let text = (bytes.len() <= MAX_TEXT_PER_FILE).then(|| std::str::from_utf8(bytes).ok()).flatten();
         let seen = Seen { digest: Digest::of(bytes), at: SystemTime::now(), text: text.map(Arc::from) };
         self.views.lock().entry(Arc::from(conversation)).or_default().put(path, seen);
+    }
+
+    /// `conversation` wrote over `replaced` (what `path` held before its
+    /// write): when it had seen the file and that is not what it saw,
+    /// another changed the file since, and its next change note says who.
+    pub fn replaced(&self, conversation: &str, path: &Path, replaced: Option<&[u8]>) {
+        let digest = replaced.map_or(Digest::DELETED, Digest::of);
+        let Some(seen) = self.seen(conversation, path) else { return };
+        if seen.digest == digest {
+            return;
+        }
+        let who = self.who_wrote(conversation, path, digest);
+        if let Some(view) = self.views.lock().get_mut(conversation) {
+            view.replaced_unseen.insert(path.to_path_buf(), who);
+        }
+    }
+
+    /// Who changed `path` before `conversation` wrote over it unseen, if
+    /// another did since its previous change note; taken once.
+    pub fn take_replaced(&self, conversation: &str, path: &Path) -> Option<Who> {
+        self.views.lock().get_mut(conversation)?.replaced_unseen.remove(path)
     }
 
     /// `conversation` wrote `bytes` to `path` through tether (`None`: it

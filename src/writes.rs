@@ -40,6 +40,7 @@ pub fn commit(ctx: &CallContext, changes: &[FileChange]) -> Result<Committed, St
 pub fn commit_changes(ctx: &CallContext, changes: &[FileChange]) -> Result<Committed, CommitError> {
     let committed = tether_actors::fs::commit(changes)?;
     for change in changes {
+        ctx.views.replaced(&ctx.conversation, &change.path, change.before.as_deref());
         ctx.wrote(&change.path, change.after.as_deref());
     }
     Ok(committed)

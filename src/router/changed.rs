@@ -8,7 +8,9 @@
 //! language-server supervisor, which owns it): a sync point at the end of
 //! each call, and the files changed between the conversation's previous
 //! one and this. A file whose content is what the conversation last saw
-//! or wrote (its own write, or one it read since) is not named; the
+//! or wrote (its own write, or one it read since) is not named — unless
+//! its write replaced a change it had not seen, named "before your
+//! write"; the
 //! watcher leaves ignored files (`.gitignore`, build output) out. Nothing
 //! is added when nothing changed.
 
@@ -130,9 +132,12 @@ impl ChangeNotes {
             Ok(bytes) => {
                 let digest = Digest::of(&bytes);
                 if seen.as_ref().is_some_and(|s| s.digest == digest) {
-                    return None;
+                    // Its own write, unless it wrote over another's change.
+                    let who = self.views.take_replaced(conversation, path)?;
+                    format!("{}, before your write", who.phrase())
+                } else {
+                    self.views.who_wrote(conversation, path, digest).phrase()
                 }
-                self.views.who_wrote(conversation, path, digest).phrase()
             }
             // Gone: named only to a conversation that had seen it (its own
             // deletion took it out of its view).

@@ -184,6 +184,24 @@ async fn every_answer_names_what_changed_since_the_conversations_previous_call()
     let r = call(&h, "B", "read", read_args()).await;
     let note = r.text.lines().find(|l| l.starts_with("note: changed since")).unwrap_or_default().to_string();
     assert!(!note.contains("checkout.py"), "{note}");
+    // B edits again; A's edit lands over that change, unseen: the file
+    // holds A's own write now, and A's answer still names B's change.
+    let edit = json!({"path": "shop/checkout.py", "old_string": "round(sum(", "new_string": "int(sum("});
+    assert!(!call(&h, "B", "edit", edit).await.is_error);
+    let edit =
+        json!({"path": "shop/checkout.py", "old_string": "def total", "new_string": "def grand_total"});
+    let r = call(&h, "A", "edit", edit).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(
+            "note: changed since your previous call: shop/checkout.py (by conversation B, before your write)"
+        ),
+        "{}",
+        r.text
+    );
+    // Said once.
+    let r = call(&h, "A", "ast_grep", json!({"pattern": "def $F($$$A): $$$B", "path": "shop"})).await;
+    assert!(!r.text.contains("changed since your previous call"), "{}", r.text);
 }
 
 #[tokio::test]

@@ -270,6 +270,13 @@ async fn a_line_another_conversation_shifted_is_followed_or_refused_naming_who()
         r.text
     );
     assert!(r.text.contains("by conversation B"), "names who shifted it: {}", r.text);
+    assert!(
+        r.text.contains(
+            "note: changed since your previous call: _dup.py (by conversation B, before your write)"
+        ),
+        "the change note, though the file now holds A's own edit: {}",
+        r.text
+    );
 
     // A reads again; B then rewrites the line A names: refused, nothing written.
     h.rt.call_in("A", "read", json!({"path": "_dup.py"})).await;
