@@ -95,6 +95,25 @@ async fn organize_imports_sorts_them() {
 }
 
 #[tokio::test]
+async fn organize_imports_keeps_the_files_two_space_indentation() {
+    need_tsls();
+    let h = project(
+        "import {\n  twice,\n  thrice,\n  plusOne,\n} from './util';\n\nexport function all(n: number): number {\n  return plusOne(twice(thrice(n)));\n}\n",
+    );
+    let r = edit(
+        &h,
+        json!({"action": "apply", "file": "src/main.ts", "line": 1, "kind": "source.organizeImports"}),
+    )
+    .await;
+    assert!(!r.is_error, "{}", r.text);
+    let main = h.read("src/main.ts");
+    assert!(
+        main.starts_with("import {\n  plusOne,\n  thrice,\n  twice,\n} from './util';\n"),
+        "sorted, at 2 spaces: {main}"
+    );
+}
+
+#[tokio::test]
 async fn a_constant_and_a_function_are_extracted_and_the_made_up_name_is_said() {
     need_tsls();
     let h = project(
