@@ -37,8 +37,9 @@
 //! - [`result`] — what a call returns (text, data, images).
 //! - [`status`] — what is connected and usable here, and why not;
 //!   [`install`] — `tether install`, servers from the registries into
-//!   tether's tools prefix.
-//! - [`cli`] — `tether tools|call|batch|tree|status|install|serve`; [`serve`] — the
+//!   tether's tools prefix; [`trust`] — which checkouts may run programs
+//!   of their own, recorded outside them.
+//! - [`cli`] — `tether tools|call|batch|tree|status|install|trust|serve`; [`serve`] — the
 //!   MCP server (rmcp): over stdio, or over streamable HTTP with a
 //!   conversation per session ([`serve::http`]), and the elicitation ports.
 //!
@@ -61,6 +62,7 @@ pub mod serve;
 pub mod spec;
 pub mod status;
 pub mod tools;
+pub mod trust;
 pub mod views;
 pub mod writes;
 

@@ -121,6 +121,17 @@ enum Command {
         /// Languages (`php`) or server ids (`basedpyright`).
         names: Vec<String>,
     },
+    /// Trust the working directory to run programs of its own (its
+    /// tether.toml's servers, adapters and workers, its .venv/bin): lists
+    /// what that allows, then records it outside the checkout.
+    Trust {
+        /// Every trusted directory.
+        #[arg(long, conflicts_with = "revoke")]
+        list: bool,
+        /// Take the working directory's trust back.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Serve one run over MCP: stdio until stdin closes, or with --http
     /// many sessions over streamable HTTP until SIGTERM/SIGINT.
     Serve {
@@ -328,6 +339,7 @@ async fn run(cli: Cli) -> ExitCode {
                 .await
                 .unwrap_or(ExitCode::from(EXIT_TOOL_ERROR))
         }
+        Command::Trust { list, revoke } => trust(&workdir, list, revoke),
         Command::Serve { opts, http: Some(addr), allow_remote, session_idle } => {
             let listen = match crate::serve::http::Listen::parse(&addr, allow_remote) {
                 Ok(l) => l,
@@ -441,4 +453,84 @@ fn terminated() -> impl std::future::Future<Output = ()> {
 /// `value` as one line of JSON on stdout.
 fn print_json(value: &Value) {
     outln!("{}", serde_json::to_string(value).unwrap_or_default());
+}
+
+/// `tether trust`: what trusting the working directory allows, then the
+/// record; `--list` every trusted directory; `--revoke` takes it back.
+fn trust(workdir: &std::path::Path, list: bool, revoke: bool) -> ExitCode {
+    let Some(config) = crate::trust::config_dir() else {
+        errln!("tether trust: neither XDG_CONFIG_HOME nor HOME is set: there is nowhere to record trust");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    if list {
+        return match crate::trust::list_in(&config) {
+            Ok(entries) if entries.is_empty() => {
+                outln!("no directory is trusted ({})", config.join(crate::trust::RECORD_FILE).display());
+                ExitCode::SUCCESS
+            }
+            Ok(entries) => {
+                for e in entries {
+                    let toml =
+                        if e.config.is_some() { "with its tether.toml as it was" } else { "no tether.toml" };
+                    outln!("{} ({toml})", e.path.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                errln!("tether trust: {e}");
+                ExitCode::from(EXIT_TOOL_ERROR)
+            }
+        };
+    }
+    let dir = match workdir.canonicalize() {
+        Ok(dir) => dir,
+        Err(e) => {
+            errln!("tether trust: --workdir {}: {e}", workdir.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if revoke {
+        return match crate::trust::revoke_in(&config, &dir) {
+            Ok(true) => {
+                outln!("{} is no longer trusted: its own programs will not run", dir.display());
+                ExitCode::SUCCESS
+            }
+            Ok(false) => {
+                outln!("{} was not trusted", dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                errln!("tether trust: {e}");
+                ExitCode::from(EXIT_TOOL_ERROR)
+            }
+        };
+    }
+    let allows = crate::trust::would_allow(&dir);
+    if allows.is_empty() {
+        outln!(
+            "trusting {} allows: nothing of its own found now (a tether.toml or .venv added later is held back until trusted again)",
+            dir.display()
+        );
+    } else {
+        outln!("trusting {} allows:", dir.display());
+        for line in &allows {
+            outln!("  {line}");
+        }
+    }
+    outln!(
+        "  and the servers that run project code: rust-analyzer's build scripts and proc macros, jdtls's Gradle wrapper and build import, the workspace's TypeScript"
+    );
+    match crate::trust::trust_in(&config, &dir) {
+        Ok(_) => {
+            outln!(
+                "trusted; recorded in {} (`tether trust --revoke` takes it back)",
+                config.join(crate::trust::RECORD_FILE).display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            errln!("tether trust: {e}");
+            ExitCode::from(EXIT_TOOL_ERROR)
+        }
+    }
 }

@@ -64,6 +64,37 @@ fn a_run_started_with_sigint_ignored_still_starts_kernels_that_can_be_interrupte
 }
 
 #[test]
+fn trust_lists_what_it_allows_records_it_outside_the_checkout_and_takes_it_back() {
+    let dir = workdir();
+    std::fs::write(dir.path().join("tether.toml"), "[vibe]\nfast = \"./worker --fast\"\n").unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let trust = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .arg("trust")
+            .args(args)
+            .arg("--workdir")
+            .arg(dir.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .output()
+            .expect("tether runs");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, out) = trust(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("tether.toml [vibe]: background workers: `./worker --fast`"), "{out}");
+    assert!(out.contains("trusted; recorded in"), "{out}");
+    let canonical = dir.path().canonicalize().unwrap();
+    assert!(tether::trust::verdict_in(Some(&config.path().join("tether")), &canonical).is_trusted());
+    assert!(!dir.path().join(".tether").exists() && config.path().join("tether/trusted.json").is_file());
+    let (_, listed) = trust(&["--list"]);
+    assert!(listed.contains(&canonical.display().to_string()), "{listed}");
+    let (code, out) = trust(&["--revoke"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("is no longer trusted"), "{out}");
+    assert!(!tether::trust::verdict_in(Some(&config.path().join("tether")), &canonical).is_trusted());
+}
+
+#[test]
 fn call_json_is_the_result_object() {
     let dir = workdir();
     let (code, out, _) = tether(dir.path(), &["call", "--json", "ast_grep", r#"{"pattern": "old($A)"}"#]);
