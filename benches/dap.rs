@@ -119,7 +119,12 @@ fn main() {
 
     // tether: the same program, stopped at the same line.
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let rt = Runtime::builder().workdir(&root).connect(Resource::Debuggers).start().unwrap();
+    let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(&root)
+        .connect(Resource::Debuggers)
+        .start()
+        .unwrap();
     let call = |args: Value| {
         let r = tokio.block_on(rt.call("debug", args));
         assert!(!r.is_error, "{}", r.text);

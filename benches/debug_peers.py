@@ -352,7 +352,7 @@ async def dap_mcp_cleanup(s: Session) -> None:
 def server_for(peer: str, scenario: str, root: str) -> StdioServerParameters:
     env = dict(os.environ)
     if peer == "tether":
-        return StdioServerParameters(command=TETHER, args=["serve", "--workdir", root], env=env)
+        return StdioServerParameters(command=TETHER, args=["serve", "--trusted", "--workdir", root], env=env)
     if peer == "mcp-debugger":
         env["PATH"] = NODE22_BIN + os.pathsep + env["PATH"]
         if scenario == "ruby":

@@ -541,7 +541,7 @@ async def main():
                 clients.append((f"http-{i}", await stack.enter_async_context(
                     Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), client_info=info))))
             stdio = await stack.enter_async_context(
-                Client(StdioServerParameters(command=args.tether, args=["serve", "--workdir", root])))
+                Client(StdioServerParameters(command=args.tether, args=["serve", "--trusted", "--workdir", root])))
             clients += [(f"stdio-{k}", stdio) for k in range(args.parallel)]
             first = clients[0][1]
             refs_args = {"action": "references", "file": p.target, "line": p.line, "symbol": p.symbol}

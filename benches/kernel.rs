@@ -26,7 +26,12 @@ fn tether_round(tokio: &tokio::runtime::Runtime, runs: usize) -> (f64, f64, f64)
     let dir = tempfile::tempdir().unwrap();
     let cell = json!({"code": "1+1", "description": "add one and one for timing"});
     let start = Instant::now();
-    let rt = Runtime::builder().workdir(dir.path()).connect(Resource::Kernels).start().unwrap();
+    let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(dir.path())
+        .connect(Resource::Kernels)
+        .start()
+        .unwrap();
     let first = tokio.block_on(rt.call("eval", cell.clone()));
     let cold = start.elapsed();
     assert_eq!(first.text, "Out: 2");

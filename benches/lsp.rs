@@ -227,8 +227,12 @@ fn main() {
         let (tether_first, tether_calls) = {
             let (_d, cold_root) = fixture(case.fixture, case.extra);
             let started = Instant::now();
-            let rt =
-                Runtime::builder().workdir(&cold_root).connect(Resource::LanguageServers).start().unwrap();
+            let rt = Runtime::builder()
+                .trust(tether::Trust::Trusted)
+                .workdir(&cold_root)
+                .connect(Resource::LanguageServers)
+                .start()
+                .unwrap();
             let mut calls = 0;
             loop {
                 calls += 1;
@@ -267,7 +271,12 @@ fn main() {
 
         // Cold start to first answer, through tether.
         let cold = Instant::now();
-        let rt = Runtime::builder().workdir(&root).connect(Resource::LanguageServers).start().unwrap();
+        let rt = Runtime::builder()
+            .trust(tether::Trust::Trusted)
+            .workdir(&root)
+            .connect(Resource::LanguageServers)
+            .start()
+            .unwrap();
         let hover_args =
             json!({"action": "hover", "file": case.file, "line": case.line, "symbol": case.symbol});
         let first = tokio.block_on(rt.call("lsp", hover_args.clone()));

@@ -156,7 +156,7 @@ async def agentlsp_steps(call, root: str, task: str):
 
 
 PEERS_RUN = {
-    "tether": (lambda root: StdioServerParameters(command=TETHER, args=["serve", "--workdir", root]), tether_steps),
+    "tether": (lambda root: StdioServerParameters(command=TETHER, args=["serve", "--trusted", "--workdir", root]), tether_steps),
     "agent-lsp": (lambda root: StdioServerParameters(
         command=AGENTLSP, args=["typescript:typescript-language-server,--stdio"],
         env={**os.environ, "HOME": os.path.join(PEERS, "agentlsp-home-edit")}), agentlsp_steps),

@@ -125,7 +125,12 @@ fn main() {
 
     // tether: cold (servers start within the call), then warm.
     let started = Instant::now();
-    let rt = Runtime::builder().workdir(&root).connect(Resource::LanguageServers).start().unwrap();
+    let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(&root)
+        .connect(Resource::LanguageServers)
+        .start()
+        .unwrap();
     let first = tokio.block_on(rt.call("lsp", args.clone()));
     let cold = started.elapsed();
     assert!(!first.is_error, "{}", first.text);

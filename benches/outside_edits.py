@@ -235,7 +235,7 @@ def prepare_agentlsp() -> None:
 
 def peers() -> dict[str, Peer]:
     tether = Peer(
-        "tether", TETHER, ["serve", "--workdir", PROJECT], {}, prepare_tether, [],
+        "tether", TETHER, ["serve", "--trusted", "--workdir", PROJECT], {}, prepare_tether, [],
         lambda line, col: ("lsp", {"action": "references", "file": TARGET_REL, "line": line, "symbol": "Depends"}),
         parse_tether, False, "tether serve (this build); pyright",
     )

@@ -54,7 +54,12 @@ impl ToolHandler for Ping {
 
 fn runtime() -> (tempfile::TempDir, Arc<Runtime>) {
     let dir = tempfile::tempdir().unwrap();
-    let rt = Runtime::builder().workdir(dir.path()).tool(Arc::new(Ping)).start().unwrap();
+    let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(dir.path())
+        .tool(Arc::new(Ping))
+        .start()
+        .unwrap();
     (dir, Arc::new(rt))
 }
 

@@ -100,7 +100,7 @@ async def shared(n: int, line: int) -> tuple[list[float], int]:
     port = 48000 + os.getpid() % 1000
     url = f"http://127.0.0.1:{port}/mcp"
     env = dict(os.environ, TETHER_TOKEN=TOKEN)
-    server = subprocess.Popen([TETHER, "serve", "--workdir", PROJECT, "--http", f"127.0.0.1:{port}"], env=env,
+    server = subprocess.Popen([TETHER, "serve", "--trusted", "--workdir", PROJECT, "--http", f"127.0.0.1:{port}"], env=env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         for line_out in server.stderr:
@@ -126,7 +126,7 @@ async def separate(n: int, line: int) -> tuple[list[float], int]:
     async with AsyncExitStack() as stack:
         for i in range(n):
             started = time.monotonic()
-            params = StdioServerParameters(command=TETHER, args=["serve", "--workdir", PROJECT], env=dict(os.environ))
+            params = StdioServerParameters(command=TETHER, args=["serve", "--trusted", "--workdir", PROJECT], env=dict(os.environ))
             client = await stack.enter_async_context(Client(params))
             times.append(await ask(client, line) - started)
         rss = tree_rss_kib(tether_pids("stdio"))

@@ -71,3 +71,4 @@ pub use handler::{AfterWrite, CallContext, ToolError, ToolFuture, ToolHandler, W
 pub use result::{Image, ToolResult};
 pub use runtime::{Runtime, RuntimeBuilder, Tree};
 pub use spec::{Level, Resource, Surface, ToolSpec};
+pub use tether_actors::trust::Trust;

@@ -32,6 +32,9 @@
 //!   id, killed with their actor, and the `/proc` readers.
 //! - [`text`] — cuts (in characters for what a model reads), durations,
 //!   plurals; [`waiting`] — the one wait-for-change loop.
+//! - [`trust`] — whether a run's checkout may run programs of its own
+//!   (its `tether.toml` commands, its `.venv/bin`), asked wherever one is
+//!   resolved or started.
 //! - [`tools_prefix`] — where `tether install` puts servers and adapters,
 //!   looked in before `PATH`; [`locate`] — a project's root by its markers
 //!   and a program by its name, for servers, adapters and workers alike,
@@ -53,6 +56,7 @@ pub mod project_walk;
 pub mod question;
 pub mod text;
 pub mod tools_prefix;
+pub mod trust;
 pub mod waiting;
 pub mod watch;
 pub mod wire;

@@ -66,16 +66,22 @@ pub fn holds_marker(dir: &Path, marker: &str) -> bool {
 /// Resolves `command`: a path with `/` is taken relative to the working
 /// directory; a bare name is looked for in the project's `.venv/bin` and
 /// `venv/bin` (a PATH python is another environment), then in what
-/// `tether install` installed (`crate::tools_prefix`), then on PATH.
+/// `tether install` installed (`crate::tools_prefix`), then on PATH. In a
+/// restricted checkout ([`crate::trust`]) nothing inside it is taken: not
+/// its `.venv/bin`, not a path into it.
 /// On failure, returns every location tried.
 pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<PathBuf, Vec<PathBuf>> {
+    let trusted = crate::trust::of(workdir).is_trusted();
     if command.contains('/') {
         let path = workdir.join(command);
+        if !trusted && path.canonicalize().unwrap_or_else(|_| path.clone()).starts_with(workdir) {
+            return Err(vec![path]);
+        }
         return if is_executable(&path) { Ok(path) } else { Err(vec![path]) };
     }
     let mut tried = Vec::new();
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for base in [root, workdir] {
+    for base in [root, workdir].into_iter().filter(|_| trusted) {
         for venv in [".venv/bin", "venv/bin"] {
             let dir = base.join(venv);
             if !dirs.contains(&dir) {
@@ -86,6 +92,12 @@ pub fn resolve_binary(command: &str, root: &Path, workdir: &Path) -> Result<Path
     dirs.extend(crate::tools_prefix::bin());
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
+            // A PATH entry that is relative (`.`, `node_modules/.bin`) or
+            // inside the checkout names the checkout's own programs.
+            let inside = dir.is_relative() || dir.starts_with(workdir);
+            if inside && !trusted {
+                continue;
+            }
             if !dirs.contains(&dir) {
                 dirs.push(dir);
             }

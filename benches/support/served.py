@@ -12,7 +12,7 @@ import threading
 def serve_http(tether: str, workdir: str, token: str, port: int) -> subprocess.Popen:
     """`tether serve --workdir WORKDIR --http 127.0.0.1:PORT`, once it says
     it listens; its stderr keeps being drained."""
-    server = subprocess.Popen([tether, "serve", "--workdir", workdir, "--http", f"127.0.0.1:{port}"],
+    server = subprocess.Popen([tether, "serve", "--trusted", "--workdir", workdir, "--http", f"127.0.0.1:{port}"],
                               env=dict(os.environ, TETHER_TOKEN=token), stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     for line in server.stderr:

@@ -26,6 +26,7 @@ use clap::{Args, Parser, Subcommand};
 use output::{errln, outln};
 use serde_json::{Value, json};
 use tether_actors::question::terminal::TerminalPort;
+use tether_actors::trust::Trust;
 use tether_actors::workers::command::CommandBackend;
 
 use crate::approval::ApprovalPolicy;
@@ -81,6 +82,11 @@ struct RunOpts {
     /// commands `[vibe] fast/good` in tether.toml.
     #[arg(long)]
     vibe: bool,
+    /// Trust the working directory for this run only (recorded nowhere),
+    /// for a host with its own trust step: its tether.toml commands and
+    /// its .venv/bin may run. Without it, `tether trust` decides.
+    #[arg(long)]
+    trusted: bool,
     /// Leave a resource unconnected (repeatable): parsers.
     #[arg(long = "without", value_name = "RESOURCE")]
     without: Vec<Resource>,
@@ -213,6 +219,9 @@ fn start_with_workers(
         }
         Human::Sessions(port) => builder = builder.questions(port, "mcp sessions"),
         Human::Terminal => {}
+    }
+    if opts.trusted {
+        builder = builder.trust(Trust::Trusted);
     }
     if opts.vibe {
         let mut backend = CommandBackend::load(&opts.workdir);

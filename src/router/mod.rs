@@ -13,6 +13,7 @@
 //! "cancelled" result at once.
 
 pub mod changed;
+pub mod held_back;
 pub mod serial;
 
 use std::collections::BTreeMap;
@@ -165,6 +166,8 @@ pub struct RouterActor {
     /// What changed since each conversation's previous call, when the run
     /// watches its files.
     changes: Option<Arc<changed::ChangeNotes>>,
+    /// What a restricted checkout holds back, told once per conversation.
+    held_back: Option<Arc<held_back::HeldBack>>,
     in_flight: Arc<AtomicU64>,
     calls: u64,
     started: Instant,
@@ -204,6 +207,7 @@ impl RouterActor {
             children,
             conversations: None,
             changes: None,
+            held_back: None,
             in_flight: Arc::new(AtomicU64::new(0)),
             calls: 0,
             started: Instant::now(),
@@ -220,6 +224,13 @@ impl RouterActor {
     /// previous call ([`changed`]).
     pub fn with_change_notes(mut self, notes: Arc<changed::ChangeNotes>) -> Self {
         self.changes = Some(notes);
+        self
+    }
+
+    /// The first answer of each conversation from a tool that starts
+    /// programs says what the restricted checkout held back ([`held_back`]).
+    pub fn with_held_back(mut self, note: Arc<held_back::HeldBack>) -> Self {
+        self.held_back = Some(note);
         self
     }
 
@@ -378,6 +389,10 @@ impl RouterActor {
                 return Routed::Ready(refused);
             }
         };
+        if let Some(note) = self.held_back.clone() {
+            let (inner, conversation, tool) = (work, conversation.clone(), tool.clone());
+            work = Box::pin(async move { note.add(&conversation, &tool, inner.await) });
+        }
         if let Some(notes) = self.changes.clone() {
             let inner = work;
             work = Box::pin(async move { notes.add(&conversation, inner.await).await });

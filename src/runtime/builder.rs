@@ -139,6 +139,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether the checkout may run programs of its own (its `tether.toml`
+    /// commands, its `.venv/bin`): for a host with its own trust step. By
+    /// default the user's trust record decides ([`crate::trust`]).
+    pub fn trust(mut self, trust: tether_actors::trust::Trust) -> Self {
+        self.settings.trust = Some(trust);
+        self
+    }
+
     /// Starts the actors.
     pub fn start(self) -> Result<Runtime, StartError> {
         crate::conversations::check_id(&self.settings.conversation).map_err(StartError::Conversation)?;
@@ -157,6 +165,12 @@ impl RuntimeBuilder {
                 reason: "its path is not valid UTF-8; start tether in a directory whose path is".into(),
             }));
         }
+        // Before anything resolves a program or reads `tether.toml`.
+        let trust = self.settings.trust.unwrap_or_else(|| match crate::trust::verdict(&workdir) {
+            crate::trust::Verdict::Trusted => tether_actors::trust::Trust::Trusted,
+            crate::trust::Verdict::Untrusted(_) => tether_actors::trust::Trust::Restricted,
+        });
+        tether_actors::trust::set(&workdir, trust);
         // Children of a run that died without stopping them (SIGKILL, a
         // crash) would otherwise live on: they carry its run id.
         let reaped = tether_actors::process::reap_orphans(&workdir);

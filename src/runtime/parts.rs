@@ -43,6 +43,9 @@ pub(super) struct Settings {
     pub(super) question_timeout: std::time::Duration,
     pub(super) vibe: Option<Arc<dyn WorkerBackend>>,
     pub(super) serial_bound: std::time::Duration,
+    /// Whether the checkout may run programs of its own; `None`: as the
+    /// user's trust record says ([`crate::trust`]).
+    pub(super) trust: Option<tether_actors::trust::Trust>,
 }
 
 impl Default for Settings {
@@ -63,6 +66,7 @@ impl Default for Settings {
             question_timeout: tools::ask_user::DEFAULT_QUESTION_TIMEOUT,
             vibe: None,
             serial_bound: crate::router::serial::SERIAL_CALL_TIMEOUT,
+            trust: None,
         }
     }
 }
@@ -230,6 +234,7 @@ impl Parts {
                 workdir: self.workdir.clone(),
             })
         });
+        let workdir = self.workdir.clone();
         let base = CallContext {
             workdir: Arc::new(self.workdir),
             conversation: Arc::from(b.conversation.as_str()),
@@ -244,6 +249,12 @@ impl Parts {
                 .with_serial_bound(b.serial_bound);
         if let Some(notes) = notes {
             router = router.with_change_notes(notes);
+        }
+        if !tether_actors::trust::of(&workdir).is_trusted()
+            && let Some(note) =
+                crate::router::held_back::HeldBack::new(tether_actors::trust::held_back(&workdir))
+        {
+            router = router.with_held_back(Arc::new(note));
         }
         let router = router.start();
         let _ = router_slot.set(router.clone().recipient());

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use tether::Trust;
 use tether::{Runtime, RuntimeBuilder, Surface, ToolResult};
 
 /// Longest a call of a tool outside the LSP family may take in a test
@@ -42,9 +43,9 @@ impl Harness {
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, content).unwrap();
         }
-        let rt = configure(Runtime::builder().workdir(dir.path()).conversation("test"))
-            .start()
-            .expect("runtime starts");
+        // A test's fixture is its own: trusted, unless `configure` says.
+        let trusted = Runtime::builder().workdir(dir.path()).conversation("test").trust(Trust::Trusted);
+        let rt = configure(trusted).start().expect("runtime starts");
         Self { dir, rt }
     }
 
@@ -144,8 +145,9 @@ pub struct Batch {
 impl Batch {
     /// `tether batch --workdir DIR` with `flags` before the working directory.
     pub fn start(dir: &Path, flags: &[&str]) -> Self {
+        // A test's fixture is its own: trusted.
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-            .arg("batch")
+            .args(["batch", "--trusted"])
             .args(flags)
             .arg("--workdir")
             .arg(dir)
@@ -411,7 +413,7 @@ pub fn serve_http(
 ) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--workdir"])
+        .args(["serve", "--trusted", "--workdir"])
         .arg(dir)
         .args(["--http", addr])
         .args(extra)

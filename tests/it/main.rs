@@ -33,4 +33,5 @@ mod lsp;
 mod question;
 mod router;
 mod shared_run;
+mod trust;
 mod workers;

@@ -30,6 +30,7 @@ fn vibe_run(config: &str) -> Harness {
     std::fs::write(dir.path().join("workers/fast.sh"), FAST).unwrap();
     std::fs::write(dir.path().join("workers/good.sh"), GOOD).unwrap();
     let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
         .workdir(dir.path())
         .conversation("test")
         .vibe(Arc::new(CommandBackend::load(dir.path())))

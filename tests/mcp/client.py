@@ -25,7 +25,7 @@ EXTRA = sys.argv[4:]
 
 def server(*flags):
     return StdioServerParameters(
-        command=TETHER, args=["serve", "--workdir", WORKDIR, *EXTRA, *flags], env=dict(os.environ)
+        command=TETHER, args=["serve", "--trusted", "--workdir", WORKDIR, *EXTRA, *flags], env=dict(os.environ)
     )
 
 

@@ -119,7 +119,7 @@ async def one_session(n):
 
 
 async def one_stdio_run(n, ids):
-    params = StdioServerParameters(command=TETHER, args=["serve", "--workdir", WORKDIR])
+    params = StdioServerParameters(command=TETHER, args=["serve", "--trusted", "--workdir", WORKDIR])
     async with Client(params) as c:
         r = await c.call_tool("eval", {"code": f"{n} + 1", "description": "a cell in this run's kernel"})
         check(not r.is_error and f"Out: {n + 1}" in text_of(r), f"stdio run {n}: its kernel answers", text_of(r))

@@ -54,7 +54,7 @@ async def main():
             c = await stack.enter_async_context(Client(streamable_http_client(URL, http_client=http), client_info=info))
             clients.append((f"http-{i}", c))
         stdio = await stack.enter_async_context(
-            Client(StdioServerParameters(command=TETHER, args=["serve", "--workdir", WORKDIR])))
+            Client(StdioServerParameters(command=TETHER, args=["serve", "--trusted", "--workdir", WORKDIR])))
         clients += [(f"stdio-{k}", stdio) for k in range(PARALLEL)]
         print("ready", flush=True)
         while True:

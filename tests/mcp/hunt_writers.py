@@ -451,7 +451,7 @@ class Hunt:
         port.bind(("127.0.0.1", 0))
         addr = f"127.0.0.1:{port.getsockname()[1]}"
         port.close()
-        serve = subprocess.Popen([a.tether, "serve", "--workdir", self.root, "--http", addr],
+        serve = subprocess.Popen([a.tether, "serve", "--trusted", "--workdir", self.root, "--http", addr],
                                  env=dict(os.environ, TETHER_TOKEN=TOKEN), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(a.busy)]

@@ -70,10 +70,16 @@ pub fn command(lang: KernelLang, workdir: &Path, enclosure: &[String]) -> (PathB
 }
 
 /// The project's own interpreter (`.venv/bin/python3`, `venv/bin/python3`)
-/// if it has one, else the real `python3` behind PATH (resolved once: a
+/// if it has one and is trusted ([`crate::trust`]), else the real `python3` behind PATH (resolved once: a
 /// pyenv shim costs ~30 ms per start).
 fn python_for(workdir: &Path) -> PathBuf {
-    for venv in [".venv/bin/python3", "venv/bin/python3", ".venv/bin/python", "venv/bin/python"] {
+    // A restricted checkout's own interpreter is not its to run.
+    let venvs = if crate::trust::of(workdir).is_trusted() {
+        [".venv/bin/python3", "venv/bin/python3", ".venv/bin/python", "venv/bin/python"].as_slice()
+    } else {
+        &[]
+    };
+    for venv in venvs {
         let candidate = workdir.join(venv);
         if candidate.is_file() {
             return candidate;

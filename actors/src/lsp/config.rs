@@ -234,7 +234,8 @@ fn read(workdir: &Path) -> Result<Option<FileConfig>, String> {
 
 /// The tables for `workdir`: the built-in ones, with `tether.toml`'s
 /// entries replacing built-ins of the same id and new ids placed first (so
-/// a project's own choice wins for its languages).
+/// a project's own choice wins for its languages) — in a trusted checkout
+/// ([`crate::trust`]); a restricted one's `[[server]]` entries are left out.
 pub fn load(workdir: &Path) -> Result<Table, String> {
     let Some(parsed) = read(workdir)? else { return Ok(Table::default()) };
     if let Some(problem) = parsed.lsp.as_ref().and_then(|section| section.problem()) {
@@ -242,7 +243,10 @@ pub fn load(workdir: &Path) -> Result<Table, String> {
     }
     let mut table = builtin();
     let mut added = Vec::new();
-    for server in parsed.server {
+    // A restricted checkout's `[[server]]` commands are not its to run;
+    // its languages, watch mode and budget still apply.
+    let servers = if crate::trust::of(workdir).is_trusted() { parsed.server } else { Vec::new() };
+    for server in servers {
         match table.iter_mut().find(|s| s.id == server.id) {
             Some(existing) => *existing = server,
             None => added.push(server),
@@ -264,6 +268,8 @@ mod tests {
     #[test]
     fn tether_toml_replaces_and_adds_entries() {
         let dir = tempfile::tempdir().unwrap();
+        // Its `tether.toml` is read only in a trusted checkout.
+        crate::trust::set(&dir.path().canonicalize().unwrap(), crate::trust::Trust::Trusted);
         std::fs::write(
             dir.path().join(CONFIG_FILE),
             r#"
@@ -294,6 +300,8 @@ settings = { python = { x = 1 } }
     #[test]
     fn a_language_is_added_with_its_server_and_its_preference() {
         let dir = tempfile::tempdir().unwrap();
+        // Its `tether.toml` is read only in a trusted checkout.
+        crate::trust::set(&dir.path().canonicalize().unwrap(), crate::trust::Trust::Trusted);
         std::fs::write(
             dir.path().join(CONFIG_FILE),
             r#"

@@ -155,6 +155,10 @@ mod tests {
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("python3"), "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(bin.join("python3"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Restricted (no run trusted it): the checkout's own is never taken.
+        assert_ne!(resolve_binary("python3", &root, &root), Ok(bin.join("python3")));
+        assert!(resolve_binary(".venv/bin/python3", &root, &root).is_err());
+        crate::trust::set(&root, crate::trust::Trust::Trusted);
         assert_eq!(resolve_binary("python3", &root, &root), Ok(bin.join("python3")));
     }
 }

@@ -61,6 +61,9 @@ pub struct CommandBackend {
     commands: Result<BTreeMap<Tier, Vec<String>>, String>,
     /// The host's extra environment per worker.
     env: Option<WorkerEnv>,
+    /// Whether the commands are the checkout's own (`tether.toml`), run
+    /// only in a trusted checkout ([`crate::trust`]), asked at each spawn.
+    from_checkout: bool,
 }
 
 impl std::fmt::Debug for CommandBackend {
@@ -77,7 +80,12 @@ impl CommandBackend {
     /// The commands `workdir/tether.toml` configures under `[vibe]`. A
     /// broken file is not an error here: every spawn then says what is wrong.
     pub fn load(workdir: &Path) -> Self {
-        Self { workdir: workdir.to_path_buf(), commands: read_config(workdir), env: None }
+        Self {
+            workdir: workdir.to_path_buf(),
+            commands: read_config(workdir),
+            env: None,
+            from_checkout: true,
+        }
     }
 
     /// Each worker's command also gets what `env` returns for its job.
@@ -88,7 +96,7 @@ impl CommandBackend {
 
     /// Commands given directly (hosts, tests).
     pub fn with_commands(workdir: &Path, commands: BTreeMap<Tier, Vec<String>>) -> Self {
-        Self { workdir: workdir.to_path_buf(), commands: Ok(commands), env: None }
+        Self { workdir: workdir.to_path_buf(), commands: Ok(commands), env: None, from_checkout: false }
     }
 
     /// The tiers with a command.
@@ -137,8 +145,13 @@ fn read_config(workdir: &Path) -> Result<BTreeMap<Tier, Vec<String>>, String> {
 
 impl WorkerBackend for CommandBackend {
     fn start(&self, job: &Job) -> Result<Run, String> {
-        let commands = self.commands.as_ref().map_err(Clone::clone)?;
         let tier = job.tier.as_str();
+        if self.from_checkout && !crate::trust::of(&self.workdir).is_trusted() {
+            return Err(format!(
+                "the `{tier}` worker's command is {CONFIG_FILE}'s `[vibe]`, a program of this checkout's own, and the checkout is not trusted: nothing was started. `tether trust` (or `--trusted` for one run) lets it run"
+            ));
+        }
+        let commands = self.commands.as_ref().map_err(Clone::clone)?;
         let argv = commands.get(&job.tier).ok_or_else(|| {
             format!(
                 "the `{tier}` tier has no worker command; add `[vibe] {tier} = [\"your-agent\", \"--flag\"]` to {CONFIG_FILE}"

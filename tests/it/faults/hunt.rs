@@ -806,7 +806,12 @@ async fn hunt(lang: &Lang) {
     let mut reaper = Reaper(vec![busy_process(), busy_process()]);
     let url = serve_http(&root, &mut reaper);
     let mut mcp = McpCallers::start(&url, &root, &mut reaper);
-    let rt = tether::Runtime::builder().workdir(&root).connect_all().start().unwrap();
+    let rt = tether::Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(&root)
+        .connect_all()
+        .start()
+        .unwrap();
 
     let mut world = World::new();
     let mut serial = 0;

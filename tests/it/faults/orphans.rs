@@ -107,6 +107,7 @@ async fn dropping_a_runtime_stops_every_kind_of_child() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
         .workdir(dir.path())
         .connect_all()
         .vibe(Arc::new(CommandBackend::load(dir.path())))
@@ -159,12 +160,12 @@ async fn a_new_run_reaps_the_orphans_of_a_killed_one() {
 
     // Another directory's run leaves them alone …
     let elsewhere = tempfile::tempdir().unwrap();
-    let other = Runtime::builder().workdir(elsewhere.path()).start().unwrap();
+    let other = Runtime::builder().trust(tether::Trust::Trusted).workdir(elsewhere.path()).start().unwrap();
     assert!(other.reaped_orphans().is_empty(), "{:?}", other.reaped_orphans());
     assert_eq!(tagged_under(&root).len(), orphans.len(), "still there");
 
     // … the next run on the same directory reaps them at start.
-    let rt = Runtime::builder().workdir(&root).start().unwrap();
+    let rt = Runtime::builder().trust(tether::Trust::Trusted).workdir(&root).start().unwrap();
     let reaped: Vec<i32> = rt.reaped_orphans().iter().map(|o| o.pid as i32).collect();
     for pid in &pids {
         assert!(reaped.contains(pid), "orphan {pid} reaped: {:?}", rt.reaped_orphans());

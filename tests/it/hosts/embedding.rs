@@ -15,7 +15,8 @@ fn workdir() -> tempfile::TempDir {
 #[actix::test]
 async fn a_host_inside_an_actix_system_shares_it() {
     let dir = workdir();
-    let rt = Runtime::builder().workdir(dir.path()).connect_all().start().unwrap();
+    let rt =
+        Runtime::builder().trust(tether::Trust::Trusted).workdir(dir.path()).connect_all().start().unwrap();
     assert!(!rt.owns_actor_system(), "the actors joined the host's system");
     let r = rt.call("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(!r.is_error && r.text.contains("a.py:1:1"), "{}", r.text);
@@ -27,7 +28,8 @@ async fn a_host_inside_an_actix_system_shares_it() {
 #[tokio::test]
 async fn a_host_outside_actix_gets_its_own_system() {
     let dir = workdir();
-    let rt = Runtime::builder().workdir(dir.path()).connect_all().start().unwrap();
+    let rt =
+        Runtime::builder().trust(tether::Trust::Trusted).workdir(dir.path()).connect_all().start().unwrap();
     assert!(rt.owns_actor_system());
     let r = rt.call("ast_grep", json!({"pattern": "print($A)"})).await;
     assert!(!r.is_error, "{}", r.text);
@@ -36,13 +38,23 @@ async fn a_host_outside_actix_gets_its_own_system() {
     let before = rt.before_write(vec![dir.path().join("a.py")]).await;
     let said = rt.after_write(vec![dir.path().join("a.py")], before).await.expect("a report");
     assert!(said.contains("diagnostics unavailable for `a.py`"), "{said}");
-    let bare = Runtime::builder().workdir(dir.path()).connect(tether::Resource::Parsers).start().unwrap();
+    let bare = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(dir.path())
+        .connect(tether::Resource::Parsers)
+        .start()
+        .unwrap();
     assert_eq!(bare.after_write(vec![dir.path().join("a.py")], None).await, None, "no hook configured");
 }
 
 #[test]
 fn a_missing_working_directory_is_a_start_error() {
-    let err = Runtime::builder().workdir("/no/such/dir").start().err().expect("refused");
+    let err = Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir("/no/such/dir")
+        .start()
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("/no/such/dir"), "{err}");
 }
 
@@ -76,6 +88,7 @@ async fn shutdown_inside_a_host_system_stops_every_child_now() {
         std::fs::write(dir.path().join(path), text).unwrap();
     }
     let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
         .workdir(dir.path())
         .connect_all()
         .vibe(std::sync::Arc::new(tether_actors::workers::command::CommandBackend::load(dir.path())))

@@ -319,7 +319,7 @@ async fn rust_api_every_entry_point_refuses_write_and_exec_tools_on_the_read_onl
 fn tether(dir: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
         .args(args)
-        .args(["--questions", "none", "--workdir"])
+        .args(["--trusted", "--questions", "none", "--workdir"])
         .arg(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -66,7 +66,7 @@ struct Raw {
 impl Raw {
     fn start(dir: &Path) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(["serve", "--workdir"])
+            .args(["serve", "--trusted", "--workdir"])
             .arg(dir)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -18,6 +18,7 @@ fn every_tool() -> (tempfile::TempDir, Vec<tether::ToolSpec>) {
     let dir = tempfile::tempdir().unwrap();
     let (port, _cards) = ChannelPort::new();
     let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
         .workdir(dir.path())
         .connect_all()
         .questions(Arc::new(port), "a pane")

@@ -26,7 +26,15 @@ fn fake_server_run_with(extra: &str) -> Harness {
         &format!("[[server]]\nid = \"fake\"\ncommand = \"./fake_lsp.py\"\nlanguages = [\"python\"]\nroot_markers = [\"pyproject.toml\"]\npartial_logs = [\"Error computing hover\"]\n{extra}"),
     );
     // tether.toml is read when the run starts.
-    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
+    Harness {
+        rt: tether::Runtime::builder()
+            .trust(tether::Trust::Trusted)
+            .workdir(h.root())
+            .connect_all()
+            .start()
+            .unwrap(),
+        dir: h.dir,
+    }
 }
 
 #[tokio::test]

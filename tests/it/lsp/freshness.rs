@@ -41,7 +41,15 @@ fn quiet_run_with(files: &[(&str, &str)], extra: &str) -> Harness {
         ),
     );
     // tether.toml is read when the run starts.
-    Harness { rt: tether::Runtime::builder().workdir(h.root()).connect_all().start().unwrap(), dir: h.dir }
+    Harness {
+        rt: tether::Runtime::builder()
+            .trust(tether::Trust::Trusted)
+            .workdir(h.root())
+            .connect_all()
+            .start()
+            .unwrap(),
+        dir: h.dir,
+    }
 }
 
 fn clock_shape(text: &str) -> bool {

@@ -344,7 +344,13 @@ pub(super) fn patchable(p: &str) -> bool {
 }
 
 pub(super) fn path_runtime(s: &Sandbox) -> Runtime {
-    Runtime::builder().workdir(&s.root).conversation("fuzz").connect_all().start().expect("runtime starts")
+    Runtime::builder()
+        .trust(tether::Trust::Trusted)
+        .workdir(&s.root)
+        .conversation("fuzz")
+        .connect_all()
+        .start()
+        .expect("runtime starts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -471,6 +477,7 @@ async fn path_confinement_fuzz_for_every_path_argument() {
     // Parsers and host tools only: an accepted rewrite would otherwise sync
     // its files to a language server, which is not what is tested here.
     let rt = Runtime::builder()
+        .trust(tether::Trust::Trusted)
         .workdir(&s.root)
         .conversation("fuzz")
         .connect(tether::Resource::Parsers)

@@ -293,9 +293,13 @@ pub struct AdapterOverride {
 }
 
 /// The table for `workdir`: the built-in one with `tether.toml`'s
-/// `[[adapter]]` overrides applied.
+/// `[[adapter]]` overrides applied (in a trusted checkout only).
 pub fn load(workdir: &Path) -> Result<Vec<AdapterConfig>, String> {
     let mut table = builtin();
+    // A restricted checkout's `[[adapter]]` commands are not its to run.
+    if !crate::trust::of(workdir).is_trusted() {
+        return Ok(table);
+    }
     let path = workdir.join(crate::lsp::config::CONFIG_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -651,6 +655,8 @@ mod tests {
     #[test]
     fn tether_toml_overrides_a_built_in_adapter() {
         let dir = tempfile::tempdir().unwrap();
+        // Its `tether.toml` is read only in a trusted checkout.
+        crate::trust::set(&dir.path().canonicalize().unwrap(), crate::trust::Trust::Trusted);
         std::fs::write(
             dir.path().join("tether.toml"),
             "[[adapter]]\nid = \"lldb\"\ncommand = \"my-lldb-dap\"\nroot_markers = [\"Makefile\"]\n",
