@@ -187,13 +187,14 @@ pub fn would_allow(dir: &Path) -> Vec<String> {
     if let Ok(text) = std::fs::read_to_string(dir.join(CONFIG_FILE))
         && let Ok(table) = text.parse::<toml::Table>()
     {
-        for (section, what) in PROGRAM_SECTIONS {
+        for section in tether_actors::trust::PROGRAM_SECTIONS {
             if let Some(value) = table.get(*section) {
+                let what = what_starts(section);
                 lines.push(format!("{CONFIG_FILE} [{section}]: {what}: {}", commands_in(value).join(", ")));
             }
         }
     }
-    for local in LOCAL_PROGRAM_DIRS {
+    for local in tether_actors::trust::LOCAL_PROGRAM_DIRS {
         let bin = dir.join(local);
         let Ok(entries) = std::fs::read_dir(&bin) else { continue };
         let mut names: Vec<String> =
@@ -209,16 +210,15 @@ pub fn would_allow(dir: &Path) -> Vec<String> {
     lines
 }
 
-/// The `tether.toml` sections that name programs, and what they start.
-pub const PROGRAM_SECTIONS: &[(&str, &str)] = &[
-    ("server", "language servers (with their checkers and install steps)"),
-    ("adapter", "debug adapters"),
-    ("vibe", "background workers"),
-];
-
-/// The checkout's own program directories, searched before PATH only when
-/// it is trusted.
-pub const LOCAL_PROGRAM_DIRS: &[&str] = &[".venv/bin", "venv/bin", "node_modules/.bin"];
+/// What each of the sections a restricted checkout holds back
+/// ([`tether_actors::trust::PROGRAM_SECTIONS`]) starts.
+fn what_starts(section: &str) -> &'static str {
+    match section {
+        "server" => "language servers (with their checkers and install steps)",
+        "adapter" => "debug adapters",
+        _ => "background workers",
+    }
+}
 
 /// The commands a section names: each `[[server]]`'s or `[[adapter]]`'s
 /// `command`, or each `[vibe]` tier's command line.

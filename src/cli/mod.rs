@@ -526,9 +526,6 @@ fn trust(workdir: &std::path::Path, list: bool, revoke: bool) -> ExitCode {
             outln!("  {line}");
         }
     }
-    outln!(
-        "  and the servers that run project code: rust-analyzer's build scripts and proc macros, jdtls's Gradle wrapper and build import, the workspace's TypeScript"
-    );
     match crate::trust::trust_in(&config, &dir) {
         Ok(_) => {
             outln!(
